@@ -1,0 +1,42 @@
+/*
+ * log.h - leveled logging to stderr or a log file, never stdout.
+ *
+ * stdout carries the GAHP protocol, so every diagnostic goes through here.
+ * Callers must never pass an authenticator, or a URL that carries one
+ * (get_output.php URLs do), to these functions; log_redact_url() exists for
+ * the latter.
+ */
+#ifndef BOINC_GAHP_LOG_H
+#define BOINC_GAHP_LOG_H
+
+#include <stdarg.h>
+
+typedef enum {
+    LOG_ERROR = 0,
+    LOG_WARN = 1,
+    LOG_INFO = 2,
+    LOG_DEBUG = 3
+} log_level;
+
+/* Open the log: path NULL means stderr.  Returns 0, or -1 with errno set. */
+int log_open(const char *path, log_level level);
+void log_close(void);
+
+/* Parse "error", "warn", "info" or "debug"; returns 0 or -1. */
+int log_level_parse(const char *name, log_level *out);
+
+void log_msg(log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/*
+ * Return a malloc'd copy of url with the value of every query parameter
+ * named auth_str or authenticator replaced by "***".  NULL on ENOMEM.
+ */
+char *log_redact_url(const char *url);
+
+#endif
