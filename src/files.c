@@ -1,0 +1,365 @@
+/*
+ * files.c - input files: stat keys, streaming MD5 (OpenSSL libcrypto EVP),
+ * physical names, upload chunk planning and deduplication.
+ */
+#include "files.h"
+
+#include "strbuf.h"
+#include "strset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+/* Read size for hashing: large enough to amortise syscalls, small enough
+ * to keep memory per worker modest. */
+#define FILES_READ_CHUNK (1024 * 1024)
+
+static void files_set_err(char **errmsg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Store a malloc'd message in *errmsg (NULL if even that allocation fails). */
+static void files_set_err(char **errmsg, const char *fmt, ...)
+{
+    if (!errmsg)
+        return;
+    strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = strbuf_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    if (rc != 0) {
+        strbuf_free(&sb);
+        *errmsg = NULL;
+        return;
+    }
+    *errmsg = strbuf_detach(&sb);
+}
+
+static void files_set_read_err(char **errmsg, const char *path, int err)
+{
+    files_set_err(errmsg, "cannot read input file %s: %s", path, strerror(err));
+}
+
+/*
+ * Open path for reading and check that it is a regular file.  O_NONBLOCK
+ * keeps a FIFO named as an input from blocking the open; it changes nothing
+ * for regular files.  Returns the fd, or -1 with the message set.
+ */
+static int files_open_regular(const char *path, struct stat *st, char **errmsg)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        files_set_read_err(errmsg, path, errno);
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        if (S_ISDIR(st->st_mode))
+            files_set_read_err(errmsg, path, EISDIR);
+        else
+            files_set_err(errmsg, "cannot read input file %s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int files_stat(const char *path, files_stat_key *out, char **errmsg)
+{
+    struct stat st;
+    int fd = files_open_regular(path, &st, errmsg);
+    if (fd < 0)
+        return -1;
+    close(fd);          /* read-only fd: close cannot lose data */
+    char *copy = strdup(path);
+    if (!copy) {
+        files_set_read_err(errmsg, path, ENOMEM);
+        return -1;
+    }
+    out->path = copy;
+    out->size = (long long)st.st_size;
+    out->mtime_sec = (long long)st.st_mtim.tv_sec;
+    out->mtime_nsec = (long)st.st_mtim.tv_nsec;
+    out->inode = (unsigned long long)st.st_ino;
+    out->device = (unsigned long long)st.st_dev;
+    return 0;
+}
+
+void files_stat_key_free(files_stat_key *key)
+{
+    if (!key)
+        return;
+    free(key->path);
+    key->path = NULL;
+}
+
+int files_stat_key_equal(const files_stat_key *a, const files_stat_key *b)
+{
+    return a->path && b->path && strcmp(a->path, b->path) == 0 &&
+           a->size == b->size && a->mtime_sec == b->mtime_sec &&
+           a->mtime_nsec == b->mtime_nsec && a->inode == b->inode &&
+           a->device == b->device;
+}
+
+/* Read up to len bytes, retrying on EINTR.  Returns bytes read (0 = EOF)
+ * or -1 with errno set. */
+static ssize_t files_read_some(int fd, unsigned char *buf, size_t len)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf, len);
+        if (r >= 0 || errno != EINTR)
+            return r;
+    }
+}
+
+static void files_to_hex(const unsigned char *digest, unsigned int len, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < len; i++) {
+        out[2 * i] = hex[digest[i] >> 4];
+        out[2 * i + 1] = hex[digest[i] & 0xf];
+    }
+    out[2 * len] = '\0';
+}
+
+/* Hash everything readable from fd into ctx.  Returns bytes hashed, or -1
+ * with the message set. */
+static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, const char *path, char **errmsg)
+{
+    unsigned char *buf = malloc(FILES_READ_CHUNK);
+    if (!buf) {
+        files_set_read_err(errmsg, path, ENOMEM);
+        return -1;
+    }
+    long long total = 0;
+    for (;;) {
+        ssize_t r = files_read_some(fd, buf, FILES_READ_CHUNK);
+        if (r < 0) {
+            files_set_read_err(errmsg, path, errno);
+            total = -1;
+            break;
+        }
+        if (r == 0)
+            break;
+        if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
+            files_set_err(errmsg, "cannot hash input file %s: MD5 update failed", path);
+            total = -1;
+            break;
+        }
+        total += r;
+    }
+    free(buf);
+    return total;
+}
+
+/* 1 if size or mtime differ between the two stats. */
+static int files_changed(const struct stat *before, const struct stat *after)
+{
+    return before->st_size != after->st_size ||
+           before->st_mtim.tv_sec != after->st_mtim.tv_sec ||
+           before->st_mtim.tv_nsec != after->st_mtim.tv_nsec;
+}
+
+int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
+                  long long *nbytes, char **errmsg)
+{
+    struct stat before, after;
+    int fd = files_open_regular(path, &before, errmsg);
+    if (fd < 0)
+        return -1;
+
+    int rc = -1;
+    EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!md || !ctx || EVP_DigestInit_ex(ctx, md, NULL) != 1) {
+        /* e.g. a FIPS-only OpenSSL configuration that refuses MD5 */
+        files_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
+        goto out;
+    }
+    long long total = files_hash_fd(fd, ctx, path, errmsg);
+    if (total < 0)
+        goto out;
+    if (fstat(fd, &after) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        goto out;
+    }
+    if (files_changed(&before, &after) || total != (long long)after.st_size) {
+        files_set_err(errmsg, "cannot read input file %s: file changed while it was being hashed", path);
+        goto out;
+    }
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    if (EVP_DigestFinal_ex(ctx, digest, &dlen) != 1 || dlen * 2 != FILES_MD5_HEX_LEN) {
+        files_set_err(errmsg, "cannot hash input file %s: MD5 final failed", path);
+        goto out;
+    }
+    files_to_hex(digest, dlen, out);
+    if (nbytes)
+        *nbytes = total;
+    rc = 0;
+out:
+    EVP_MD_CTX_free(ctx);
+    EVP_MD_free(md);
+    close(fd);
+    return rc;
+}
+
+static int files_is_name_char(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+int files_phys_name_is_valid(const char *name)
+{
+    size_t len = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++, len++) {
+        if (!files_is_name_char(*p) || len >= FILES_PHYS_NAME_MAX)
+            return 0;
+    }
+    return len > 0;
+}
+
+static int files_is_md5_hex(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++) {
+        if (i >= FILES_MD5_HEX_LEN)
+            return 0;
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    }
+    return i == FILES_MD5_HEX_LEN;
+}
+
+/*
+ * The extension of local_name that a physical name may carry: from the last
+ * '.' of the basename (not at its position 0), only if at least one
+ * character follows and every following character is in [A-Za-z0-9_-].
+ * Returns a pointer into local_name, or "" for no extension.
+ */
+static const char *files_usable_extension(const char *local_name)
+{
+    const char *base = strrchr(local_name, '/');
+    base = base ? base + 1 : local_name;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base || dot[1] == '\0')
+        return "";
+    for (const unsigned char *p = (const unsigned char *)dot + 1; *p; p++) {
+        if (*p == '.' || !files_is_name_char(*p))
+            return "";
+    }
+    if (strlen(dot) > FILES_PHYS_NAME_MAX - FILES_MD5_HEX_LEN)
+        return "";
+    return dot;
+}
+
+char *files_phys_name(const char *md5_hex, const char *local_name)
+{
+    if (!md5_hex || !local_name || !files_is_md5_hex(md5_hex)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    const char *ext = files_usable_extension(local_name);
+    size_t len = FILES_MD5_HEX_LEN + strlen(ext);
+    char *name = malloc(len + 1);
+    if (!name)
+        return NULL;
+    memcpy(name, md5_hex, FILES_MD5_HEX_LEN);
+    memcpy(name + FILES_MD5_HEX_LEN, ext, strlen(ext) + 1);
+    return name;
+}
+
+int files_plan_chunks(const long long *sizes, size_t n, size_t max_count,
+                      long long max_bytes, size_t **chunk_starts,
+                      size_t *nchunks)
+{
+    *chunk_starts = NULL;
+    *nchunks = 0;
+    if (max_count == 0 || max_bytes <= 0 || (n > 0 && !sizes)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    /* At most one chunk per file: allocate the worst case once. */
+    size_t *starts = malloc(n * sizeof *starts);
+    if (!starts)
+        return -1;
+    size_t count = 0, in_chunk = 0;
+    long long bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+            free(starts);
+            errno = EINVAL;
+            return -1;
+        }
+        /* Start a new chunk when this file would break either bound;
+         * a file alone in its chunk is always accepted. */
+        if (in_chunk == 0 || in_chunk >= max_count || sizes[i] > max_bytes - bytes) {
+            starts[count++] = i;
+            in_chunk = 0;
+            bytes = 0;
+        }
+        if (sizes[i] > max_bytes) {
+            /* Oversized: alone in its chunk; the next file starts a new one. */
+            in_chunk = max_count;
+            continue;
+        }
+        in_chunk++;
+        bytes += sizes[i];      /* <= max_bytes: no overflow */
+    }
+    *chunk_starts = starts;
+    *nchunks = count;
+    return 0;
+}
+
+int files_distinct(const char *const *names, size_t n, size_t **first_index,
+                   size_t *ndistinct)
+{
+    *first_index = NULL;
+    *ndistinct = 0;
+    if (n == 0)
+        return 0;
+    if (!names) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t *idx = malloc(n * sizeof *idx);
+    strset *seen = strset_new(n);
+    if (!idx || !seen) {
+        free(idx);
+        strset_free(seen);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int added = names[i] ? strset_add(seen, names[i]) : -1;
+        if (added < 0) {
+            int err = names[i] ? ENOMEM : EINVAL;
+            free(idx);
+            strset_free(seen);
+            errno = err;
+            return -1;
+        }
+        if (added)
+            idx[count++] = i;
+    }
+    strset_free(seen);
+    *first_index = idx;
+    *ndistinct = count;
+    return 0;
+}
