@@ -1,0 +1,95 @@
+/*
+ * outputs.h - placing output files safely in the user's directories:
+ * name checks for server-supplied names, write-to-temp-then-rename, path
+ * resolution against the job's iwd, zip unpacking (libzip), stderr
+ * appending, and clean-up of temp files left by a crash.  No network and
+ * no SQL: the fetching code passes data in.
+ *
+ * Error convention: int functions return 0 on success and -1 on failure;
+ * on failure *errmsg (when errmsg is not NULL) receives a malloc'd one-line
+ * message naming the path and the reason (NULL if even that allocation
+ * failed).  The caller frees it.  See doc/files-and-outputs.md.
+ */
+#ifndef BOINC_GAHP_OUTPUTS_H
+#define BOINC_GAHP_OUTPUTS_H
+
+#include <stddef.h>
+
+/*
+ * 1 if name (an output open_name or a zip member name from the server) may
+ * be used as a file name inside a destination directory, else 0.  Refused:
+ * NULL, empty, longer than 255 bytes, containing '/', equal to "." or "..".
+ * With no '/' allowed the name is a single path component, so ".." as a
+ * component can only be the whole name.  (A C string cannot contain '\0':
+ * a name cut at an embedded NUL is checked as cut.)
+ */
+int outputs_name_is_safe(const char *name);
+
+/*
+ * Create a new empty temporary file next to dest_path, named
+ * ".<basename>.boinc_gahp.XXXXXX" (basename cut to 200 bytes), mode 0644
+ * minus the umask, O_EXCL.  *fd gets the open (write-only) descriptor and
+ * *tmp_path its malloc'd path.  Write the content to *fd, then call
+ * outputs_commit_temp or outputs_abort_temp exactly once.
+ */
+int outputs_open_temp(const char *dest_path, int *fd, char **tmp_path,
+                      char **errmsg);
+
+/*
+ * fsync and close fd, rename tmp_path onto dest_path (atomically replacing
+ * any existing file), fsync the directory.  On failure the temp file is
+ * removed and dest_path is untouched.  Always closes fd and frees tmp_path.
+ */
+int outputs_commit_temp(int fd, char *tmp_path, const char *dest_path,
+                        char **errmsg);
+
+/* Close fd, unlink tmp_path, free tmp_path.  fd < 0 or NULL are skipped. */
+void outputs_abort_temp(int fd, char *tmp_path);
+
+/* Write all of data to fd, retrying short writes and EINTR.  0 or -1
+ * (errno set). */
+int outputs_write_all(int fd, const void *data, size_t len);
+
+/* Atomically create or replace dest_path with data[0..len) (temp file +
+ * commit). */
+int outputs_write_file(const char *dest_path, const void *data, size_t len,
+                       char **errmsg);
+
+/*
+ * path if it is absolute, else iwd + "/" + path (no doubled '/').  Returns
+ * a malloc'd string, or NULL with errno EINVAL (path NULL or empty, or
+ * relative with no iwd) or ENOMEM.
+ */
+char *outputs_resolve(const char *iwd, const char *path);
+
+/*
+ * Unpack every member of the zip archive zip_path into dest_dir (which
+ * must exist).  The whole archive is checked first and nothing is written
+ * if any member is refused: unsafe name (outputs_name_is_safe; so no
+ * member in a subdirectory and no directory entries), duplicate name,
+ * encrypted, a symlink / device / other non-regular Unix file type, unknown
+ * size, or a total uncompressed size above max_total_bytes.  Each member
+ * is then written to a temp file and its byte count checked against the
+ * archive's directory (libzip also checks the CRC); only when every member
+ * has been written are they all renamed into place.  *names gets a malloc'd
+ * array of the *n member names in archive order (free with
+ * outputs_free_names); NULL and 0 for an empty archive.
+ */
+int outputs_unzip(const char *zip_path, const char *dest_dir,
+                  long long max_total_bytes, char ***names, size_t *n,
+                  char **errmsg);
+void outputs_free_names(char **names, size_t n);
+
+/* Append text to the file at path (created 0644 minus umask if missing),
+ * checking every write. */
+int outputs_append_stderr(const char *path, const char *text, char **errmsg);
+
+/*
+ * Remove regular files in dir named ".*.boinc_gahp.XXXXXX" (temp files
+ * left by a crash).  Only safe when no other thread or process is writing
+ * outputs into dir: call at start-up, before the workers run.  Returns the
+ * number removed, or -1 (errmsg set) if dir cannot be read.
+ */
+long outputs_remove_stale_temps(const char *dir, char **errmsg);
+
+#endif
