@@ -164,6 +164,24 @@ static void test_md5_follows_symlink(void **state)
     free(link);
 }
 
+/* A regular file whose content does not match its stat size (procfs
+ * reports size 0) is refused as changing under us, not hashed. */
+static void test_md5_size_mismatch(void **state)
+{
+    (void)state;
+    const char *path = "/proc/self/status";
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
+        skip();
+    char hex[FILES_MD5_HEX_LEN + 1];
+    char *err = NULL;
+    assert_int_equal(files_md5_hex(path, hex, NULL, &err), -1);
+    assert_non_null(err);
+    assert_string_equal(err, "cannot read input file /proc/self/status: "
+                             "file changed while it was being hashed");
+    free(err);
+}
+
 static void set_mtime(const char *path, time_t sec, long nsec)
 {
     struct timespec ts[2] = { { sec, nsec }, { sec, nsec } };
@@ -414,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_md5_large_file),
         cmocka_unit_test(test_unreadable_inputs),
         cmocka_unit_test(test_md5_follows_symlink),
+        cmocka_unit_test(test_md5_size_mismatch),
         cmocka_unit_test(test_stat_key_changes),
         cmocka_unit_test(test_phys_name),
         cmocka_unit_test(test_plan_chunks),
