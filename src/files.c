@@ -76,25 +76,33 @@ static int files_open_regular(const char *path, struct stat *st, char **errmsg)
     return fd;
 }
 
-int files_stat(const char *path, files_stat_key *out, char **errmsg)
+/* Fill *out from st; returns 0, or -1 with the message set (ENOMEM). */
+static int files_fill_key(const char *path, const struct stat *st,
+                          files_stat_key *out, char **errmsg)
 {
-    struct stat st;
-    int fd = files_open_regular(path, &st, errmsg);
-    if (fd < 0)
-        return -1;
-    close(fd);          /* read-only fd: close cannot lose data */
     char *copy = strdup(path);
     if (!copy) {
         files_set_read_err(errmsg, path, ENOMEM);
         return -1;
     }
     out->path = copy;
-    out->size = (long long)st.st_size;
-    out->mtime_sec = (long long)st.st_mtim.tv_sec;
-    out->mtime_nsec = (long)st.st_mtim.tv_nsec;
-    out->inode = (unsigned long long)st.st_ino;
-    out->device = (unsigned long long)st.st_dev;
+    out->size = (long long)st->st_size;
+    out->mtime_sec = (long long)st->st_mtim.tv_sec;
+    out->mtime_nsec = (long)st->st_mtim.tv_nsec;
+    out->inode = (unsigned long long)st->st_ino;
+    out->device = (unsigned long long)st->st_dev;
     return 0;
+}
+
+int files_stat(const char *path, files_stat_key *out, char **errmsg)
+{
+    struct stat st;
+    out->path = NULL;
+    int fd = files_open_regular(path, &st, errmsg);
+    if (fd < 0)
+        return -1;
+    close(fd);          /* read-only fd: close cannot lose data */
+    return files_fill_key(path, &st, out, errmsg);
 }
 
 void files_stat_key_free(files_stat_key *key)
@@ -175,6 +183,14 @@ static int files_changed(const struct stat *before, const struct stat *after)
 int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                   long long *nbytes, char **errmsg)
 {
+    return files_md5_hex_keyed(path, out, nbytes, NULL, errmsg);
+}
+
+int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
+                        long long *nbytes, files_stat_key *key, char **errmsg)
+{
+    if (key)
+        key->path = NULL;
     struct stat before, after;
     int fd = files_open_regular(path, &before, errmsg);
     if (fd < 0)
@@ -205,6 +221,10 @@ int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         files_set_err(errmsg, "cannot hash input file %s: MD5 final failed", path);
         goto out;
     }
+    /* The key comes from the same open file as the content, so the
+     * journal can never pair a digest with a key of other content. */
+    if (key && files_fill_key(path, &after, key, errmsg) != 0)
+        goto out;
     files_to_hex(digest, dlen, out);
     if (nbytes)
         *nbytes = total;

@@ -51,6 +51,18 @@ int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                   long long *nbytes, char **errmsg);
 
 /*
+ * files_md5_hex that also fills *key (when not NULL; free with
+ * files_stat_key_free) from the fstat of the very file descriptor that was
+ * hashed, after hashing.  Store the digest under this key rather than
+ * under one from an earlier files_stat(): if the file was replaced in
+ * between, the earlier key would name other content.  On failure key->path
+ * is NULL.
+ */
+int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
+                        long long *nbytes, files_stat_key *key,
+                        char **errmsg);
+
+/*
  * Physical name for content md5_hex (32 lowercase hex digits) of the local
  * file local_name: md5_hex + the extension of local_name's basename (from
  * its last '.', when that '.' is not the first character), e.g.

@@ -247,6 +247,43 @@ static void test_stat_key_changes(void **state)
 
 #define MD5_ABC "900150983cd24fb0d6963f7d28e17f72"
 
+/* The keyed variant's key describes the hashed file, and changes once the
+ * file is replaced. */
+static void test_md5_keyed(void **state)
+{
+    (void)state;
+    char *p = tpath("keyed-md5.txt");
+    write_bytes(p, "abc", 3);
+    files_stat_key key = { 0 }, fresh = { 0 };
+    char hex[FILES_MD5_HEX_LEN + 1];
+    long long nbytes = 0;
+    assert_int_equal(files_md5_hex_keyed(p, hex, &nbytes, &key, NULL), 0);
+    assert_string_equal(hex, "900150983cd24fb0d6963f7d28e17f72");
+    assert_int_equal(nbytes, 3);
+    assert_int_equal(files_stat(p, &fresh, NULL), 0);
+    assert_true(files_stat_key_equal(&key, &fresh));
+    files_stat_key_free(&fresh);
+
+    char *q = tpath("keyed-md5.new");
+    write_bytes(q, "xyz", 3);
+    assert_int_equal(rename(q, p), 0);
+    assert_int_equal(files_stat(p, &fresh, NULL), 0);
+    assert_false(files_stat_key_equal(&key, &fresh));
+    files_stat_key_free(&fresh);
+    files_stat_key_free(&key);
+
+    char *missing = tpath("keyed-missing");
+    key.path = (char *)"junk";
+    char *err = NULL;
+    assert_int_equal(files_md5_hex_keyed(missing, hex, NULL, &key, &err), -1);
+    assert_null(key.path);
+    assert_non_null(err);
+    free(err);
+    free(missing);
+    free(q);
+    free(p);
+}
+
 static void expect_phys(const char *local, const char *want_suffix)
 {
     char *name = files_phys_name(MD5_ABC, local);
@@ -434,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_md5_follows_symlink),
         cmocka_unit_test(test_md5_size_mismatch),
         cmocka_unit_test(test_stat_key_changes),
+        cmocka_unit_test(test_md5_keyed),
         cmocka_unit_test(test_phys_name),
         cmocka_unit_test(test_plan_chunks),
         cmocka_unit_test(test_strset_many),
