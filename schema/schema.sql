@@ -1,0 +1,96 @@
+-- schema.sql: the current journal schema (PRAGMA user_version = 1), as the
+-- migrations in migrations/ build it; read this to audit a journal with sqlite3.
+-- A unit test checks that it equals the result of applying every migration.
+
+
+-- One row per server run.
+CREATE TABLE sessions (
+    id             INTEGER PRIMARY KEY,  -- session number
+    started_at     REAL NOT NULL,        -- when the server started
+    pid            INTEGER NOT NULL,     -- its process id
+    version        TEXT NOT NULL,        -- boinc_gahp version string
+    condor_version TEXT,                 -- what the client sent with CONDOR_VERSION
+    ended_at       REAL,                 -- when it stopped (NULL: running or crashed)
+    clean_exit     INTEGER               -- 1 after QUIT/EOF shutdown, NULL if it crashed
+);
+
+-- BOINC projects selected with BOINC_SELECT_PROJECT (or the config file).
+-- The authenticator is stored because recovery needs it to resume work;
+-- it is never written to logs or result lines.
+CREATE TABLE projects (
+    id            INTEGER PRIMARY KEY,   -- project number
+    url           TEXT NOT NULL,         -- normalised project URL, ends in '/'
+    authenticator TEXT NOT NULL,         -- account authenticator (secret)
+    first_used_at REAL NOT NULL,         -- first time a request used it
+    UNIQUE (url, authenticator)
+);
+
+-- One row per accepted asynchronous command (write-ahead: inserted and
+-- committed before the client is told "S").
+CREATE TABLE requests (
+    id           INTEGER PRIMARY KEY,    -- internal request number
+    session_id   INTEGER NOT NULL REFERENCES sessions(id),  -- run that accepted it
+    client_id    INTEGER NOT NULL,       -- the client's request id (reused across runs)
+    command      TEXT NOT NULL,          -- e.g. BOINC_SUBMIT
+    args         TEXT NOT NULL,          -- escaped arguments after the request id
+    project_id   INTEGER REFERENCES projects(id),  -- selected project (NULL: none)
+    state        TEXT NOT NULL CHECK (state IN ('accepted', 'started', 'completed', 'delivered')),
+                                         -- life cycle of the request
+    accepted_at  REAL NOT NULL,          -- committed to the journal
+    started_at   REAL,                   -- a worker began executing it
+    completed_at REAL,                   -- its result was committed
+    delivered_at REAL,                   -- RESULTS wrote and flushed the result
+    result       TEXT                    -- result line after "<client_id> ", escaped
+);
+-- Recovery and pruning look requests up by state.
+CREATE INDEX requests_state ON requests (state, id);
+-- Re-issued requests are matched by command and arguments.
+CREATE INDEX requests_command_args ON requests (command, args);
+
+-- BOINC batches this server created or is creating (filled by BOINC_SUBMIT).
+CREATE TABLE batches (
+    id              INTEGER PRIMARY KEY, -- internal batch number
+    project_id      INTEGER NOT NULL REFERENCES projects(id),  -- where it lives
+    name            TEXT NOT NULL,       -- batch name as given by the client
+    app             TEXT NOT NULL,       -- BOINC application name
+    server_batch_id INTEGER,             -- the server's batch id once created
+    step            TEXT NOT NULL,       -- submit progress, e.g. new, created, submitted, failed
+    njobs           INTEGER NOT NULL,    -- number of jobs in the batch
+    retired         INTEGER NOT NULL DEFAULT 0,  -- 1 after BOINC_RETIRE_BATCH succeeded
+    lease           REAL,                -- expire time last set on the server
+    request_id      INTEGER REFERENCES requests(id),  -- the submit that owns it
+    created_at      REAL NOT NULL,       -- row creation
+    updated_at      REAL NOT NULL,       -- last change
+    UNIQUE (project_id, name)
+);
+
+-- Jobs of those batches.
+CREATE TABLE jobs (
+    id         INTEGER PRIMARY KEY,      -- internal job number
+    batch_id   INTEGER NOT NULL REFERENCES batches(id),  -- its batch
+    name       TEXT NOT NULL,            -- job name as given by the client
+    status     TEXT,                     -- last status seen on the server (DONE, ERROR, ...)
+    updated_at REAL NOT NULL,            -- when status last changed
+    UNIQUE (batch_id, name)
+);
+
+-- MD5 of local input files, so unchanged files are not read again.
+CREATE TABLE file_md5_cache (
+    path      TEXT PRIMARY KEY,          -- absolute local path
+    size      INTEGER NOT NULL,          -- st_size when hashed
+    mtime_ns  INTEGER NOT NULL,          -- st_mtime in nanoseconds when hashed
+    inode     INTEGER NOT NULL,          -- st_ino when hashed
+    md5       TEXT NOT NULL,             -- lowercase hex digest
+    hashed_at REAL NOT NULL              -- when it was computed
+);
+
+-- Input files of each batch and how far their upload got.
+CREATE TABLE batch_files (
+    batch_id   INTEGER NOT NULL REFERENCES batches(id),  -- the batch
+    phys_name  TEXT NOT NULL,            -- BOINC physical name (md5 + extension)
+    local_path TEXT NOT NULL,            -- where the content is read from
+    state      TEXT NOT NULL CHECK (state IN ('hashed', 'confirmed', 'uploaded')),
+                                         -- hashed locally / server has it / we uploaded it
+    updated_at REAL NOT NULL,            -- last state change
+    PRIMARY KEY (batch_id, phys_name)
+);

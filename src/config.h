@@ -1,0 +1,49 @@
+/*
+ * config.h - command-line options and the optional config file.
+ */
+#ifndef BOINC_GAHP_CONFIG_H
+#define BOINC_GAHP_CONFIG_H
+
+#include "log.h"
+
+#include <stdio.h>
+
+#define CONFIG_MAX_WORKERS 256
+
+typedef struct {
+    char *journal_path;         /* resolved path (see config_resolve_journal) */
+    int workers;                /* worker threads, 1..256 (default 8) */
+    char *log_file;             /* NULL = stderr */
+    log_level log_level;        /* default info */
+    long http_timeout_s;        /* per HTTP request (default 300) */
+    long connect_timeout_s;     /* per connection attempt (default 10) */
+    long retry_budget_s;        /* retrying safe requests (default 60) */
+    char *ca_file;
+    char *ca_path;
+    int sync_full;              /* 1 = FULL (default), 0 = NORMAL */
+    double retention_days;      /* pruning of delivered rows (default 7) */
+    long busy_timeout_ms;       /* SQLite busy timeout (default 5000) */
+    char *config_file;
+    char *project_url;          /* pre-selected project (config file), normalised */
+    char *authenticator;
+} gahp_config;
+
+/* Results of config_parse. */
+enum { CONFIG_OK = 0, CONFIG_EXIT_OK = 1, CONFIG_ERROR = 2 };
+
+/*
+ * Parse argv into cfg (defaults first, then the config file if --config,
+ * then resolve the journal path).  Messages (usage, errors) go to out/err.
+ * Returns CONFIG_OK, CONFIG_EXIT_OK (after --help/--version) or
+ * CONFIG_ERROR (message already printed; exit with status 2).
+ */
+int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err);
+
+void config_free(gahp_config *cfg);
+
+/* The version banner, "$GahpVersion: ... $", a literal in the binary. */
+extern const char GAHP_VERSION_STRING[];
+/* Just the x.y.z part. */
+extern const char GAHP_VERSION_NUMBER[];
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * exec.c - dispatch of one journaled request to its executor, and the
+ * BOINC_PING executor.  The other commands get their executors in
+ * src/exec_<command>.c; until then they answer an honest error result.
+ */
+#include "exec.h"
+
+#include "protocol.h"
+#include "strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *exec_error(const char *step, const char *detail)
+{
+    strbuf raw = STRBUF_INIT;
+    if (strbuf_printf(&raw, "%s%s%s", step, detail ? ": " : "",
+                      detail ? detail : "") != 0) {
+        strbuf_free(&raw);
+        return NULL;
+    }
+    char *tok = gahp_escape(raw.data);
+    strbuf_free(&raw);
+    return tok;
+}
+
+char *exec_boinc_error(const char *step, const boinc_error *err)
+{
+    strbuf raw = STRBUF_INIT;
+    int rc = strbuf_printf(&raw, "%s failed: %s", step, boinc_code_name(err->code));
+    if (rc == 0 && err->msg != NULL && err->msg[0] != '\0')
+        rc = strbuf_printf(&raw, ": %s", err->msg);
+    if (rc != 0) {
+        strbuf_free(&raw);
+        return NULL;
+    }
+    char *tok = gahp_escape(raw.data);
+    strbuf_free(&raw);
+    return tok;
+}
+
+static char *exec_ping(exec_ctx *ctx, const gahp_request *req)
+{
+    boinc_project project = { req->project_url, req->authenticator };
+    boinc_error err = { BOINC_OK, 0, NULL };
+    if (boinc_ping(ctx->client, &project, &err) == BOINC_OK) {
+        boinc_error_clear(&err);
+        return strdup("NULL");
+    }
+    char *tail = exec_boinc_error("ping", &err);
+    boinc_error_clear(&err);
+    return tail;
+}
+
+static char *exec_not_implemented(exec_ctx *ctx, const gahp_request *req)
+{
+    (void)ctx;
+    strbuf raw = STRBUF_INIT;
+    if (strbuf_printf(&raw, "%s is not implemented yet", gahp_command_name(req->cmd)) != 0) {
+        strbuf_free(&raw);
+        return NULL;
+    }
+    char *tok = gahp_escape(raw.data);
+    strbuf_free(&raw);
+    return tok;
+}
+
+typedef char *(*executor_fn)(exec_ctx *ctx, const gahp_request *req);
+
+/* One executor per command; later issues replace the placeholders. */
+static const executor_fn executors[GAHP_CMD_COUNT] = {
+    [GAHP_CMD_PING] = exec_ping,
+    [GAHP_CMD_SUBMIT] = exec_not_implemented,
+    [GAHP_CMD_QUERY_BATCHES] = exec_not_implemented,
+    [GAHP_CMD_FETCH_OUTPUT] = exec_not_implemented,
+    [GAHP_CMD_ABORT_JOBS] = exec_not_implemented,
+    [GAHP_CMD_RETIRE_BATCH] = exec_not_implemented,
+    [GAHP_CMD_SET_LEASE] = exec_not_implemented,
+};
+
+char *exec_request(exec_ctx *ctx, const gahp_request *req)
+{
+    if (req->project_url == NULL)
+        return gahp_escape("no project selected");
+    if ((unsigned)req->cmd >= GAHP_CMD_COUNT || executors[req->cmd] == NULL)
+        return gahp_escape("internal error: unknown command");
+    return executors[req->cmd](ctx, req);
+}

@@ -1,0 +1,641 @@
+/*
+ * journal.c - SQLite journal: open/lock/migrate, sessions, projects,
+ * requests (write-ahead, group-committed completions, delivery), pruning.
+ *
+ * The only file (with src/journal_*.c) that contains SQL.  See journal.h
+ * for the threading rules and doc/journal.md for the data model.
+ */
+#include "journal.h"
+
+#include "log.h"
+#include "migrations.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* NULL-terminated table emitted next to the .incbin'd migration texts. */
+extern const char *const migration_table[];
+
+/* Serialises write transactions of all connections of this process. */
+static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
+
+struct journal {
+    sqlite3 *db;
+    char *path;
+    int sync_full;
+    long busy_timeout_ms;
+    int lock_fd;                /* -1 unless this handle holds the lock */
+    int in_txn;
+    char errmsg[256];
+    sqlite3_stmt *st_insert_request;
+    sqlite3_stmt *st_complete;
+    sqlite3_stmt *st_started;
+    sqlite3_stmt *st_delivered;
+    sqlite3_stmt *st_project_find;
+    sqlite3_stmt *st_project_insert;
+};
+
+double journal_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *journal_errmsg(const journal *j)
+{
+    return j->errmsg;
+}
+
+const char *journal_path(const journal *j)
+{
+    return j->path;
+}
+
+struct sqlite3 *journal_db(journal *j)
+{
+    return j->db;
+}
+
+int journal_migration_count(void)
+{
+    return MIGRATION_COUNT;
+}
+
+const char *journal_migration_text(int n)
+{
+    if (n < 1 || n > MIGRATION_COUNT)
+        return NULL;
+    return migration_table[n - 1];
+}
+
+/* Remember and log a failure of `what`. */
+static int fail(journal *j, const char *what)
+{
+    snprintf(j->errmsg, sizeof j->errmsg, "%s: %s", what,
+             j->db ? sqlite3_errmsg(j->db) : "no database");
+    log_error("journal %s", j->errmsg);
+    return -1;
+}
+
+static int exec_sql(journal *j, const char *sql, const char *what)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(j->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(j->errmsg, sizeof j->errmsg, "%s: %s", what,
+                 msg ? msg : sqlite3_errmsg(j->db));
+        log_error("journal %s", j->errmsg);
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *dup_printf(const char *fmt, ...)
+{
+    strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = strbuf_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    if (rc != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+/* ---- transactions -------------------------------------------------------- */
+
+int journal_begin(journal *j)
+{
+    pthread_mutex_lock(&write_mu);
+    if (exec_sql(j, "BEGIN IMMEDIATE", "begin") != 0) {
+        pthread_mutex_unlock(&write_mu);
+        return -1;
+    }
+    j->in_txn = 1;
+    return 0;
+}
+
+int journal_commit(journal *j)
+{
+    int rc = exec_sql(j, "COMMIT", "commit");
+    if (rc != 0)
+        sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+    j->in_txn = 0;
+    pthread_mutex_unlock(&write_mu);
+    return rc;
+}
+
+void journal_rollback(journal *j)
+{
+    if (!j->in_txn)
+        return;
+    sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+    j->in_txn = 0;
+    pthread_mutex_unlock(&write_mu);
+}
+
+/* ---- files, lock, connection --------------------------------------------- */
+
+/* Create the file 0600 if missing and force 0600 if it is wider. */
+static int ensure_private_file(const char *path, int must_create, char **err)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC | (must_create ? O_CREAT : 0), 0600);
+    if (fd < 0) {
+        if (!must_create && errno == ENOENT)
+            return 0;
+        *err = dup_printf("cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        *err = dup_printf("cannot stat %s: %s", path, strerror(errno));
+        rc = -1;
+    } else if ((st.st_mode & 077) != 0 && fchmod(fd, 0600) != 0) {
+        *err = dup_printf("cannot chmod 0600 %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    close(fd);
+    return rc;
+}
+
+static int take_server_lock(journal *j, char **err)
+{
+    char *lock_path = dup_printf("%s.lock", j->path);
+    if (lock_path == NULL) {
+        *err = dup_printf("out of memory");
+        return -1;
+    }
+    int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *err = dup_printf("cannot open lock file %s: %s", lock_path, strerror(errno));
+        free(lock_path);
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        *err = e == EWOULDBLOCK
+            ? dup_printf("journal %s is in use by another boinc_gahp process "
+                         "(lock %s is held)", j->path, lock_path)
+            : dup_printf("cannot lock %s: %s", lock_path, strerror(e));
+        close(fd);
+        free(lock_path);
+        return -1;
+    }
+    /* The pid is informational only (for the operator). */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || n <= 0 || write(fd, pid, (size_t)n) != n)
+        log_warn("cannot record pid in %s", lock_path);
+    free(lock_path);
+    j->lock_fd = fd;
+    return 0;
+}
+
+static int connect_db(journal *j, char **err)
+{
+    int rc = sqlite3_open_v2(j->path, &j->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        *err = dup_printf("cannot open journal %s: %s", j->path,
+                          j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
+        return -1;
+    }
+    sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
+    char *pragmas = dup_printf("PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+                               " PRAGMA foreign_keys=ON;",
+                               j->sync_full ? "FULL" : "NORMAL");
+    if (pragmas == NULL || exec_sql(j, pragmas, "pragmas") != 0) {
+        *err = dup_printf("cannot configure journal %s: %s", j->path, j->errmsg);
+        free(pragmas);
+        return -1;
+    }
+    free(pragmas);
+    return 0;
+}
+
+static int apply_migrations(journal *j, char **err)
+{
+    int version;
+    if (journal_schema_version(j, &version) != 0) {
+        *err = dup_printf("cannot read schema version: %s", j->errmsg);
+        return -1;
+    }
+    if (version > MIGRATION_COUNT) {
+        *err = dup_printf("journal %s has schema version %d, newer than this "
+                          "program (%d)", j->path, version, MIGRATION_COUNT);
+        return -1;
+    }
+    for (int n = version + 1; n <= MIGRATION_COUNT; n++) {
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d", n);
+        if (journal_begin(j) != 0)
+            goto failed;
+        if (exec_sql(j, migration_table[n - 1], "migration") != 0 ||
+            exec_sql(j, pragma, "migration version") != 0) {
+            journal_rollback(j);
+            goto failed;
+        }
+        if (journal_commit(j) != 0)
+            goto failed;
+        log_info("journal migrated to schema version %d", n);
+        continue;
+failed:
+        *err = dup_printf("cannot apply migration %d: %s", n, j->errmsg);
+        return -1;
+    }
+    return 0;
+}
+
+static journal *journal_alloc(const char *path, int sync_full, long busy_ms)
+{
+    journal *j = calloc(1, sizeof *j);
+    if (j == NULL)
+        return NULL;
+    j->path = strdup(path);
+    if (j->path == NULL) {
+        free(j);
+        return NULL;
+    }
+    j->sync_full = sync_full;
+    j->busy_timeout_ms = busy_ms;
+    j->lock_fd = -1;
+    return j;
+}
+
+static int fix_sidecar_modes(journal *j, char **err)
+{
+    static const char *const suffixes[] = { "-wal", "-shm" };
+    for (size_t i = 0; i < 2; i++) {
+        char *p = dup_printf("%s%s", j->path, suffixes[i]);
+        if (p == NULL) {
+            *err = dup_printf("out of memory");
+            return -1;
+        }
+        int rc = ensure_private_file(p, 0, err);
+        free(p);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+journal *journal_open(const journal_options *opts, char **err)
+{
+    *err = NULL;
+    journal *j = journal_alloc(opts->path, opts->sync_full, opts->busy_timeout_ms);
+    if (j == NULL) {
+        *err = dup_printf("out of memory");
+        return NULL;
+    }
+    if ((opts->take_lock && take_server_lock(j, err) != 0) ||
+        ensure_private_file(j->path, 1, err) != 0 ||
+        connect_db(j, err) != 0 || fix_sidecar_modes(j, err) != 0 ||
+        apply_migrations(j, err) != 0) {
+        if (*err == NULL)
+            *err = dup_printf("cannot open journal %s", opts->path);
+        journal_close(j);
+        return NULL;
+    }
+    return j;
+}
+
+journal *journal_connect(const journal *primary, char **err)
+{
+    *err = NULL;
+    journal *j = journal_alloc(primary->path, primary->sync_full,
+                               primary->busy_timeout_ms);
+    if (j == NULL) {
+        *err = dup_printf("out of memory");
+        return NULL;
+    }
+    if (connect_db(j, err) != 0) {
+        journal_close(j);
+        return NULL;
+    }
+    return j;
+}
+
+void journal_close(journal *j)
+{
+    if (j == NULL)
+        return;
+    journal_rollback(j);
+    sqlite3_finalize(j->st_insert_request);
+    sqlite3_finalize(j->st_complete);
+    sqlite3_finalize(j->st_started);
+    sqlite3_finalize(j->st_delivered);
+    sqlite3_finalize(j->st_project_find);
+    sqlite3_finalize(j->st_project_insert);
+    if (j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
+        log_warn("journal close: %s", sqlite3_errmsg(j->db));
+    if (j->lock_fd >= 0)
+        close(j->lock_fd);      /* releases the flock */
+    free(j->path);
+    free(j);
+}
+
+int journal_schema_version(journal *j, int *version)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(j->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+        return fail(j, "user_version");
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return fail(j, "user_version");
+    }
+    *version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* ---- statement helpers --------------------------------------------------- */
+
+static int prepare(journal *j, sqlite3_stmt **st, const char *sql)
+{
+    if (*st != NULL) {
+        sqlite3_reset(*st);
+        sqlite3_clear_bindings(*st);
+        return 0;
+    }
+    if (sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return fail(j, "prepare");
+    return 0;
+}
+
+/* Run a statement that returns no rows; resets it afterwards. */
+static int step_done(journal *j, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return fail(j, what);
+    return 0;
+}
+
+/* One-off statement with text/int64/double binds given by a format:
+ * 't' text, 'i' int64, 'd' double, 'n' null. */
+static int run_once(journal *j, const char *sql, const char *what,
+                    const char *types, ...)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(j, what);
+    va_list ap;
+    va_start(ap, types);
+    for (int i = 0; types[i]; i++) {
+        switch (types[i]) {
+        case 't': sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
+        case 'i': sqlite3_bind_int64(st, i + 1, va_arg(ap, long long)); break;
+        case 'd': sqlite3_bind_double(st, i + 1, va_arg(ap, double)); break;
+        default: sqlite3_bind_null(st, i + 1); break;
+        }
+    }
+    va_end(ap);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return fail(j, what);
+    return 0;
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+int journal_session_begin(journal *j, const char *version, long long *session_id)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    if (run_once(j, "INSERT INTO sessions (started_at, pid, version) VALUES (?, ?, ?)",
+                 "session insert", "dit", journal_now(), (long long)getpid(), version) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    *session_id = sqlite3_last_insert_rowid(j->db);
+    return journal_commit(j);
+}
+
+int journal_session_set_condor_version(journal *j, long long session_id,
+                                       const char *condor_version)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    if (run_once(j, "UPDATE sessions SET condor_version = ? WHERE id = ?",
+                 "session update", "ti", condor_version, session_id) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
+}
+
+int journal_session_end(journal *j, long long session_id, int clean)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    if (run_once(j, "UPDATE sessions SET ended_at = ?, clean_exit = ? WHERE id = ?",
+                 "session end", "dii", journal_now(), (long long)(clean != 0),
+                 session_id) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
+}
+
+/* ---- projects ------------------------------------------------------------ */
+
+int journal_project_id(journal *j, const char *url, const char *authenticator,
+                       long long *project_id)
+{
+    if (prepare(j, &j->st_project_find,
+                "SELECT id FROM projects WHERE url = ? AND authenticator = ?") != 0)
+        return -1;
+    sqlite3_bind_text(j->st_project_find, 1, url, -1, SQLITE_STATIC);
+    sqlite3_bind_text(j->st_project_find, 2, authenticator, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(j->st_project_find);
+    if (rc == SQLITE_ROW) {
+        *project_id = sqlite3_column_int64(j->st_project_find, 0);
+        sqlite3_reset(j->st_project_find);
+        return 0;
+    }
+    sqlite3_reset(j->st_project_find);
+    if (rc != SQLITE_DONE)
+        return fail(j, "project lookup");
+    if (prepare(j, &j->st_project_insert,
+                "INSERT INTO projects (url, authenticator, first_used_at) VALUES (?, ?, ?)") != 0)
+        return -1;
+    sqlite3_bind_text(j->st_project_insert, 1, url, -1, SQLITE_STATIC);
+    sqlite3_bind_text(j->st_project_insert, 2, authenticator, -1, SQLITE_STATIC);
+    sqlite3_bind_double(j->st_project_insert, 3, journal_now());
+    if (step_done(j, j->st_project_insert, "project insert") != 0)
+        return -1;
+    *project_id = sqlite3_last_insert_rowid(j->db);
+    return 0;
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+int journal_request_insert(journal *j, long long session_id, long client_id,
+                           const char *command, const char *args_text,
+                           long long project_id, double accepted_at,
+                           long long *request_row)
+{
+    if (prepare(j, &j->st_insert_request,
+                "INSERT INTO requests (session_id, client_id, command, args,"
+                " project_id, state, accepted_at) VALUES (?, ?, ?, ?, ?, '"
+                JOURNAL_ACCEPTED "', ?)") != 0)
+        return -1;
+    sqlite3_stmt *st = j->st_insert_request;
+    sqlite3_bind_int64(st, 1, session_id);
+    sqlite3_bind_int64(st, 2, client_id);
+    sqlite3_bind_text(st, 3, command, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, args_text, -1, SQLITE_STATIC);
+    if (project_id > 0)
+        sqlite3_bind_int64(st, 5, project_id);
+    else
+        sqlite3_bind_null(st, 5);
+    sqlite3_bind_double(st, 6, accepted_at);
+    if (step_done(j, st, "request insert") != 0)
+        return -1;
+    *request_row = sqlite3_last_insert_rowid(j->db);
+    return 0;
+}
+
+int journal_requests_complete(journal *j, const journal_completion *c, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    if (prepare(j, &j->st_complete,
+                "UPDATE requests SET state = '" JOURNAL_COMPLETED "',"
+                " started_at = coalesce(started_at, ?), completed_at = ?, result = ?"
+                " WHERE id = ?") != 0)
+        goto failed;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_stmt *st = j->st_complete;
+        sqlite3_bind_double(st, 1, c[i].started_at);
+        sqlite3_bind_double(st, 2, c[i].completed_at);
+        sqlite3_bind_text(st, 3, c[i].result, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, c[i].request_row);
+        if (step_done(j, st, "request complete") != 0)
+            goto failed;
+    }
+    return journal_commit(j);
+failed:
+    journal_rollback(j);
+    return -1;
+}
+
+static int update_rows(journal *j, sqlite3_stmt **st, const char *sql,
+                       const long long *rows, size_t n, double when,
+                       const char *what)
+{
+    if (n == 0)
+        return 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    if (prepare(j, st, sql) != 0)
+        goto failed;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_double(*st, 1, when);
+        sqlite3_bind_int64(*st, 2, rows[i]);
+        if (step_done(j, *st, what) != 0)
+            goto failed;
+    }
+    return journal_commit(j);
+failed:
+    journal_rollback(j);
+    return -1;
+}
+
+int journal_requests_started(journal *j, const long long *rows, size_t n,
+                             double started_at)
+{
+    return update_rows(j, &j->st_started,
+                       "UPDATE requests SET state = '" JOURNAL_STARTED "', started_at = ?"
+                       " WHERE id = ? AND state = '" JOURNAL_ACCEPTED "'",
+                       rows, n, started_at, "request started");
+}
+
+int journal_requests_delivered(journal *j, const long long *rows, size_t n,
+                               double delivered_at)
+{
+    return update_rows(j, &j->st_delivered,
+                       "UPDATE requests SET state = '" JOURNAL_DELIVERED "', delivered_at = ?"
+                       " WHERE id = ? AND state = '" JOURNAL_COMPLETED "'",
+                       rows, n, delivered_at, "request delivered");
+}
+
+int journal_prune(journal *j, double retention_days, long long *deleted)
+{
+    double cutoff = journal_now() - retention_days * 86400.0;
+    *deleted = 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    if (run_once(j, "DELETE FROM requests WHERE state = '" JOURNAL_DELIVERED "'"
+                 " AND delivered_at < ?", "prune requests", "d", cutoff) != 0)
+        goto failed;
+    *deleted = sqlite3_changes(j->db);
+    if (run_once(j, "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?"
+                 " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.session_id = sessions.id)",
+                 "prune sessions", "d", cutoff) != 0)
+        goto failed;
+    return journal_commit(j);
+failed:
+    journal_rollback(j);
+    return -1;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+int journal_for_each_request(journal *j, const char *state,
+                             journal_request_cb cb, void *arg)
+{
+    sqlite3_stmt *st;
+    const char *sql =
+        "SELECT r.id, r.session_id, r.client_id, r.command, r.args, r.project_id,"
+        " p.url, p.authenticator, r.state, r.result"
+        " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
+        " WHERE (?1 IS NULL AND r.state <> '" JOURNAL_DELIVERED "') OR r.state = ?1"
+        " ORDER BY r.id";
+    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(j, "request scan");
+    if (state != NULL)
+        sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        journal_request_row row = {
+            sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+            (long)sqlite3_column_int64(st, 2), col_text(st, 3), col_text(st, 4),
+            sqlite3_column_int64(st, 5), col_text(st, 6), col_text(st, 7),
+            col_text(st, 8), col_text(st, 9)
+        };
+        int r = cb(&row, arg);
+        if (r != 0) {
+            sqlite3_finalize(st);
+            return r;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fail(j, "request scan");
+    return 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * journal.h - the SQLite journal: the only module that talks SQL.
+ *
+ * One journal file per server; one live server per journal (an exclusive
+ * flock on "<journal>.lock" held for the process lifetime).  The primary
+ * handle (journal_open) belongs to the reader thread; every other thread
+ * (the completion committer, each worker) opens its OWN connection with
+ * journal_connect() and uses it only from that thread.  Write transactions
+ * of all connections of this process are serialised by one process-wide
+ * mutex (taken in journal_begin, released in commit/rollback), so threads
+ * never spin in SQLite's busy handler against each other; busy_timeout only
+ * matters against other processes (e.g. an auditor's sqlite3 shell).
+ * Keep write transactions short: they block every other writer.
+ *
+ * All functions return 0 on success and -1 on failure; the failure is
+ * logged with the SQLite error and journal_errmsg() returns it.
+ */
+#ifndef BOINC_GAHP_JOURNAL_H
+#define BOINC_GAHP_JOURNAL_H
+
+#include <stddef.h>
+
+typedef struct journal journal;
+
+typedef struct {
+    const char *path;           /* database file */
+    int sync_full;              /* 1 = PRAGMA synchronous=FULL, 0 = NORMAL */
+    long busy_timeout_ms;       /* SQLite busy timeout per connection */
+    int take_lock;              /* 1 = take the "<path>.lock" server lock */
+} journal_options;
+
+/* Request states, as stored in requests.state. */
+#define JOURNAL_ACCEPTED  "accepted"
+#define JOURNAL_STARTED   "started"
+#define JOURNAL_COMPLETED "completed"
+#define JOURNAL_DELIVERED "delivered"
+
+/*
+ * Open (creating with mode 0600) the journal, take the server lock, set
+ * WAL + synchronous, apply pending migrations.  On failure returns NULL and
+ * sets *err to a malloc'd message (caller frees).
+ */
+journal *journal_open(const journal_options *opts, char **err);
+
+/* A further connection to the same journal for another thread. */
+journal *journal_connect(const journal *primary, char **err);
+
+/* Close a connection (the primary one also releases the lock). */
+void journal_close(journal *j);
+
+const char *journal_errmsg(const journal *j);
+const char *journal_path(const journal *j);
+
+/* Current unix time as a double (what every *_at column holds). */
+double journal_now(void);
+
+/* Explicit write transactions (BEGIN IMMEDIATE under the process mutex). */
+int journal_begin(journal *j);
+int journal_commit(journal *j);
+void journal_rollback(journal *j);
+
+/* Schema version (PRAGMA user_version) and number of embedded migrations. */
+int journal_schema_version(journal *j, int *version);
+int journal_migration_count(void);
+/* Text of embedded migration n (1-based), or NULL. */
+const char *journal_migration_text(int n);
+
+/* ---- sessions ------------------------------------------------------------ */
+int journal_session_begin(journal *j, const char *version, long long *session_id);
+int journal_session_set_condor_version(journal *j, long long session_id,
+                                       const char *condor_version);
+int journal_session_end(journal *j, long long session_id, int clean);
+
+/* ---- projects ------------------------------------------------------------ */
+/* Find or insert (url, authenticator); call inside a transaction or not. */
+int journal_project_id(journal *j, const char *url, const char *authenticator,
+                       long long *project_id);
+
+/* ---- requests ------------------------------------------------------------ */
+/* Insert one accepted request (call between journal_begin and commit). */
+int journal_request_insert(journal *j, long long session_id, long client_id,
+                           const char *command, const char *args_text,
+                           long long project_id, double accepted_at,
+                           long long *request_row);
+
+typedef struct {
+    long long request_row;
+    double started_at;
+    double completed_at;
+    const char *result;         /* result tail after "<id> " */
+} journal_completion;
+
+/* Record n completions in ONE transaction (group commit). */
+int journal_requests_complete(journal *j, const journal_completion *c, size_t n);
+
+/* Mark requests started (one transaction). */
+int journal_requests_started(journal *j, const long long *rows, size_t n,
+                             double started_at);
+
+/* Mark n delivered rows (one transaction). */
+int journal_requests_delivered(journal *j, const long long *rows, size_t n,
+                               double delivered_at);
+
+/* Delete delivered requests older than retention_days, and ended sessions
+ * left without requests.  Never touches undelivered or unfinished work. */
+int journal_prune(journal *j, double retention_days, long long *deleted);
+
+/* Iterate over requests in a state (oldest first): for recovery. */
+typedef struct {
+    long long request_row;
+    long long session_id;
+    long client_id;
+    const char *command;
+    const char *args_text;
+    long long project_id;
+    const char *project_url;        /* NULL when no project */
+    const char *authenticator;
+    const char *state;
+    const char *result;             /* NULL unless completed */
+} journal_request_row;
+
+typedef int (*journal_request_cb)(const journal_request_row *row, void *arg);
+/* state NULL = every undelivered request.  A callback returning non-zero
+ * stops the iteration (returned as is). */
+int journal_for_each_request(journal *j, const char *state,
+                             journal_request_cb cb, void *arg);
+
+/* The raw sqlite3* of a connection, for src/journal_*.c files only. */
+struct sqlite3 *journal_db(journal *j);
+
+#endif

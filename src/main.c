@@ -1,0 +1,121 @@
+/*
+ * main.c - start-up and shutdown of the boinc_gahp server.
+ *
+ *   options -> log -> journal (lock, migrate, prune) -> session row
+ *   -> worker pool -> start-up hooks (recovery) -> banner -> reader loop
+ *   -> QUIT/EOF: stop committer, end session, close journal, exit.
+ */
+#include "boinc.h"
+#include "config.h"
+#include "journal.h"
+#include "log.h"
+#include "protocol.h"
+#include "workers.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/*
+ * Start-up hooks run after the journal and the worker pool exist and
+ * BEFORE the reader reads its first line: crash recovery registers here
+ * (re-enqueue unfinished work with workers_submit, replay undelivered
+ * results with workers_add_result).  A hook returning non-zero aborts
+ * start-up.
+ */
+typedef int (*startup_hook_fn)(journal *j, workers *w, const gahp_config *cfg,
+                               long long session_id);
+static const startup_hook_fn startup_hooks[] = {
+    NULL    /* recovery_start will go here */
+};
+
+static int run_startup_hooks(journal *j, workers *w, const gahp_config *cfg,
+                             long long session_id)
+{
+    for (size_t i = 0; i < sizeof startup_hooks / sizeof startup_hooks[0]; i++)
+        if (startup_hooks[i] != NULL && startup_hooks[i](j, w, cfg, session_id) != 0)
+            return -1;
+    return 0;
+}
+
+static journal *open_journal(const gahp_config *cfg)
+{
+    journal_options jo = { cfg->journal_path, cfg->sync_full,
+                           cfg->busy_timeout_ms, 1 };
+    char *err = NULL;
+    journal *j = journal_open(&jo, &err);
+    if (j == NULL) {
+        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "cannot open the journal");
+        log_error("%s", err ? err : "cannot open the journal");
+        free(err);
+        return NULL;
+    }
+    long long pruned = 0;
+    if (journal_prune(j, cfg->retention_days, &pruned) == 0 && pruned > 0)
+        log_info("pruned %lld delivered requests older than %g days", pruned,
+                 cfg->retention_days);
+    return j;
+}
+
+int main(int argc, char **argv)
+{
+    gahp_config cfg;
+    int rc = config_parse(argc, argv, &cfg, stdout, stderr);
+    if (rc != CONFIG_OK) {
+        config_free(&cfg);
+        return rc == CONFIG_EXIT_OK ? 0 : 2;
+    }
+    /* A vanished client must be an error return from write(), not death. */
+    signal(SIGPIPE, SIG_IGN);
+    if (log_open(cfg.log_file, cfg.log_level) != 0) {
+        fprintf(stderr, "boinc_gahp: cannot open log file %s\n", cfg.log_file);
+        config_free(&cfg);
+        return 2;
+    }
+    if (boinc_global_init() != 0) {
+        fprintf(stderr, "boinc_gahp: cannot initialise libcurl/libxml2\n");
+        return 1;
+    }
+    journal *j = open_journal(&cfg);
+    if (j == NULL)
+        return 1;
+    long long session_id = 0;
+    if (journal_session_begin(j, GAHP_VERSION_NUMBER, &session_id) != 0) {
+        fprintf(stderr, "boinc_gahp: cannot record the session: %s\n",
+                journal_errmsg(j));
+        return 1;
+    }
+    protocol *p = protocol_new(STDIN_FILENO, STDOUT_FILENO, &cfg, j, session_id);
+    char *err = NULL;
+    workers *w = p ? workers_start(&cfg, j, protocol_results_ready, p, &err) : NULL;
+    if (w == NULL) {
+        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "out of memory");
+        return 1;
+    }
+    protocol_set_workers(p, w);
+    if (run_startup_hooks(j, w, &cfg, session_id) != 0) {
+        fprintf(stderr, "boinc_gahp: start-up recovery failed\n");
+        return 1;
+    }
+    if (cfg.project_url != NULL &&
+        protocol_select_project(p, cfg.project_url, cfg.authenticator) != 0) {
+        fprintf(stderr, "boinc_gahp: bad project_url in the config file\n");
+        return 2;
+    }
+    log_info("boinc_gahp %s started (session %lld, journal %s, %d workers)",
+             GAHP_VERSION_NUMBER, session_id, cfg.journal_path, cfg.workers);
+
+    int run_rc = protocol_banner(p) == 0 ? protocol_run(p) : -1;
+
+    /* Prompt shutdown: commit what is finished, never wait for the network. */
+    workers_shutdown(w);
+    if (journal_session_end(j, session_id, run_rc == 0) != 0)
+        log_warn("could not record the end of session %lld", session_id);
+    journal_close(j);
+    log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
+    log_close();
+    /* _exit: worker threads may still be inside libcurl; running exit
+     * handlers (curl/openssl cleanup) under them would be unsafe. */
+    _exit(run_rc == 0 ? 0 : 1);
+}

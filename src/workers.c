@@ -1,0 +1,411 @@
+/*
+ * workers.c - bounded worker pool, group-committing completion thread, and
+ * the in-memory queue of committed, undelivered results.
+ *
+ * The work queue is an unbounded linked list (the reader never waits for
+ * room); the number of threads is bounded by --workers.  Finished requests
+ * go to the committer, which records every completion waiting in ONE
+ * journal transaction (so 10,000 pings cost a handful of fsyncs, not
+ * 10,000) and only then makes them visible to RESULTS.
+ */
+#include "workers.h"
+
+#include "exec.h"
+#include "log.h"
+#include "strbuf.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct work_item {
+    struct work_item *next;
+    gahp_request *req;
+} work_item;
+
+typedef struct completion {
+    struct completion *next;
+    long long request_row;
+    long client_id;
+    double started_at, completed_at;
+    char *tail;
+} completion;
+
+typedef struct {
+    workers *pool;
+    exec_ctx ctx;
+    pthread_t thread;
+    int started;
+} worker;
+
+struct workers {
+    pthread_mutex_t mu;             /* work queue */
+    pthread_cond_t cv;
+    work_item *head, *tail;
+    size_t busy;                    /* queued + executing */
+    int stopping;
+
+    size_t nworkers;
+    worker *ws;
+
+    pthread_mutex_t cmu;            /* completion list */
+    pthread_cond_t ccv;
+    completion *chead, *ctail;
+    int cstop;
+    pthread_t committer;
+    int committer_started;
+    journal *cj;                    /* committer's own connection */
+
+    pthread_mutex_t rmu;            /* results list */
+    gahp_result *rhead, *rtail;
+
+    workers_notify_fn notify;
+    void *notify_arg;
+};
+
+/* ---- results ------------------------------------------------------------- */
+
+static gahp_result *result_new(long long row, long client_id, const char *tail)
+{
+    gahp_result *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    strbuf sb = STRBUF_INIT;
+    if (strbuf_printf(&sb, "%ld %s", client_id, tail) != 0) {
+        strbuf_free(&sb);
+        free(r);
+        return NULL;
+    }
+    r->line = strbuf_detach(&sb);
+    r->request_row = row;
+    r->client_id = client_id;
+    return r;
+}
+
+static void append_results(workers *w, gahp_result *first, gahp_result *last)
+{
+    pthread_mutex_lock(&w->rmu);
+    if (w->rtail != NULL)
+        w->rtail->next = first;
+    else
+        w->rhead = first;
+    w->rtail = last;
+    pthread_mutex_unlock(&w->rmu);
+}
+
+int workers_add_result(workers *w, long long request_row, long client_id,
+                       const char *tail)
+{
+    gahp_result *r = result_new(request_row, client_id, tail);
+    if (r == NULL)
+        return -1;
+    append_results(w, r, r);
+    return 0;
+}
+
+gahp_result *workers_take_results(workers *w, size_t *n)
+{
+    pthread_mutex_lock(&w->rmu);
+    gahp_result *list = w->rhead;
+    w->rhead = w->rtail = NULL;
+    pthread_mutex_unlock(&w->rmu);
+    size_t k = 0;
+    for (gahp_result *r = list; r != NULL; r = r->next)
+        k++;
+    *n = k;
+    return list;
+}
+
+int workers_has_results(workers *w)
+{
+    pthread_mutex_lock(&w->rmu);
+    int has = w->rhead != NULL;
+    pthread_mutex_unlock(&w->rmu);
+    return has;
+}
+
+void workers_results_free(gahp_result *r)
+{
+    while (r != NULL) {
+        gahp_result *next = r->next;
+        free(r->line);
+        free(r);
+        r = next;
+    }
+}
+
+/* ---- committer ----------------------------------------------------------- */
+
+static void free_completions(completion *c)
+{
+    while (c != NULL) {
+        completion *next = c->next;
+        free(c->tail);
+        free(c);
+        c = next;
+    }
+}
+
+/* Commit a list of completions (retrying while the journal refuses), then
+ * publish them as results.  Takes ownership of list. */
+static void commit_completions(workers *w, completion *list)
+{
+    size_t n = 0;
+    for (completion *c = list; c != NULL; c = c->next)
+        n++;
+    journal_completion *jc = calloc(n, sizeof *jc);
+    if (jc == NULL) {
+        log_error("out of memory committing %zu results; they stay unfinished", n);
+        free_completions(list);
+        return;
+    }
+    size_t i = 0;
+    for (completion *c = list; c != NULL; c = c->next, i++)
+        jc[i] = (journal_completion){ c->request_row, c->started_at,
+                                      c->completed_at, c->tail };
+    /* A result must be durable before RESULTS may show it: retry. */
+    while (journal_requests_complete(w->cj, jc, n) != 0) {
+        pthread_mutex_lock(&w->cmu);
+        int stop = w->cstop;
+        pthread_mutex_unlock(&w->cmu);
+        if (stop) {
+            log_error("shutting down with %zu results not journaled", n);
+            free(jc);
+            free_completions(list);
+            return;
+        }
+        struct timespec ts = { 0, 200 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    free(jc);
+    gahp_result *first = NULL, *last = NULL;
+    for (completion *c = list; c != NULL; c = c->next) {
+        gahp_result *r = result_new(c->request_row, c->client_id, c->tail);
+        if (r == NULL) {
+            log_error("out of memory: result of request %ld is journaled but "
+                      "will only be delivered after a restart", c->client_id);
+            continue;
+        }
+        if (last != NULL)
+            last->next = r;
+        else
+            first = r;
+        last = r;
+    }
+    free_completions(list);
+    if (first != NULL) {
+        append_results(w, first, last);
+        if (w->notify != NULL)
+            w->notify(w->notify_arg);
+    }
+}
+
+static void *committer_main(void *arg)
+{
+    workers *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->cmu);
+        while (w->chead == NULL && !w->cstop)
+            pthread_cond_wait(&w->ccv, &w->cmu);
+        completion *list = w->chead;
+        w->chead = w->ctail = NULL;
+        int stop = w->cstop;
+        pthread_mutex_unlock(&w->cmu);
+        if (list != NULL)
+            commit_completions(w, list);
+        if (stop && list == NULL)
+            break;
+    }
+    return NULL;
+}
+
+static void push_completion(workers *w, completion *c)
+{
+    pthread_mutex_lock(&w->cmu);
+    if (w->cstop) {
+        /* Shutting down: the request stays unfinished in the journal. */
+        pthread_mutex_unlock(&w->cmu);
+        free(c->tail);
+        free(c);
+        return;
+    }
+    if (w->ctail != NULL)
+        w->ctail->next = c;
+    else
+        w->chead = c;
+    w->ctail = c;
+    pthread_cond_signal(&w->ccv);
+    pthread_mutex_unlock(&w->cmu);
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+static void run_one(worker *wk, gahp_request *req)
+{
+    completion *c = calloc(1, sizeof *c);
+    double started = journal_now();
+    char *tail = exec_request(&wk->ctx, req);
+    if (c == NULL || tail == NULL) {
+        log_error("out of memory running request %ld", req->id);
+        free(c);
+        free(tail);
+        c = calloc(1, sizeof *c);
+        tail = strdup("out\\ of\\ memory");
+        if (c == NULL || tail == NULL) {
+            free(c);
+            free(tail);
+            return;     /* stays unfinished in the journal */
+        }
+    }
+    c->request_row = req->journal_id;
+    c->client_id = req->id;
+    c->started_at = started;
+    c->completed_at = journal_now();
+    c->tail = tail;
+    push_completion(wk->pool, c);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *wk = arg;
+    workers *w = wk->pool;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        while (w->head == NULL && !w->stopping)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->stopping) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        work_item *it = w->head;
+        w->head = it->next;
+        if (w->head == NULL)
+            w->tail = NULL;
+        pthread_mutex_unlock(&w->mu);
+
+        run_one(wk, it->req);
+        gahp_request_free(it->req);
+        free(it);
+        pthread_mutex_lock(&w->mu);
+        w->busy--;
+        pthread_mutex_unlock(&w->mu);
+    }
+    return NULL;
+}
+
+void workers_submit(workers *w, gahp_request *req)
+{
+    work_item *it = malloc(sizeof *it);
+    if (it == NULL) {
+        log_error("out of memory queueing request %ld; it stays accepted in "
+                  "the journal", req->id);
+        gahp_request_free(req);
+        return;
+    }
+    it->next = NULL;
+    it->req = req;
+    pthread_mutex_lock(&w->mu);
+    if (w->tail != NULL)
+        w->tail->next = it;
+    else
+        w->head = it;
+    w->tail = it;
+    w->busy++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+size_t workers_busy(workers *w)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t n = w->busy;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+static int init_worker(workers *w, worker *wk, int index,
+                       const gahp_config *cfg, journal *primary, char **err)
+{
+    boinc_options opts;
+    boinc_options_default(&opts);
+    opts.connect_timeout_ms = cfg->connect_timeout_s * 1000;
+    opts.total_timeout_ms = cfg->http_timeout_s * 1000;
+    opts.retry_budget_ms = cfg->retry_budget_s * 1000;
+    opts.ca_file = cfg->ca_file;
+    opts.ca_path = cfg->ca_path;
+    wk->pool = w;
+    wk->ctx.config = cfg;
+    wk->ctx.worker_index = index;
+    wk->ctx.client = boinc_client_new(&opts);
+    if (wk->ctx.client == NULL) {
+        strbuf sb = STRBUF_INIT;
+        if (strbuf_printf(&sb, "cannot create BOINC client for worker %d", index) == 0)
+            *err = strbuf_detach(&sb);
+        return -1;
+    }
+    wk->ctx.journal = journal_connect(primary, err);
+    return wk->ctx.journal ? 0 : -1;
+}
+
+workers *workers_start(const gahp_config *cfg, journal *primary,
+                       workers_notify_fn notify, void *notify_arg, char **err)
+{
+    *err = NULL;
+    workers *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    pthread_mutex_init(&w->cmu, NULL);
+    pthread_cond_init(&w->ccv, NULL);
+    pthread_mutex_init(&w->rmu, NULL);
+    w->notify = notify;
+    w->notify_arg = notify_arg;
+    w->nworkers = (size_t)cfg->workers;
+    w->ws = calloc(w->nworkers, sizeof *w->ws);
+    if (w->ws == NULL)
+        goto failed;
+    if ((w->cj = journal_connect(primary, err)) == NULL)
+        goto failed;
+    if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
+        goto failed;
+    w->committer_started = 1;
+    for (size_t i = 0; i < w->nworkers; i++) {
+        worker *wk = &w->ws[i];
+        if (init_worker(w, wk, (int)i, cfg, primary, err) != 0)
+            goto failed;
+        if (pthread_create(&wk->thread, NULL, worker_main, wk) != 0)
+            goto failed;
+        wk->started = 1;
+    }
+    return w;
+failed:
+    if (*err == NULL) {
+        strbuf sb = STRBUF_INIT;
+        if (strbuf_puts(&sb, "cannot start the worker pool") == 0)
+            *err = strbuf_detach(&sb);
+    }
+    workers_shutdown(w);
+    return NULL;
+}
+
+void workers_shutdown(workers *w)
+{
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_lock(&w->cmu);
+    w->cstop = 1;
+    pthread_cond_signal(&w->ccv);
+    pthread_mutex_unlock(&w->cmu);
+    if (w->committer_started)
+        pthread_join(w->committer, NULL);
+    journal_close(w->cj);
+    w->cj = NULL;
+    /* Workers busy in network I/O are not waited for (QUIT is prompt);
+     * the process exits right after, so their memory is left alone. */
+}

@@ -1,0 +1,65 @@
+/*
+ * workers.h - the bounded worker pool, the completion committer and the
+ * queue of completed results.
+ *
+ *   reader --workers_submit--> work queue (unbounded list) --> N workers
+ *   worker: exec_request() --> completion list --> committer thread
+ *   committer: ONE transaction for every completion waiting (group commit)
+ *              --> results list (completion order) --> notify callback
+ *   reader (RESULTS): workers_take_results() --> write, flush --> delivered
+ *
+ * Each worker owns one boinc_client and one journal connection (see
+ * exec.h).  Nothing here writes to stdout.
+ */
+#ifndef BOINC_GAHP_WORKERS_H
+#define BOINC_GAHP_WORKERS_H
+
+#include "commands.h"
+#include "config.h"
+#include "journal.h"
+
+#include <stddef.h>
+
+typedef struct workers workers;
+
+/* A completed, committed, undelivered result. */
+typedef struct gahp_result {
+    struct gahp_result *next;
+    long long request_row;      /* requests.id */
+    long client_id;
+    char *line;                 /* whole result line "<id> <tail>", no LF */
+} gahp_result;
+
+/* Called by the committer after it appended results (no lock held). */
+typedef void (*workers_notify_fn)(void *arg);
+
+/* Start cfg->workers threads and the committer.  NULL + *err on failure. */
+workers *workers_start(const gahp_config *cfg, journal *primary,
+                       workers_notify_fn notify, void *notify_arg, char **err);
+
+/* Queue a journaled request (ownership passes to the pool).  Never blocks
+ * on network I/O: it only takes a mutex. */
+void workers_submit(workers *w, gahp_request *req);
+
+/* Queue an already committed result (recovery: replay from the journal). */
+int workers_add_result(workers *w, long long request_row, long client_id,
+                       const char *tail);
+
+/* Detach every result waiting, in completion order; *n gets the count. */
+gahp_result *workers_take_results(workers *w, size_t *n);
+int workers_has_results(workers *w);
+void workers_results_free(gahp_result *r);
+
+/* Number of requests queued or executing (for tests and logs). */
+size_t workers_busy(workers *w);
+
+/*
+ * Stop: idle workers exit, the committer commits what is already finished
+ * and exits.  Does NOT wait for workers blocked in network I/O (QUIT must
+ * be prompt); their requests stay unfinished in the journal.  The pool
+ * memory is deliberately not freed when workers are still running; the
+ * process exits right after.
+ */
+void workers_shutdown(workers *w);
+
+#endif
