@@ -1,0 +1,249 @@
+/*
+ * boinc_util.c - text helpers of the BOINC RPC client: error filling,
+ * squashing server text to one line, entity decoding, HTML-to-text
+ * summaries for messages, and strict number parsing.
+ */
+#include "boinc_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int boinc_fail(boinc_error *err, boinc_code code, long http_status,
+               const char *fmt, ...)
+{
+    if (err == NULL)
+        return code;
+    free(err->msg);
+    err->msg = NULL;
+    err->code = code;
+    err->http_status = http_status;
+    strbuf sb = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = strbuf_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    if (rc == 0)
+        err->msg = strbuf_detach(&sb);
+    strbuf_free(&sb);
+    return code;
+}
+
+/* Back off from position n to the start of a UTF-8 sequence, so a cut
+ * never splits a multi-byte character. */
+static size_t utf8_boundary(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+char *boinc_squash(const char *s, size_t n, size_t max)
+{
+    static const char more[] = " [...]";
+    char *out = malloc(n + sizeof more);
+    if (out == NULL)
+        return NULL;
+    size_t o = 0;
+    int pending_space = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '\0')
+            break;
+        if (ch < 0x20 || ch == 0x7f || ch == ' ') {
+            pending_space = o > 0;      /* leading space is dropped */
+            continue;
+        }
+        if (pending_space)
+            out[o++] = ' ';
+        pending_space = 0;
+        out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+    if (max >= sizeof more && o > max) {
+        size_t cut = utf8_boundary(out, max - (sizeof more - 1));
+        while (cut > 0 && out[cut - 1] == ' ')
+            cut--;
+        memcpy(out + cut, more, sizeof more);
+    }
+    return out;
+}
+
+/* Append code point cp as UTF-8; 0 or -1 if cp is not a valid scalar. */
+static int put_utf8(char *out, size_t *o, unsigned long cp)
+{
+    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return -1;
+    if (cp < 0x80) {
+        out[(*o)++] = (char)cp;
+    } else if (cp < 0x800) {
+        out[(*o)++] = (char)(0xC0 | (cp >> 6));
+        out[(*o)++] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out[(*o)++] = (char)(0xE0 | (cp >> 12));
+        out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[(*o)++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        out[(*o)++] = (char)(0xF0 | (cp >> 18));
+        out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[(*o)++] = (char)(0x80 | (cp & 0x3F));
+    }
+    return 0;
+}
+
+/* Decode one entity starting at s[0] == '&' (ent_len bytes up to and
+ * including ';').  Returns 0 and appends the text, or -1 if unknown. */
+static int decode_entity(const char *s, size_t ent_len, char *out, size_t *o)
+{
+    static const struct { const char *name; char ch; } named[] = {
+        { "&lt;", '<' }, { "&gt;", '>' }, { "&amp;", '&' },
+        { "&quot;", '"' }, { "&apos;", '\'' },
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        if (strlen(named[i].name) == ent_len &&
+            memcmp(s, named[i].name, ent_len) == 0) {
+            out[(*o)++] = named[i].ch;
+            return 0;
+        }
+    }
+    if (ent_len < 4 || s[1] != '#')
+        return -1;
+    int hex = s[2] == 'x' || s[2] == 'X';
+    const char *digits = s + (hex ? 3 : 2);
+    const char *end = s + ent_len - 1;      /* the ';' */
+    if (digits >= end || end - digits > 8)
+        return -1;
+    unsigned long cp = 0;
+    for (const char *p = digits; p < end; p++) {
+        int v;
+        if (*p >= '0' && *p <= '9')
+            v = *p - '0';
+        else if (hex && *p >= 'a' && *p <= 'f')
+            v = *p - 'a' + 10;
+        else if (hex && *p >= 'A' && *p <= 'F')
+            v = *p - 'A' + 10;
+        else
+            return -1;
+        cp = cp * (hex ? 16u : 10u) + (unsigned long)v;
+    }
+    return put_utf8(out, o, cp);
+}
+
+char *boinc_unescape_entities(const char *s, size_t n)
+{
+    /* Decoding never lengthens the text: a code point needing k UTF-8
+     * bytes is written with at least k + 3 bytes (&#128; is 6 bytes for
+     * 2, &#x800; 7 for 3, &#65536; 8 for 4). */
+    char *out = malloc(n + 1);
+    if (out == NULL)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '&') {
+            const char *semi = memchr(s + i, ';', n - i < 12 ? n - i : 12);
+            if (semi != NULL) {
+                size_t ent_len = (size_t)(semi - (s + i)) + 1;
+                size_t before = o;
+                if (decode_entity(s + i, ent_len, out, &o) == 0) {
+                    i += ent_len - 1;
+                    continue;
+                }
+                o = before;
+            }
+        }
+        out[o++] = s[i];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+char *boinc_html_summary(const char *s, size_t n, size_t max)
+{
+    /* Tags become spaces so "<br />word" does not glue words together. */
+    char *text = malloc(n + 1);
+    if (text == NULL)
+        return NULL;
+    size_t o = 0;
+    int in_tag = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!in_tag && s[i] == '<') {
+            in_tag = 1;
+            text[o++] = ' ';
+        } else if (in_tag && s[i] == '>') {
+            in_tag = 0;
+        } else if (!in_tag) {
+            text[o++] = s[i];
+        }
+    }
+    text[o] = '\0';
+    char *plain = boinc_unescape_entities(text, o);
+    free(text);
+    if (plain == NULL)
+        return NULL;
+    char *line = boinc_squash(plain, strlen(plain), max);
+    free(plain);
+    return line;
+}
+
+int boinc_parse_long(const char *s, long *out)
+{
+    if (s == NULL)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s)
+        return -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int boinc_parse_double(const char *s, double *out)
+{
+    if (s == NULL)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || !isfinite(v))
+        return -1;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+void boinc_scrub_secret(boinc_error *err, const char *secret)
+{
+    if (err == NULL || err->msg == NULL || secret == NULL || *secret == '\0')
+        return;
+    size_t slen = strlen(secret);
+    if (strstr(err->msg, secret) == NULL)
+        return;
+    strbuf sb = STRBUF_INIT;
+    const char *p = err->msg;
+    const char *hit;
+    int failed = 0;
+    while ((hit = strstr(p, secret)) != NULL) {
+        failed |= strbuf_append(&sb, p, (size_t)(hit - p));
+        failed |= strbuf_puts(&sb, "***");
+        p = hit + slen;
+    }
+    failed |= strbuf_puts(&sb, p);
+    char *clean = failed ? NULL : strbuf_detach(&sb);
+    strbuf_free(&sb);
+    free(err->msg);
+    /* On ENOMEM drop the message rather than keep the secret. */
+    err->msg = clean;
+}
