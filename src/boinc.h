@@ -97,6 +97,11 @@ typedef struct {
 int boinc_get_templates(boinc_client *c, const boinc_project *p,
                         const char *app_name, boinc_templates *out,
                         boinc_error *err);
+/* The same, looked up by a job's name (<job_name> instead of <app_name>):
+ * what BOINC_FETCH_OUTPUT uses, since it only knows the job. */
+int boinc_get_templates_for_job(boinc_client *c, const boinc_project *p,
+                                const char *job_name, boinc_templates *out,
+                                boinc_error *err);
 void boinc_templates_free(boinc_templates *t);
 
 int boinc_create_batch(boinc_client *c, const boinc_project *p,
