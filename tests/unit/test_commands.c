@@ -1,0 +1,208 @@
+/*
+ * test_commands.c - every async command parser (src/commands.c) with good
+ * and bad inputs: field counts, numbers, names, request ids.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "commands.h"
+#include "protocol.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Parse an (escaped) request line; returns 0/-1 and the request. */
+static int parse_line(const char *text, gahp_request **req)
+{
+    char *copy = strdup(text);
+    assert_non_null(copy);
+    gahp_args a = { 0 };
+    assert_int_equal(gahp_tokenize(copy, strlen(copy), &a), GAHP_TOK_OK);
+    const char *why = NULL;
+    int rc = gahp_request_parse(a.argv, a.argc, req, &why);
+    if (rc != 0)
+        assert_non_null(why);
+    gahp_args_free(&a);
+    free(copy);
+    return rc;
+}
+
+static void ok(const char *text)
+{
+    gahp_request *r = NULL;
+    if (parse_line(text, &r) != 0)
+        fail_msg("rejected: %s", text);
+    gahp_request_free(r);
+}
+
+static void bad(const char *text)
+{
+    gahp_request *r = NULL;
+    if (parse_line(text, &r) == 0)
+        fail_msg("accepted: %s", text);
+    assert_null(r);
+}
+
+static void test_ping(void **state)
+{
+    (void)state;
+    gahp_request *r;
+    assert_int_equal(parse_line("boinc_ping 7", &r), 0);
+    assert_int_equal(r->cmd, GAHP_CMD_PING);
+    assert_int_equal(r->id, 7);
+    assert_string_equal(r->args_text, "");
+    gahp_request_free(r);
+    ok("BOINC_PING 2147483647");
+    bad("BOINC_PING");
+    bad("BOINC_PING 0");
+    bad("BOINC_PING -1");
+    bad("BOINC_PING 2147483648");
+    bad("BOINC_PING 1x");
+    bad("BOINC_PING +1");
+    bad("BOINC_PING 1 extra");
+    bad("BOINC_PING ");
+    bad("BOINC_PONG 1");
+}
+
+static void test_submit(void **state)
+{
+    (void)state;
+    gahp_request *r;
+    assert_int_equal(parse_line("BOINC_SUBMIT 3 condor#s#1#17 uppercase 2 "
+                                "condor#s#1#17#1.0 2 -v a\\ b 1 /tmp/in\\ 1.txt in.txt "
+                                "condor#s#1#17#1.1 0 0 "
+                                "1e12 NULL 5.5e8 NULL 86400 7", &r), 0);
+    gahp_submit *s = &r->u.submit;
+    assert_string_equal(s->batch, "condor#s#1#17");
+    assert_string_equal(s->app, "uppercase");
+    assert_int_equal(s->njobs, 2);
+    assert_string_equal(s->jobs[0].name, "condor#s#1#17#1.0");
+    assert_int_equal(s->jobs[0].nargs, 2);
+    assert_string_equal(s->jobs[0].args[1], "a b");
+    assert_int_equal(s->jobs[0].ninputs, 1);
+    assert_string_equal(s->jobs[0].inputs[0].src_path, "/tmp/in 1.txt");
+    assert_string_equal(s->jobs[0].inputs[0].dst_name, "in.txt");
+    assert_int_equal(s->jobs[1].nargs, 0);
+    assert_true(s->has_params);
+    assert_int_equal(s->params_set, GAHP_P_FPOPS_EST | GAHP_P_MEMORY_BOUND |
+                     GAHP_P_DELAY_BOUND | GAHP_P_APP_VERSION);
+    assert_true(s->rsc_fpops_est == 1e12);
+    assert_int_equal(s->app_version_num, 7);
+    /* canonical args keep escapes */
+    assert_non_null(strstr(r->args_text, "a\\ b"));
+    gahp_request_free(r);
+
+    ok("BOINC_SUBMIT 1 b app 1 j 0 0");                      /* no params */
+    ok("BOINC_SUBMIT 1 b app 1 j 1  0");                     /* empty job arg */
+    ok("BOINC_SUBMIT 1 b app 0");
+    ok("BOINC_SUBMIT 1 b app 1 j 0 0 NULL NULL NULL NULL NULL NULL");
+    bad("BOINC_SUBMIT 1 b");
+    bad("BOINC_SUBMIT 1 b app");
+    bad("BOINC_SUBMIT 1 b app 2 j 0 0");                      /* too few jobs */
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 k 0 0");                /* extra */
+    bad("BOINC_SUBMIT 1 b app 1 j 2 x 0");                    /* nargs mismatch */
+    bad("BOINC_SUBMIT 1 b app 1 j 0 1 /a");                   /* half a pair */
+    bad("BOINC_SUBMIT 1 b app 1 j 0 1 /a ");                  /* empty dst */
+    bad("BOINC_SUBMIT 1  app 1 j 0 0");                       /* empty batch */
+    bad("BOINC_SUBMIT 1 b app x j 0 0");
+    bad("BOINC_SUBMIT 1 b app -1");
+    bad("BOINC_SUBMIT 1 b app 999999999 j 0 0");              /* count too big */
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 1 2 3 4 5");            /* 5 of 6 */
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 1 2 3 4 5 6 7");
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 x NULL NULL NULL NULL NULL");
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 inf NULL NULL NULL NULL NULL");
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 nan NULL NULL NULL NULL NULL");
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 1e999 NULL NULL NULL NULL NULL");
+    bad("BOINC_SUBMIT 1 b app 1 j 0 0 NULL NULL NULL NULL NULL 1.5");
+}
+
+static void test_query(void **state)
+{
+    (void)state;
+    gahp_request *r;
+    assert_int_equal(parse_line("BOINC_QUERY_BATCHES 9 1700000000.123456 2 b1 b2", &r), 0);
+    assert_string_equal(r->u.query.min_mod_time, "1700000000.123456");
+    assert_int_equal(r->u.query.nbatches, 2);
+    assert_string_equal(r->u.query.batches[1], "b2");
+    gahp_request_free(r);
+    ok("BOINC_QUERY_BATCHES 9 0 1 b");
+    bad("BOINC_QUERY_BATCHES 9 0 2 b");
+    bad("BOINC_QUERY_BATCHES 9 0 1 b c");
+    bad("BOINC_QUERY_BATCHES 9 x 1 b");
+    bad("BOINC_QUERY_BATCHES 9 -5 1 b");
+    bad("BOINC_QUERY_BATCHES 9 0");
+    bad("BOINC_QUERY_BATCHES 9 0 1 ");
+}
+
+static void test_fetch(void **state)
+{
+    (void)state;
+    gahp_request *r;
+    assert_int_equal(parse_line("BOINC_FETCH_OUTPUT 4 j /home/u/run err.txt SOME 1 out.txt /tmp/o", &r), 0);
+    assert_int_equal(r->u.fetch.all, 0);
+    assert_string_equal(r->u.fetch.specs[0].dst, "/tmp/o");
+    gahp_request_free(r);
+    ok("BOINC_FETCH_OUTPUT 4 j /iwd err ALL 0");
+    bad("BOINC_FETCH_OUTPUT 4 j /iwd err all 0");
+    bad("BOINC_FETCH_OUTPUT 4 j /iwd err ALL 1 a");
+    bad("BOINC_FETCH_OUTPUT 4 j /iwd err ALL");
+    bad("BOINC_FETCH_OUTPUT 4 j /iwd");
+    bad("BOINC_FETCH_OUTPUT 4 j /iwd err ALL 0 x");
+}
+
+static void test_abort_retire_lease(void **state)
+{
+    (void)state;
+    gahp_request *r;
+    assert_int_equal(parse_line("BOINC_ABORT_JOBS 5 j1 j2 j3", &r), 0);
+    assert_int_equal(r->u.abort_jobs.njobs, 3);
+    gahp_request_free(r);
+    bad("BOINC_ABORT_JOBS 5");
+    bad("BOINC_ABORT_JOBS 5 j1 ");
+    ok("BOINC_RETIRE_BATCH 6 b");
+    bad("BOINC_RETIRE_BATCH 6");
+    bad("BOINC_RETIRE_BATCH 6 b c");
+    assert_int_equal(parse_line("BOINC_SET_LEASE 7 b 1700000000", &r), 0);
+    assert_true(r->u.lease.lease_time == 1700000000LL);
+    gahp_request_free(r);
+    bad("BOINC_SET_LEASE 1 b");
+    bad("BOINC_SET_LEASE 1 b 1.5");
+    bad("BOINC_SET_LEASE 1 b 99999999999999999999");
+    bad("BOINC_SET_LEASE 1 b 5 6");
+}
+
+static void test_numbers(void **state)
+{
+    (void)state;
+    long l;
+    double d;
+    long long ll;
+    assert_int_equal(parse_long_strict("42", 0, 100, &l), 0);
+    assert_int_equal(l, 42);
+    assert_int_equal(parse_long_strict("101", 0, 100, &l), -1);
+    assert_int_equal(parse_long_strict(" 1", 0, 100, &l), -1);
+    assert_int_equal(parse_long_strict("", 0, 100, &l), -1);
+    assert_int_equal(parse_llong_strict("-9223372036854775809", &ll), -1);
+    assert_int_equal(parse_double_strict("1.5e3", &d), 0);
+    assert_true(d == 1500.0);
+    assert_int_equal(parse_double_strict(".5", &d), 0);
+    assert_int_equal(parse_double_strict("0x10", &d), -1);
+    assert_int_equal(parse_double_strict("1.5 ", &d), -1);
+    assert_int_equal(parse_double_strict("infinity", &d), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ping),
+        cmocka_unit_test(test_submit),
+        cmocka_unit_test(test_query),
+        cmocka_unit_test(test_fetch),
+        cmocka_unit_test(test_abort_retire_lease),
+        cmocka_unit_test(test_numbers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,290 @@
+/*
+ * test_journal.c - the SQLite journal (src/journal.c) on real files:
+ * open + migrate, file modes, the server lock, request life cycle
+ * (insert, complete, deliver), pruning, and schema/schema.sql being exactly
+ * what the migrations build.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "journal.h"
+#include "strbuf.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[] = "/tmp/test_journal.XXXXXX";
+static char dbpath[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(tmpdir, "/tmp/test_journal.XXXXXX");
+    if (mkdtemp(tmpdir) == NULL)
+        return -1;
+    snprintf(dbpath, sizeof dbpath, "%s/j.db", tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const char *suffix[] = { "", "-wal", "-shm", ".lock" };
+    for (size_t i = 0; i < 4; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%s%s", dbpath, suffix[i]);
+        unlink(p);
+    }
+    rmdir(tmpdir);
+    return 0;
+}
+
+static journal *open_j(void)
+{
+    journal_options o = { dbpath, 1, 1000, 1 };
+    char *err = NULL;
+    journal *j = journal_open(&o, &err);
+    if (j == NULL)
+        fail_msg("journal_open: %s", err ? err : "?");
+    return j;
+}
+
+/* One integer from a query on a separate plain connection. */
+static long long query_int(const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void test_open_migrate_modes(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    int v = -1;
+    assert_int_equal(journal_schema_version(j, &v), 0);
+    assert_int_equal(v, journal_migration_count());
+    assert_true(journal_migration_count() >= 1);
+    struct stat st;
+    assert_int_equal(stat(dbpath, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    journal_close(j);
+    /* Reopening applies nothing new and keeps the version. */
+    j = open_j();
+    assert_int_equal(journal_schema_version(j, &v), 0);
+    assert_int_equal(v, journal_migration_count());
+    journal_close(j);
+}
+
+static void test_wide_mode_is_fixed(void **state)
+{
+    (void)state;
+    FILE *fp = fopen(dbpath, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(chmod(dbpath, 0644), 0);
+    journal *j = open_j();
+    struct stat st;
+    assert_int_equal(stat(dbpath, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    journal_close(j);
+}
+
+static void test_lock_excludes_second_server(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    journal_options o = { dbpath, 1, 1000, 1 };
+    char *err = NULL;
+    journal *j2 = journal_open(&o, &err);
+    assert_null(j2);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "in use"));
+    free(err);
+    journal_close(j);
+    j2 = journal_open(&o, &err);        /* free again after close */
+    assert_non_null(j2);
+    journal_close(j2);
+}
+
+static void test_request_life_cycle(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid, pid, row1, row2;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    assert_int_equal(journal_session_set_condor_version(j, sid, "$CondorVersion: 9 $"), 0);
+    assert_int_equal(journal_begin(j), 0);
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "secret", &pid), 0);
+    long long pid2;
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "secret", &pid2), 0);
+    assert_true(pid == pid2);
+    assert_int_equal(journal_request_insert(j, sid, 1, "BOINC_PING", "", pid,
+                                            journal_now(), &row1), 0);
+    assert_int_equal(journal_request_insert(j, sid, 2, "BOINC_RETIRE_BATCH", "b", pid,
+                                            journal_now(), &row2), 0);
+    assert_int_equal(journal_commit(j), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE state='accepted'"), 2);
+
+    /* A connection from another thread's point of view. */
+    char *err = NULL;
+    journal *c = journal_connect(j, &err);
+    assert_non_null(c);
+    journal_completion done[] = { { row1, journal_now(), journal_now(), "NULL" } };
+    assert_int_equal(journal_requests_complete(c, done, 1), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE state='completed'"
+                               " AND result='NULL'"), 1);
+    journal_close(c);
+
+    assert_int_equal(journal_requests_delivered(j, &row1, 1, journal_now()), 0);
+    /* Delivering an unfinished request does nothing. */
+    assert_int_equal(journal_requests_delivered(j, &row2, 1, journal_now()), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE state='delivered'"), 1);
+    assert_int_equal(journal_session_end(j, sid, 1), 0);
+    assert_int_equal(query_int("SELECT clean_exit FROM sessions"), 1);
+    journal_close(j);
+}
+
+static int count_rows(const journal_request_row *row, void *arg)
+{
+    (void)row;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static void test_prune_keeps_unfinished(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid, rows[3];
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    assert_int_equal(journal_begin(j), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(journal_request_insert(j, sid, i + 1, "BOINC_PING", "", 0,
+                                                journal_now() - 30 * 86400.0, &rows[i]), 0);
+    assert_int_equal(journal_commit(j), 0);
+    /* rows[0] delivered 30 days ago, rows[1] completed, rows[2] accepted */
+    journal_completion done[] = { { rows[0], 1, 2, "NULL" }, { rows[1], 1, 2, "NULL" } };
+    assert_int_equal(journal_requests_complete(j, done, 2), 0);
+    assert_int_equal(journal_requests_delivered(j, rows, 1, journal_now() - 30 * 86400.0), 0);
+    long long deleted = -1;
+    assert_int_equal(journal_prune(j, 7, &deleted), 0);
+    assert_int_equal(deleted, 1);
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
+    int n = 0;
+    assert_int_equal(journal_for_each_request(j, NULL, count_rows, &n), 0);
+    assert_int_equal(n, 2);
+    n = 0;
+    assert_int_equal(journal_for_each_request(j, JOURNAL_ACCEPTED, count_rows, &n), 0);
+    assert_int_equal(n, 1);
+    /* Recent deliveries survive. */
+    assert_int_equal(journal_requests_delivered(j, &rows[1], 1, journal_now()), 0);
+    assert_int_equal(journal_prune(j, 7, &deleted), 0);
+    assert_int_equal(deleted, 0);
+    journal_close(j);
+}
+
+/* ---- schema/schema.sql == migrations ------------------------------------ */
+
+/* Strip -- comments, collapse whitespace. */
+static char *normalise_sql(const char *sql)
+{
+    strbuf sb = STRBUF_INIT;
+    int space = 0;
+    for (const char *p = sql; *p; p++) {
+        if (p[0] == '-' && p[1] == '-') {
+            while (*p && *p != '\n')
+                p++;
+            if (!*p)
+                break;
+        }
+        if (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') {
+            space = 1;
+            continue;
+        }
+        if (space && sb.len > 0 && *p != ')' && *p != ',' &&
+            sb.data[sb.len - 1] != '(')
+            strbuf_putc(&sb, ' ');
+        space = 0;
+        strbuf_putc(&sb, *p);
+    }
+    return strbuf_detach(&sb);
+}
+
+static char *dump_schema(sqlite3 *db)
+{
+    strbuf sb = STRBUF_INIT;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT type, name, tbl_name, sql FROM"
+                                        " sqlite_master ORDER BY type, name", -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *sql = (const char *)sqlite3_column_text(st, 3);
+        char *norm = normalise_sql(sql ? sql : "");
+        strbuf_printf(&sb, "%s|%s|%s|%s\n", sqlite3_column_text(st, 0),
+                      sqlite3_column_text(st, 1), sqlite3_column_text(st, 2), norm);
+        free(norm);
+    }
+    sqlite3_finalize(st);
+    return strbuf_detach(&sb);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL)
+        fail_msg("cannot open %s (run from the repository root)", path);
+    strbuf sb = STRBUF_INIT;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+        strbuf_append(&sb, buf, n);
+    fclose(fp);
+    return strbuf_detach(&sb);
+}
+
+static void test_schema_matches_migrations(void **state)
+{
+    (void)state;
+    sqlite3 *a, *b;
+    assert_int_equal(sqlite3_open(":memory:", &a), SQLITE_OK);
+    assert_int_equal(sqlite3_open(":memory:", &b), SQLITE_OK);
+    for (int n = 1; n <= journal_migration_count(); n++)
+        assert_int_equal(sqlite3_exec(a, journal_migration_text(n), NULL, NULL, NULL), SQLITE_OK);
+    char *schema = read_file("schema/schema.sql");
+    assert_int_equal(sqlite3_exec(b, schema, NULL, NULL, NULL), SQLITE_OK);
+    char *da = dump_schema(a), *db = dump_schema(b);
+    assert_true(strlen(da) > 100);
+    assert_string_equal(da, db);
+    free(schema);
+    free(da);
+    free(db);
+    sqlite3_close(a);
+    sqlite3_close(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_open_migrate_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wide_mode_is_fixed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lock_excludes_second_server, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_life_cycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
+        cmocka_unit_test(test_schema_matches_migrations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
