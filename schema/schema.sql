@@ -54,7 +54,14 @@ CREATE TABLE batches (
     name            TEXT NOT NULL,       -- batch name as given by the client
     app             TEXT NOT NULL,       -- BOINC application name
     server_batch_id INTEGER,             -- the server's batch id once created
-    step            TEXT NOT NULL,       -- submit progress, e.g. new, created, submitted, failed
+    step            TEXT NOT NULL CHECK (step IN ('new', 'hashed', 'create_sent', 'created',
+                                   'files_known', 'uploaded', 'submit_sent', 'submitted', 'failed')),
+                                         -- submit progress; *_sent = request sent, outcome not yet
+                                         -- recorded (resolved by asking the server before acting again)
+    failed_step     TEXT,                -- when step = 'failed': the step that failed
+    error           TEXT,                -- when step = 'failed': the error result given to the client
+    spec_md5        TEXT NOT NULL,       -- MD5 of the submit's argument text: a re-issued submit with
+                                         -- the same batch name must carry exactly the same jobs
     njobs           INTEGER NOT NULL,    -- number of jobs in the batch
     retired         INTEGER NOT NULL DEFAULT 0,  -- 1 after BOINC_RETIRE_BATCH succeeded
     lease           REAL,                -- expire time last set on the server
@@ -89,8 +96,12 @@ CREATE TABLE batch_files (
     batch_id   INTEGER NOT NULL REFERENCES batches(id),  -- the batch
     phys_name  TEXT NOT NULL,            -- BOINC physical name (md5 + extension)
     local_path TEXT NOT NULL,            -- where the content is read from
-    state      TEXT NOT NULL CHECK (state IN ('hashed', 'confirmed', 'uploaded')),
-                                         -- hashed locally / server has it / we uploaded it
+    size       INTEGER NOT NULL,         -- bytes, as hashed
+    state      TEXT NOT NULL CHECK (state IN ('hashed', 'query_sent', 'absent', 'confirmed',
+                                              'upload_sent', 'uploaded')),
+                                         -- hashed locally / query_files with the batch id sent /
+                                         -- server lacks it / server had it (now associated) /
+                                         -- upload_files sent / we uploaded it
     updated_at REAL NOT NULL,            -- last state change
     PRIMARY KEY (batch_id, phys_name)
 );
