@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int boinc_fail(boinc_error *err, boinc_code code, long http_status,
                const char *fmt, ...)
@@ -162,9 +163,30 @@ char *boinc_unescape_entities(const char *s, size_t n)
     return out;
 }
 
+/* Does the tag starting at s (just after '<') break a line in HTML?  Those
+ * become a space; inline tags like <b> vanish, so "<b>Fatal error</b>:"
+ * reads "Fatal error:". */
+static int is_block_tag(const char *s, const char *end)
+{
+    static const char *const blocks[] = {
+        "br", "p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul",
+        "tr", "td", "th", "table", "title", "center", "html", "head", "body",
+    };
+    if (s < end && *s == '/')
+        s++;
+    const char *name = s;
+    while (s < end && ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                       (*s >= '0' && *s <= '9')))
+        s++;
+    size_t len = (size_t)(s - name);
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        if (strlen(blocks[i]) == len && strncasecmp(name, blocks[i], len) == 0)
+            return 1;
+    return 0;
+}
+
 char *boinc_html_summary(const char *s, size_t n, size_t max)
 {
-    /* Tags become spaces so "<br />word" does not glue words together. */
     char *text = malloc(n + 1);
     if (text == NULL)
         return NULL;
@@ -173,7 +195,8 @@ char *boinc_html_summary(const char *s, size_t n, size_t max)
     for (size_t i = 0; i < n; i++) {
         if (!in_tag && s[i] == '<') {
             in_tag = 1;
-            text[o++] = ' ';
+            if (is_block_tag(s + i + 1, s + n))
+                text[o++] = ' ';
         } else if (in_tag && s[i] == '>') {
             in_tag = 0;
         } else if (!in_tag) {
