@@ -6,6 +6,7 @@
  * for the threading rules and doc/journal.md for the data model.
  */
 #include "journal.h"
+#include "journal_internal.h"
 
 #include "log.h"
 #include "migrations.h"
@@ -391,14 +392,12 @@ static int step_done(journal *j, sqlite3_stmt *st, const char *what)
 
 /* One-off statement with text/int64/double binds given by a format:
  * 't' text, 'i' int64, 'd' double, 'n' null. */
-static int run_once(journal *j, const char *sql, const char *what,
-                    const char *types, ...)
+static int run_once_v(journal *j, const char *sql, const char *what,
+                      const char *types, va_list ap)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
         return fail(j, what);
-    va_list ap;
-    va_start(ap, types);
     for (int i = 0; types[i]; i++) {
         switch (types[i]) {
         case 't': sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
@@ -407,12 +406,36 @@ static int run_once(journal *j, const char *sql, const char *what,
         default: sqlite3_bind_null(st, i + 1); break;
         }
     }
-    va_end(ap);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)
         return fail(j, what);
     return 0;
+}
+
+static int run_once(journal *j, const char *sql, const char *what,
+                    const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    int rc = run_once_v(j, sql, what, types, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Shared with src/journal_*.c through journal_internal.h. */
+int journal_fail(journal *j, const char *what)
+{
+    return fail(j, what);
+}
+
+int journal_run(journal *j, const char *sql, const char *what, const char *types, ...)
+{
+    va_list ap;
+    va_start(ap, types);
+    int rc = run_once_v(j, sql, what, types, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* ---- sessions ------------------------------------------------------------ */
