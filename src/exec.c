@@ -5,6 +5,7 @@
  */
 #include "exec.h"
 
+#include "exec_cmds.h"
 #include "protocol.h"
 #include "strbuf.h"
 
@@ -71,11 +72,11 @@ typedef char *(*executor_fn)(exec_ctx *ctx, const gahp_request *req);
 static const executor_fn executors[GAHP_CMD_COUNT] = {
     [GAHP_CMD_PING] = exec_ping,
     [GAHP_CMD_SUBMIT] = exec_not_implemented,
-    [GAHP_CMD_QUERY_BATCHES] = exec_not_implemented,
-    [GAHP_CMD_FETCH_OUTPUT] = exec_not_implemented,
-    [GAHP_CMD_ABORT_JOBS] = exec_not_implemented,
-    [GAHP_CMD_RETIRE_BATCH] = exec_not_implemented,
-    [GAHP_CMD_SET_LEASE] = exec_not_implemented,
+    [GAHP_CMD_QUERY_BATCHES] = exec_query_batches,
+    [GAHP_CMD_FETCH_OUTPUT] = exec_fetch_output,
+    [GAHP_CMD_ABORT_JOBS] = exec_abort_jobs,
+    [GAHP_CMD_RETIRE_BATCH] = exec_retire_batch,
+    [GAHP_CMD_SET_LEASE] = exec_set_lease,
 };
 
 char *exec_request(exec_ctx *ctx, const gahp_request *req)

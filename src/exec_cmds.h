@@ -1,0 +1,31 @@
+/*
+ * exec_cmds.h - executors of BOINC_QUERY_BATCHES, BOINC_FETCH_OUTPUT,
+ * BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and BOINC_SET_LEASE, plugged into
+ * the executor table of exec.c.
+ *
+ * Each returns the malloc'd result tail (everything after "<id> ",
+ * escaped, with exactly the token count HTCondor expects: "NULL ..." or
+ * one error token), or NULL on ENOMEM.  doc/commands.md has the RPCs each
+ * one makes and every error result.
+ */
+#ifndef BOINC_GAHP_EXEC_CMDS_H
+#define BOINC_GAHP_EXEC_CMDS_H
+
+#include "exec.h"
+
+/* exec_query.c */
+char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
+
+/* exec_fetch.c */
+char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
+
+/* exec_manage.c */
+char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
+char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);
+char *exec_set_lease(exec_ctx *ctx, const gahp_request *req);
+
+/* Protocol status of a server job status: DONE and ERROR as they are,
+ * everything else (IN_PROGRESS, UNSENT, unknown) IN_PROGRESS. */
+const char *exec_protocol_status(const char *server_status);
+
+#endif

@@ -1,0 +1,564 @@
+/*
+ * exec_fetch.c - BOINC_FETCH_OUTPUT: ask the server how a job ended
+ * (query_completed_job), download the output files of a finished job
+ * (get_templates by job name for the file numbers, get_output per file)
+ * into place, unpack a zipped single output, append the job's stderr, and
+ * answer "NULL <exit_status> <elapsed> <cpu>" or one error token.
+ *
+ * Files are never written under their final name until complete: every
+ * download goes to a temp file next to its destination (outputs.h) and is
+ * renamed into place only when ALL selected files have downloaded, so a
+ * failed fetch leaves no new or half file behind and can simply be
+ * retried.  doc/commands.md describes every rule and error.
+ */
+#include "exec_cmds.h"
+
+#include "log.h"
+#include "outputs.h"
+#include "protocol.h"
+#include "strbuf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Refuse to unpack archives whose members add up to more than this: a
+ * guard against zip bombs that still allows any realistic BOINC output
+ * (output templates usually cap files at a few MB to a few GB). */
+#define FETCH_ZIP_MAX_BYTES (16LL * 1024 * 1024 * 1024)
+
+/* Everything one fetch needs, passed between the steps. */
+typedef struct {
+    exec_ctx *ctx;
+    const gahp_fetch_output *f;
+    boinc_project project;
+} fetch_ctx;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+/* One escaped error token from a printf-style message; NULL on ENOMEM. */
+static char *fail_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *fail_fmt(const char *fmt, ...)
+{
+    strbuf raw = STRBUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = strbuf_vprintf(&raw, fmt, ap);
+    va_end(ap);
+    char *tok = rc == 0 ? gahp_escape(raw.data) : NULL;
+    strbuf_free(&raw);
+    return tok;
+}
+
+/* Error token for a failed local file operation (errmsg from outputs.h,
+ * NULL meaning out of memory); frees errmsg. */
+static char *fail_local(const char *step, char *errmsg)
+{
+    char *tok = exec_error(step, errmsg != NULL ? errmsg : "out of memory");
+    free(errmsg);
+    return tok;
+}
+
+static int ends_with_zip(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && strcasecmp(name + n - 4, ".zip") == 0;
+}
+
+/* The spec whose <src> is name, or NULL (the first one wins). */
+static const gahp_output_spec *find_spec(const gahp_fetch_output *f,
+                                         const char *name)
+{
+    for (size_t i = 0; i < f->nspecs; i++)
+        if (strcmp(f->specs[i].src, name) == 0)
+            return &f->specs[i];
+    return NULL;
+}
+
+static int name_in(const char *name, char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (names[i] != NULL && strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * Specs must name something the job produced.  SOME: a spec naming
+ * nothing is an error (reported before anything is written).  ALL: such a
+ * spec cannot apply to anything and is only logged.
+ */
+static char *check_specs(const fetch_ctx *fc, char *const *names, size_t n,
+                         const char *what)
+{
+    for (size_t i = 0; i < fc->f->nspecs; i++) {
+        const char *src = fc->f->specs[i].src;
+        if (name_in(src, names, n))
+            continue;
+        if (!fc->f->all)
+            return fail_fmt("fetch_output failed: %s is not %s of job %s",
+                            src, what, fc->f->job);
+        log_warn("fetch_output: job %s: spec for %s names no %s; ignored",
+                 fc->f->job, src, what);
+    }
+    return NULL;
+}
+
+/* Where a produced file called name goes: the spec's <dst> when a spec
+ * names it, else <iwd>/<name>.  NULL with *tok set (bad path) or, on
+ * ENOMEM, with *nomem set. */
+static char *destination(const gahp_fetch_output *f, const char *name,
+                         char **tok, int *nomem)
+{
+    const gahp_output_spec *spec = find_spec(f, name);
+    const char *path = spec != NULL ? spec->dst : name;
+    char *dest = outputs_resolve(f->iwd, path);
+    if (dest == NULL) {
+        if (errno == ENOMEM)
+            *nomem = 1;
+        else
+            *tok = fail_fmt("fetch_output failed: bad destination %s for %s",
+                            path, name);
+    }
+    return dest;
+}
+
+static int selected(const gahp_fetch_output *f, const char *name)
+{
+    return f->all || find_spec(f, name) != NULL;
+}
+
+/* ---- plain outputs: temp files first, then rename them all ------------- */
+
+typedef struct {
+    int file_num;
+    char *dest;
+    int fd;
+    char *tmp;
+} pending_file;
+
+static void pending_abort(pending_file *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        outputs_abort_temp(p[i].fd, p[i].tmp);
+        p[i].fd = -1;
+        p[i].tmp = NULL;
+    }
+}
+
+static void pending_free(pending_file *p, size_t n)
+{
+    pending_abort(p, n);
+    for (size_t i = 0; i < n; i++)
+        free(p[i].dest);
+    free(p);
+}
+
+/* Download output file_num into a new temp file next to dest. */
+static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
+{
+    char *errmsg = NULL;
+    if (outputs_open_temp(p->dest, &p->fd, &p->tmp, &errmsg) != 0) {
+        p->fd = -1;
+        p->tmp = NULL;
+        return fail_local("saving output failed", errmsg);
+    }
+    boinc_error err = { BOINC_OK, 0, NULL };
+    long long nbytes = 0;
+    if (boinc_get_output_file(fc->ctx->client, &fc->project, fc->f->job,
+                              p->file_num, p->fd, &nbytes, &err) != BOINC_OK) {
+        strbuf step = STRBUF_INIT;
+        char *tok = NULL;
+        if (strbuf_printf(&step, "get_output of %s (file %d)", name,
+                          p->file_num) == 0)
+            tok = exec_boinc_error(step.data, &err);
+        strbuf_free(&step);
+        boinc_error_clear(&err);
+        return tok;
+    }
+    log_debug("fetch_output: job %s: %s: %lld bytes", fc->f->job, name, nbytes);
+    return NULL;
+}
+
+/* Returns NULL on success, else the error token (or NULL with *nomem). */
+static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t, int *nomem)
+{
+    char *bad = check_specs(fc, t->output_names, t->n_outputs, "an output");
+    if (bad != NULL)
+        return bad;
+    pending_file *p = calloc(t->n_outputs ? t->n_outputs : 1, sizeof *p);
+    if (p == NULL) {
+        *nomem = 1;
+        return NULL;
+    }
+    size_t np = 0;
+    char *tok = NULL;
+    /* Check every name first: nothing is written if one is refused. */
+    for (size_t i = 0; tok == NULL && i < t->n_outputs; i++) {
+        const char *name = t->output_names[i];
+        if (name == NULL || !outputs_name_is_safe(name))
+            tok = fail_fmt("fetch_output failed: unsafe output name from "
+                           "server: %s", name != NULL ? name : "(none)");
+    }
+    for (size_t i = 0; tok == NULL && !*nomem && i < t->n_outputs; i++) {
+        const char *name = t->output_names[i];
+        if (!selected(fc->f, name))
+            continue;
+        pending_file *pf = &p[np++];
+        pf->file_num = (int)i;
+        pf->fd = -1;
+        if ((pf->dest = destination(fc->f, name, &tok, nomem)) == NULL)
+            break;
+        tok = download_one(fc, pf, name);
+    }
+    /* Every file is complete: rename them into place. */
+    for (size_t i = 0; tok == NULL && !*nomem && i < np; i++) {
+        char *errmsg = NULL;
+        int rc = outputs_commit_temp(p[i].fd, p[i].tmp, p[i].dest, &errmsg);
+        p[i].fd = -1;
+        p[i].tmp = NULL;
+        if (rc != 0)
+            tok = fail_local("saving output failed", errmsg);
+    }
+    pending_free(p, np);
+    return tok;
+}
+
+/* ---- a zipped single output --------------------------------------------- */
+
+/* Unlink every entry of a directory without subdirectories, then the
+ * directory itself.  Best effort: this is clean-up after the real work. */
+static void remove_flat_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        int dfd = dirfd(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            if (unlinkat(dfd, e->d_name, 0) != 0 && errno != ENOENT)
+                log_warn("fetch_output: cannot remove %s/%s: %s", dir,
+                         e->d_name, strerror(errno));
+        }
+        closedir(d);
+    }
+    if (rmdir(dir) != 0 && errno != ENOENT)
+        log_warn("fetch_output: cannot remove directory %s: %s", dir,
+                 strerror(errno));
+}
+
+/* Copy src to dest through a temp file next to dest (rename across file
+ * systems).  0 or -1 with *errmsg. */
+static int copy_into_place(const char *src, const char *dest, char **errmsg)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        strbuf m = STRBUF_INIT;
+        if (strbuf_printf(&m, "cannot read unpacked member %s: %s", src,
+                          strerror(errno)) == 0)
+            *errmsg = strbuf_detach(&m);
+        strbuf_free(&m);
+        return -1;
+    }
+    int fd = -1;
+    char *tmp = NULL;
+    if (outputs_open_temp(dest, &fd, &tmp, errmsg) != 0) {
+        close(in);
+        return -1;
+    }
+    char buf[65536];
+    for (;;) {
+        ssize_t got = read(in, buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got == 0)
+            break;
+        if (got < 0 || outputs_write_all(fd, buf, (size_t)got) != 0) {
+            strbuf m = STRBUF_INIT;
+            if (strbuf_printf(&m, "cannot write output file %s: %s", dest,
+                              strerror(errno)) == 0)
+                *errmsg = strbuf_detach(&m);
+            strbuf_free(&m);
+            close(in);
+            outputs_abort_temp(fd, tmp);
+            return -1;
+        }
+    }
+    close(in);
+    return outputs_commit_temp(fd, tmp, dest, errmsg);
+}
+
+/* Move an unpacked member (complete, in the private directory) to dest.
+ * rename() is atomic; across file systems it falls back to a copy through
+ * a temp file, so dest is never half written either way. */
+static int place_member(const char *src, const char *dest, char **errmsg)
+{
+    if (rename(src, dest) == 0)
+        return 0;
+    if (errno == EXDEV)
+        return copy_into_place(src, dest, errmsg);
+    strbuf m = STRBUF_INIT;
+    if (strbuf_printf(&m, "cannot create output file %s: %s", dest,
+                      strerror(errno)) == 0)
+        *errmsg = strbuf_detach(&m);
+    strbuf_free(&m);
+    return -1;
+}
+
+/* Make <iwd>/.boinc_gahp.zip.XXXXXX (mode 0700) and its "members" subdir;
+ * *made counts the directories created (for the clean-up). */
+static char *make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
+                              int *made, int *nomem)
+{
+    char *base = outputs_resolve(fc->f->iwd, ".boinc_gahp.zip.XXXXXX");
+    if (base == NULL) {
+        if (errno == ENOMEM)
+            *nomem = 1;
+        return errno == ENOMEM ? NULL
+                               : fail_fmt("fetch_output failed: bad iwd %s",
+                                          fc->f->iwd);
+    }
+    int rc = strbuf_puts(dir, base);
+    free(base);
+    if (rc != 0) {
+        *nomem = 1;
+        return NULL;
+    }
+    if (mkdtemp(dir->data) == NULL)
+        return fail_fmt("fetch_output failed: cannot create temporary "
+                        "directory in %s: %s", fc->f->iwd, strerror(errno));
+    *made = 1;
+    if (strbuf_printf(members, "%s/members", dir->data) != 0) {
+        *nomem = 1;
+        return NULL;
+    }
+    if (mkdir(members->data, 0700) != 0)
+        return fail_fmt("fetch_output failed: cannot create temporary "
+                        "directory %s: %s", members->data, strerror(errno));
+    *made = 2;
+    return NULL;
+}
+
+/* Place the selected members; NULL on success or ENOMEM (*nomem). */
+static char *place_members(fetch_ctx *fc, const char *members_dir,
+                           char *const *names, size_t n, int *nomem)
+{
+    char *bad = check_specs(fc, names, n, "a member of the output archive");
+    if (bad != NULL)
+        return bad;
+    for (size_t i = 0; i < n; i++) {
+        if (!selected(fc->f, names[i]))
+            continue;
+        char *tok = NULL;
+        char *dest = destination(fc->f, names[i], &tok, nomem);
+        if (dest == NULL)
+            return tok;
+        strbuf src = STRBUF_INIT;
+        if (strbuf_printf(&src, "%s/%s", members_dir, names[i]) != 0) {
+            free(dest);
+            strbuf_free(&src);
+            *nomem = 1;
+            return NULL;
+        }
+        char *errmsg = NULL;
+        int rc = place_member(src.data, dest, &errmsg);
+        free(dest);
+        strbuf_free(&src);
+        if (rc != 0)
+            return fail_local("saving output failed", errmsg);
+    }
+    return NULL;
+}
+
+/* Download the archive into the private directory and unpack it there. */
+static char *download_and_unpack(fetch_ctx *fc, const char *zip_name,
+                                 const char *dir, const char *members_dir,
+                                 char ***names, size_t *n, int *nomem)
+{
+    strbuf archive = STRBUF_INIT;
+    if (strbuf_printf(&archive, "%s/%s", dir, zip_name) != 0) {
+        *nomem = 1;
+        return NULL;
+    }
+    pending_file pf = { 0, archive.data, -1, NULL };
+    char *tok = download_one(fc, &pf, zip_name);
+    if (tok == NULL) {
+        char *errmsg = NULL;
+        int rc = outputs_commit_temp(pf.fd, pf.tmp, archive.data, &errmsg);
+        pf.fd = -1;
+        pf.tmp = NULL;
+        if (rc != 0)
+            tok = fail_local("saving output failed", errmsg);
+    }
+    outputs_abort_temp(pf.fd, pf.tmp);
+    if (tok == NULL) {
+        char *errmsg = NULL;
+        if (outputs_unzip(archive.data, members_dir, FETCH_ZIP_MAX_BYTES,
+                          names, n, &errmsg) != 0)
+            tok = fail_local("unpacking output failed", errmsg);
+    }
+    strbuf_free(&archive);
+    return tok;
+}
+
+static char *fetch_zip(fetch_ctx *fc, const char *zip_name, int *nomem)
+{
+    if (!outputs_name_is_safe(zip_name))
+        return fail_fmt("fetch_output failed: unsafe output name from "
+                        "server: %s", zip_name);
+    /* SOME without specs asks for nothing: do not even download. */
+    if (!fc->f->all && fc->f->nspecs == 0)
+        return NULL;
+    strbuf dir = STRBUF_INIT, members = STRBUF_INIT;
+    int made = 0;
+    char *tok = make_private_dir(fc, &dir, &members, &made, nomem);
+    char **names = NULL;
+    size_t n = 0;
+    if (tok == NULL && !*nomem)
+        tok = download_and_unpack(fc, zip_name, dir.data, members.data,
+                                  &names, &n, nomem);
+    if (tok == NULL && !*nomem)
+        tok = place_members(fc, members.data, names, n, nomem);
+    outputs_free_names(names, n);
+    /* The archive and every member not moved out go with the directory. */
+    if (made >= 2)
+        remove_flat_dir(members.data);
+    if (made >= 1)
+        remove_flat_dir(dir.data);
+    strbuf_free(&dir);
+    strbuf_free(&members);
+    return tok;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static char *append_stderr(const fetch_ctx *fc, const char *text)
+{
+    if (text == NULL || text[0] == '\0')
+        return NULL;
+    char *path = outputs_resolve(fc->f->iwd, fc->f->stderr_file);
+    if (path == NULL)
+        return fail_fmt("fetch_output failed: bad stderr file %s",
+                        fc->f->stderr_file);
+    char *errmsg = NULL;
+    int rc = outputs_append_stderr(path, text, &errmsg);
+    free(path);
+    return rc == 0 ? NULL : fail_local("saving stderr failed", errmsg);
+}
+
+/* "NULL <exit_status> <elapsed> <cpu>": times as plain decimals with six
+ * digits after the point (what the server sends; never an exponent). */
+static char *success_tail(const boinc_completed_job *cj)
+{
+    double elapsed = cj->has_exit_status ? cj->elapsed_time : 0;
+    double cpu = cj->has_exit_status ? cj->cpu_time : 0;
+    if (!isfinite(elapsed) || elapsed < 0)
+        elapsed = 0;
+    if (!isfinite(cpu) || cpu < 0)
+        cpu = 0;
+    strbuf out = STRBUF_INIT;
+    if (strbuf_printf(&out, "NULL %d %.6f %.6f",
+                      cj->has_exit_status ? cj->exit_status : 0, elapsed,
+                      cpu) != 0) {
+        strbuf_free(&out);
+        return NULL;
+    }
+    return strbuf_detach(&out);
+}
+
+static char *fetch_done(fetch_ctx *fc, const boinc_completed_job *cj)
+{
+    boinc_templates t;
+    memset(&t, 0, sizeof t);
+    boinc_error err = { BOINC_OK, 0, NULL };
+    if (boinc_get_templates_for_job(fc->ctx->client, &fc->project, fc->f->job,
+                                    &t, &err) != BOINC_OK) {
+        char *tok = exec_boinc_error("get_templates", &err);
+        boinc_error_clear(&err);
+        boinc_templates_free(&t);
+        return tok;
+    }
+    int nomem = 0;
+    char *tok;
+    /* A job with exactly one output named *.zip delivers its members. */
+    if (t.n_outputs == 1 && t.output_names[0] != NULL &&
+        ends_with_zip(t.output_names[0]))
+        tok = fetch_zip(fc, t.output_names[0], &nomem);
+    else
+        tok = fetch_plain(fc, &t, &nomem);
+    boinc_templates_free(&t);
+    if (tok == NULL && !nomem)
+        tok = append_stderr(fc, cj->stderr_out);
+    if (tok == NULL && !nomem)
+        return success_tail(cj);
+    return tok;
+}
+
+/* Names of the error_mask bits (BOINC's WU_ERROR_* values). */
+static int describe_mask(strbuf *sb, long mask)
+{
+    static const struct { long bit; const char *name; } bits[] = {
+        { 1, "couldnt_send" }, { 2, "too_many_error_results" },
+        { 4, "too_many_success_results" }, { 8, "too_many_total_results" },
+        { 16, "cancelled" }, { 32, "no_canonical_result" },
+    };
+    int first = 1, rc = strbuf_printf(sb, "error mask %ld (", mask);
+    for (size_t i = 0; rc == 0 && i < sizeof bits / sizeof bits[0]; i++)
+        if (mask & bits[i].bit) {
+            rc = strbuf_printf(sb, "%s%s", first ? "" : ", ", bits[i].name);
+            first = 0;
+        }
+    if (rc == 0 && first)
+        rc = strbuf_puts(sb, "unknown");
+    return rc == 0 ? strbuf_putc(sb, ')') : rc;
+}
+
+static char *fetch_failed(fetch_ctx *fc, const boinc_completed_job *cj)
+{
+    if (cj->has_exit_status) {
+        char *tok = append_stderr(fc, cj->stderr_out);
+        return tok != NULL ? tok : success_tail(cj);
+    }
+    strbuf raw = STRBUF_INIT;
+    char *tok = NULL;
+    if (strbuf_printf(&raw, "job %s failed: ", fc->f->job) == 0 &&
+        describe_mask(&raw, cj->error_mask) == 0 &&
+        strbuf_puts(&raw, ", no instance reported") == 0)
+        tok = gahp_escape(raw.data);
+    strbuf_free(&raw);
+    return tok;
+}
+
+char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
+{
+    fetch_ctx fc = { ctx, &req->u.fetch,
+                     { req->project_url, req->authenticator } };
+    boinc_completed_job cj;
+    memset(&cj, 0, sizeof cj);
+    boinc_error err = { BOINC_OK, 0, NULL };
+    char *tok;
+    if (boinc_query_completed_job(ctx->client, &fc.project, fc.f->job, &cj,
+                                  &err) != BOINC_OK) {
+        /* Includes a stock server's truncated reply for failed jobs
+         * (BOINC_E_PARSE with the server's PHP error text). */
+        tok = exec_boinc_error("query_completed_job", &err);
+    } else if (cj.canonical_resultid != 0) {
+        tok = fetch_done(&fc, &cj);
+    } else if (cj.error_mask != 0) {
+        tok = fetch_failed(&fc, &cj);
+    } else {
+        tok = fail_fmt("job %s is not finished", fc.f->job);
+    }
+    boinc_error_clear(&err);
+    boinc_completed_job_free(&cj);
+    return tok;
+}

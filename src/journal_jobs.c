@@ -1,0 +1,178 @@
+/*
+ * journal_jobs.c - SQL of the query and management commands: last job
+ * status seen on the server, retired batches, leases (journal_jobs.h).
+ *
+ * Uses the connection's sqlite3* (journal_db) and the process-wide write
+ * transaction of journal_begin/commit; statements are prepared per call
+ * (these commands are rare compared to a query's network round trip).
+ */
+#include "journal_jobs.h"
+
+#include "log.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sql_fail(journal *j, const char *what)
+{
+    log_error("journal %s: %s", what, sqlite3_errmsg(journal_db(j)));
+    return -1;
+}
+
+static int prepare(journal *j, const char *sql, sqlite3_stmt **st,
+                   const char *what)
+{
+    if (sqlite3_prepare_v2(journal_db(j), sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return sql_fail(j, what);
+    }
+    return 0;
+}
+
+/* The status update of one job; bound and stepped once per job. */
+static const char SQL_UPDATE_STATUS[] =
+    "UPDATE jobs SET status = ?1, updated_at = ?2"
+    " WHERE name = ?3"
+    "   AND batch_id = (SELECT id FROM batches WHERE project_id = ?4 AND name = ?5)"
+    /* updated_at means "when status last changed": leave equal rows be. */
+    "   AND status IS NOT ?1";
+
+static int update_one(journal *j, sqlite3_stmt *st, long long project_id,
+                      const char *batch, const journal_job_status *job,
+                      double now, long long *changed)
+{
+    sqlite3_reset(st);
+    if (sqlite3_bind_text(st, 1, job->status, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_double(st, 2, now) != SQLITE_OK ||
+        sqlite3_bind_text(st, 3, job->name, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_int64(st, 4, project_id) != SQLITE_OK ||
+        sqlite3_bind_text(st, 5, batch, -1, SQLITE_STATIC) != SQLITE_OK)
+        return sql_fail(j, "bind job status");
+    if (sqlite3_step(st) != SQLITE_DONE)
+        return sql_fail(j, "update job status");
+    *changed += sqlite3_changes(journal_db(j));
+    return 0;
+}
+
+int journal_jobs_record_statuses(journal *j, long long project_id,
+                                 const journal_batch_report *reports,
+                                 size_t nreports, double now,
+                                 long long *changed)
+{
+    long long n = 0;
+    sqlite3_stmt *st = NULL;
+    if (changed != NULL)
+        *changed = 0;
+    if (prepare(j, SQL_UPDATE_STATUS, &st, "prepare job status update") != 0)
+        return -1;
+    if (journal_begin(j) != 0) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t b = 0; rc == 0 && b < nreports; b++)
+        for (size_t i = 0; rc == 0 && i < reports[b].njobs; i++)
+            rc = update_one(j, st, project_id, reports[b].batch,
+                            &reports[b].jobs[i], now, &n);
+    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = journal_commit(j);
+    else
+        journal_rollback(j);
+    if (rc == 0 && changed != NULL)
+        *changed = n;
+    return rc;
+}
+
+/* Run one UPDATE of batches (project_id = ?1, name = ?2, updated_at = ?3,
+ * and optionally a REAL ?4) in its own transaction. */
+static int update_batch(journal *j, const char *sql, long long project_id,
+                        const char *batch, double now, const double *value,
+                        int *found, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    if (found != NULL)
+        *found = 0;
+    if (prepare(j, sql, &st, what) != 0)
+        return -1;
+    if (sqlite3_bind_int64(st, 1, project_id) != SQLITE_OK ||
+        sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_double(st, 3, now) != SQLITE_OK ||
+        (value != NULL && sqlite3_bind_double(st, 4, *value) != SQLITE_OK)) {
+        sql_fail(j, what);
+        sqlite3_finalize(st);
+        return -1;
+    }
+    if (journal_begin(j) != 0) {
+        sqlite3_finalize(st);
+        return -1;
+    }
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sql_fail(j, what);
+    int n = sqlite3_changes(journal_db(j));
+    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = journal_commit(j);
+    else
+        journal_rollback(j);
+    if (rc == 0 && found != NULL)
+        *found = n > 0;
+    return rc;
+}
+
+int journal_batch_mark_retired(journal *j, long long project_id,
+                               const char *batch, double now, int *found)
+{
+    return update_batch(j,
+                        "UPDATE batches SET retired = 1, updated_at = ?3"
+                        " WHERE project_id = ?1 AND name = ?2",
+                        project_id, batch, now, NULL, found,
+                        "mark batch retired");
+}
+
+int journal_batch_set_lease(journal *j, long long project_id,
+                            const char *batch, double lease, double now,
+                            int *found)
+{
+    return update_batch(j,
+                        "UPDATE batches SET lease = ?4, updated_at = ?3"
+                        " WHERE project_id = ?1 AND name = ?2",
+                        project_id, batch, now, &lease, found,
+                        "record batch lease");
+}
+
+int journal_job_status_get(journal *j, long long project_id,
+                           const char *batch, const char *job, char **status,
+                           int *found)
+{
+    sqlite3_stmt *st = NULL;
+    *status = NULL;
+    *found = 0;
+    if (prepare(j,
+                "SELECT jobs.status FROM jobs JOIN batches"
+                "  ON jobs.batch_id = batches.id"
+                " WHERE batches.project_id = ?1 AND batches.name = ?2"
+                "   AND jobs.name = ?3",
+                &st, "prepare job status read") != 0)
+        return -1;
+    int rc = 0;
+    if (sqlite3_bind_int64(st, 1, project_id) != SQLITE_OK ||
+        sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_text(st, 3, job, -1, SQLITE_STATIC) != SQLITE_OK) {
+        rc = sql_fail(j, "bind job status read");
+    } else {
+        int step = sqlite3_step(st);
+        if (step == SQLITE_ROW) {
+            *found = 1;
+            const unsigned char *text = sqlite3_column_text(st, 0);
+            if (text != NULL && (*status = strdup((const char *)text)) == NULL) {
+                log_error("journal read job status: out of memory");
+                rc = -1;
+            }
+        } else if (step != SQLITE_DONE) {
+            rc = sql_fail(j, "read job status");
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * journal_jobs.h - the journal's side of the query and management
+ * commands (BOINC_QUERY_BATCHES, BOINC_RETIRE_BATCH, BOINC_SET_LEASE):
+ * remembering the last job status seen on the server, and which batches
+ * were retired or got a lease.
+ *
+ * Only rows that BOINC_SUBMIT created are touched: a batch is known when
+ * batches has a row with that project_id and name; nothing is inserted
+ * here.  Every writing function runs its own short write transaction
+ * (journal_begin/commit) and returns 0, or -1 after logging the SQLite
+ * error (the transaction is rolled back).
+ */
+#ifndef BOINC_GAHP_JOURNAL_JOBS_H
+#define BOINC_GAHP_JOURNAL_JOBS_H
+
+#include "journal.h"
+
+#include <stddef.h>
+
+/* One job line of a status query, as the server sent it. */
+typedef struct {
+    const char *name;
+    const char *status;         /* verbatim: DONE, ERROR, IN_PROGRESS, UNSENT ... */
+} journal_job_status;
+
+/* The jobs one query reported for one batch. */
+typedef struct {
+    const char *batch;          /* batch name */
+    size_t njobs;
+    const journal_job_status *jobs;
+} journal_batch_report;
+
+/*
+ * Record the statuses of one query (all its batches) in ONE transaction:
+ * jobs.status and jobs.updated_at = now for every existing job row of a
+ * known batch whose status differs.  Unknown batches and jobs are skipped.
+ * *changed (may be NULL) gets the number of rows updated.
+ */
+int journal_jobs_record_statuses(journal *j, long long project_id,
+                                 const journal_batch_report *reports,
+                                 size_t nreports, double now,
+                                 long long *changed);
+
+/* batches.retired = 1 for the batch (project_id, name).  *found (may be
+ * NULL) is 1 if the journal knows the batch, else 0. */
+int journal_batch_mark_retired(journal *j, long long project_id,
+                               const char *batch, double now, int *found);
+
+/* batches.lease = lease for the batch (project_id, name); *found as above. */
+int journal_batch_set_lease(journal *j, long long project_id,
+                            const char *batch, double lease, double now,
+                            int *found);
+
+/* Read back a job's last recorded status (malloc'd, NULL when never set)
+ * for the batch (project_id, batch).  *found = 0 when there is no such
+ * row.  For tests and audits. */
+int journal_job_status_get(journal *j, long long project_id,
+                           const char *batch, const char *job, char **status,
+                           int *found);
+
+#endif
