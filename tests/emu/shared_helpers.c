@@ -1,0 +1,10 @@
+/*
+ * shared_helpers.c - links the project's own log and strbuf helpers into
+ * the emulator.
+ *
+ * The Makefile builds boinc_emu only from the .c files of tests/emu, so the helpers in
+ * src/ are compiled here as part of this translation unit (found through
+ * -Isrc) instead of being duplicated.
+ */
+#include "log.c"
+#include "strbuf.c"
