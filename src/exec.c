@@ -1,9 +1,10 @@
 /*
  * exec.c - dispatch of one journaled request to its executor, and the
- * BOINC_PING executor.  The other commands get their executors in
- * src/exec_<command>.c; until then they answer an honest error result.
+ * BOINC_PING executor.  The other commands have their executors in
+ * src/exec_submit.c, src/exec_query.c, src/exec_fetch.c, src/exec_manage.c.
  */
 #include "exec.h"
+#include "exec_submit.h"
 
 #include "exec_cmds.h"
 #include "protocol.h"
@@ -53,25 +54,12 @@ static char *exec_ping(exec_ctx *ctx, const gahp_request *req)
     return tail;
 }
 
-static char *exec_not_implemented(exec_ctx *ctx, const gahp_request *req)
-{
-    (void)ctx;
-    strbuf raw = STRBUF_INIT;
-    if (strbuf_printf(&raw, "%s is not implemented yet", gahp_command_name(req->cmd)) != 0) {
-        strbuf_free(&raw);
-        return NULL;
-    }
-    char *tok = gahp_escape(raw.data);
-    strbuf_free(&raw);
-    return tok;
-}
-
 typedef char *(*executor_fn)(exec_ctx *ctx, const gahp_request *req);
 
-/* One executor per command; later issues replace the placeholders. */
+/* One executor per command. */
 static const executor_fn executors[GAHP_CMD_COUNT] = {
     [GAHP_CMD_PING] = exec_ping,
-    [GAHP_CMD_SUBMIT] = exec_not_implemented,
+    [GAHP_CMD_SUBMIT] = exec_submit,
     [GAHP_CMD_QUERY_BATCHES] = exec_query_batches,
     [GAHP_CMD_FETCH_OUTPUT] = exec_fetch_output,
     [GAHP_CMD_ABORT_JOBS] = exec_abort_jobs,

@@ -383,3 +383,17 @@ int files_distinct(const char *const *names, size_t n, size_t **first_index,
     *ndistinct = count;
     return 0;
 }
+
+int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN + 1])
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+    int ok = md != NULL && EVP_Digest(data, len, digest, &dlen, md, NULL) == 1 &&
+             dlen * 2 == FILES_MD5_HEX_LEN;
+    EVP_MD_free(md);
+    if (!ok)
+        return -1;
+    files_to_hex(digest, dlen, out);
+    return 0;
+}

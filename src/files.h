@@ -62,6 +62,9 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                         long long *nbytes, files_stat_key *key,
                         char **errmsg);
 
+/* MD5 of len bytes at data, as 32 lowercase hex digits + NUL.  0 or -1. */
+int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN + 1]);
+
 /*
  * Physical name for content md5_hex (32 lowercase hex digits) of the local
  * file local_name: md5_hex + the extension of local_name's basename (from

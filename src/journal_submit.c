@@ -1,0 +1,386 @@
+/*
+ * journal_submit.c - SQL for BOINC_SUBMIT's progress: batches, batch_files,
+ * jobs, file_md5_cache.  Part of the journal module (the only SQL code).
+ */
+#include "journal_submit.h"
+
+#include "journal_internal.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+void journal_batch_free(journal_batch *b)
+{
+    if (b == NULL)
+        return;
+    free(b->name);
+    free(b->app);
+    free(b->step);
+    free(b->failed_step);
+    free(b->error);
+    free(b->spec_md5);
+    memset(b, 0, sizeof *b);
+}
+
+int journal_batch_find(journal *j, long long project_id, const char *name,
+                       journal_batch *out, int *found)
+{
+    sqlite3_stmt *st;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "SELECT id, project_id, name, app, server_batch_id, step, failed_step,"
+            " error, spec_md5, njobs, request_id FROM batches"
+            " WHERE project_id = ?1 AND name = ?2", -1, &st, NULL) != SQLITE_OK)
+        return journal_fail(j, "batch lookup");
+    sqlite3_bind_int64(st, 1, project_id);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->id = sqlite3_column_int64(st, 0);
+        out->project_id = sqlite3_column_int64(st, 1);
+        out->name = dup_col(st, 2);
+        out->app = dup_col(st, 3);
+        out->server_batch_id = sqlite3_column_int64(st, 4);
+        out->step = dup_col(st, 5);
+        out->failed_step = dup_col(st, 6);
+        out->error = dup_col(st, 7);
+        out->spec_md5 = dup_col(st, 8);
+        out->njobs = (long)sqlite3_column_int64(st, 9);
+        out->request_id = sqlite3_column_int64(st, 10);
+        *found = 1;
+        if (out->name == NULL || out->app == NULL || out->step == NULL ||
+            out->spec_md5 == NULL) {
+            sqlite3_finalize(st);
+            journal_batch_free(out);
+            *found = 0;
+            return journal_fail(j, "batch lookup (out of memory)");
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return journal_fail(j, "batch lookup");
+    return 0;
+}
+
+/* Run one statement in its own write transaction. */
+#define RUN_TXN(j, ...)                                   \
+    do {                                                  \
+        if (journal_begin(j) != 0)                        \
+            return -1;                                    \
+        if (journal_run(j, __VA_ARGS__) != 0) {           \
+            journal_rollback(j);                          \
+            return -1;                                    \
+        }                                                 \
+        return journal_commit(j);                         \
+    } while (0)
+
+int journal_batch_create(journal *j, long long project_id, const char *name,
+                         const char *app, long njobs, const char *spec_md5,
+                         long long request_id, long long *batch_row)
+{
+    double now = journal_now();
+    if (journal_begin(j) != 0)
+        return -1;
+    if (journal_run(j,
+            "INSERT INTO batches (project_id, name, app, step, njobs, spec_md5,"
+            " request_id, created_at, updated_at)"
+            " VALUES (?, ?, ?, '" BATCH_NEW "', ?, ?, ?, ?, ?)",
+            "batch insert", "tttitidd", project_id, name, app, (long long)njobs,
+            spec_md5, request_id, now, now) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    *batch_row = sqlite3_last_insert_rowid(journal_db(j));
+    return journal_commit(j);
+}
+
+int journal_batch_set_step(journal *j, long long batch_row, const char *step,
+                           long long server_batch_id)
+{
+    RUN_TXN(j, "UPDATE batches SET step = ?1, failed_step = NULL, error = NULL,"
+               " server_batch_id = CASE WHEN ?2 > 0 THEN ?2 ELSE server_batch_id END,"
+               " updated_at = ?3 WHERE id = ?4",
+            "batch step", "tidi", step, server_batch_id, journal_now(), batch_row);
+}
+
+int journal_batch_set_failed(journal *j, long long batch_row,
+                             const char *failed_step, const char *error)
+{
+    RUN_TXN(j, "UPDATE batches SET step = '" BATCH_FAILED "', failed_step = ?1,"
+               " error = ?2, updated_at = ?3 WHERE id = ?4",
+            "batch failed", "ttdi", failed_step, error, journal_now(), batch_row);
+}
+
+int journal_batch_set_owner(journal *j, long long batch_row, long long request_id)
+{
+    RUN_TXN(j, "UPDATE batches SET request_id = ?1, updated_at = ?2 WHERE id = ?3",
+            "batch owner", "idi", request_id, journal_now(), batch_row);
+}
+
+int journal_server_batch_known(journal *j, long long project_id,
+                               long long server_batch_id, int *known)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "SELECT 1 FROM batches WHERE project_id = ? AND server_batch_id = ?",
+            -1, &st, NULL) != SQLITE_OK)
+        return journal_fail(j, "server batch lookup");
+    sqlite3_bind_int64(st, 1, project_id);
+    sqlite3_bind_int64(st, 2, server_batch_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return journal_fail(j, "server batch lookup");
+    *known = rc == SQLITE_ROW;
+    return 0;
+}
+
+/* ---- MD5 cache ----------------------------------------------------------- */
+
+static long long mtime_ns(const files_stat_key *k)
+{
+    return k->mtime_sec * 1000000000LL + k->mtime_nsec;
+}
+
+int journal_md5_lookup(journal *j, const files_stat_key *key, char md5[33], int *hit)
+{
+    sqlite3_stmt *st;
+    *hit = 0;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "SELECT md5 FROM file_md5_cache"
+            " WHERE path = ? AND size = ? AND mtime_ns = ? AND inode = ?",
+            -1, &st, NULL) != SQLITE_OK)
+        return journal_fail(j, "md5 cache lookup");
+    sqlite3_bind_text(st, 1, key->path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, key->size);
+    sqlite3_bind_int64(st, 3, mtime_ns(key));
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)key->inode);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        if (m != NULL && strlen(m) == 32) {
+            memcpy(md5, m, 33);
+            *hit = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return journal_fail(j, "md5 cache lookup");
+    return 0;
+}
+
+int journal_md5_store(journal *j, const files_stat_key *const *keys,
+                      const char *const *md5s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
+            " hashed_at) VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK) {
+        journal_fail(j, "md5 cache store");
+        journal_rollback(j);
+        return -1;
+    }
+    double now = journal_now();
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_text(st, 1, keys[i]->path, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, keys[i]->size);
+        sqlite3_bind_int64(st, 3, mtime_ns(keys[i]));
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)keys[i]->inode);
+        sqlite3_bind_text(st, 5, md5s[i], -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 6, now);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            journal_fail(j, "md5 cache store");
+            sqlite3_finalize(st);
+            journal_rollback(j);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    return journal_commit(j);
+}
+
+/* ---- batch files ---------------------------------------------------------- */
+
+int journal_batch_files_add(journal *j, long long batch_row,
+                            const journal_batch_file *files, size_t n)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "INSERT OR IGNORE INTO batch_files (batch_id, phys_name, local_path, size,"
+            " state, updated_at) VALUES (?, ?, ?, ?, '" BFILE_HASHED "', ?)",
+            -1, &st, NULL) != SQLITE_OK) {
+        journal_fail(j, "batch files insert");
+        journal_rollback(j);
+        return -1;
+    }
+    double now = journal_now();
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(st, 1, batch_row);
+        sqlite3_bind_text(st, 2, files[i].phys_name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, files[i].local_path, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, files[i].size);
+        sqlite3_bind_double(st, 5, now);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            journal_fail(j, "batch files insert");
+            sqlite3_finalize(st);
+            journal_rollback(j);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    if (journal_run(j, "UPDATE batches SET step = '" BATCH_HASHED "', updated_at = ?"
+                       " WHERE id = ? AND step = '" BATCH_NEW "'",
+                    "batch step", "di", now, batch_row) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
+}
+
+void journal_batch_files_free(journal_batch_file *f, size_t n)
+{
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].phys_name);
+        free(f[i].local_path);
+        free(f[i].state);
+    }
+    free(f);
+}
+
+int journal_batch_files_list(journal *j, long long batch_row,
+                             journal_batch_file **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "SELECT phys_name, local_path, size, state FROM batch_files"
+            " WHERE batch_id = ? ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        return journal_fail(j, "batch files list");
+    sqlite3_bind_int64(st, 1, batch_row);
+    journal_batch_file *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            journal_batch_file *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL)
+                goto oom;
+            v = nv;
+            cap = ncap;
+        }
+        journal_batch_file *f = &v[len];
+        f->phys_name = dup_col(st, 0);
+        f->local_path = dup_col(st, 1);
+        f->size = sqlite3_column_int64(st, 2);
+        f->state = dup_col(st, 3);
+        len++;
+        if (f->phys_name == NULL || f->local_path == NULL || f->state == NULL)
+            goto oom;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        journal_batch_files_free(v, len);
+        return journal_fail(j, "batch files list");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+oom:
+    sqlite3_finalize(st);
+    journal_batch_files_free(v, len);
+    return journal_fail(j, "batch files list (out of memory)");
+}
+
+int journal_batch_files_set_state(journal *j, long long batch_row,
+                                  const char *const *phys_names, size_t n,
+                                  const char *state)
+{
+    if (n == 0)
+        return 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "UPDATE batch_files SET state = ?, updated_at = ?"
+            " WHERE batch_id = ? AND phys_name = ?", -1, &st, NULL) != SQLITE_OK) {
+        journal_fail(j, "batch files state");
+        journal_rollback(j);
+        return -1;
+    }
+    double now = journal_now();
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, now);
+        sqlite3_bind_int64(st, 3, batch_row);
+        sqlite3_bind_text(st, 4, phys_names[i], -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            journal_fail(j, "batch files state");
+            sqlite3_finalize(st);
+            journal_rollback(j);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    return journal_commit(j);
+}
+
+int journal_batch_set_submitted(journal *j, long long batch_row,
+                                const char *const *job_names, size_t n)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(journal_db(j),
+            "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at)"
+            " VALUES (?, ?, 'IN_PROGRESS', ?)", -1, &st, NULL) != SQLITE_OK) {
+        journal_fail(j, "jobs insert");
+        journal_rollback(j);
+        return -1;
+    }
+    double now = journal_now();
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(st, 1, batch_row);
+        sqlite3_bind_text(st, 2, job_names[i], -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 3, now);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            journal_fail(j, "jobs insert");
+            sqlite3_finalize(st);
+            journal_rollback(j);
+            return -1;
+        }
+    }
+    sqlite3_finalize(st);
+    if (journal_run(j, "UPDATE batches SET step = '" BATCH_SUBMITTED "', failed_step = NULL,"
+                       " error = NULL, updated_at = ? WHERE id = ?",
+                    "batch submitted", "di", now, batch_row) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
+}

@@ -1,0 +1,105 @@
+/*
+ * journal_submit.h - journal tables behind BOINC_SUBMIT: batches and their
+ * submit progress, per-batch input files and their upload state, the jobs
+ * created, and the MD5 cache of local input files.
+ *
+ * Every progress change is its own committed transaction, written BEFORE
+ * the server call it announces (a "*_sent" state) and after the reply it
+ * records, so that a crash at any instant leaves a state that says exactly
+ * what is known and what must be asked of the server.  See doc/recovery.md.
+ */
+#ifndef BOINC_GAHP_JOURNAL_SUBMIT_H
+#define BOINC_GAHP_JOURNAL_SUBMIT_H
+
+#include <stddef.h>
+
+#include "files.h"
+#include "journal.h"
+
+/* batches.step values, in the order a submit goes through them. */
+#define BATCH_NEW          "new"
+#define BATCH_HASHED       "hashed"
+#define BATCH_CREATE_SENT  "create_sent"
+#define BATCH_CREATED      "created"
+#define BATCH_FILES_KNOWN  "files_known"
+#define BATCH_UPLOADED     "uploaded"
+#define BATCH_SUBMIT_SENT  "submit_sent"
+#define BATCH_SUBMITTED    "submitted"
+#define BATCH_FAILED       "failed"
+
+/* batch_files.state values. */
+#define BFILE_HASHED       "hashed"
+#define BFILE_QUERY_SENT   "query_sent"
+#define BFILE_ABSENT       "absent"
+#define BFILE_CONFIRMED    "confirmed"
+#define BFILE_UPLOAD_SENT  "upload_sent"
+#define BFILE_UPLOADED     "uploaded"
+
+typedef struct {
+    long long id;               /* batches.id */
+    long long project_id;
+    char *name;
+    char *app;
+    long long server_batch_id;  /* 0 = not known to be created */
+    char *step;
+    char *failed_step;          /* NULL unless step = failed */
+    char *error;                /* NULL unless step = failed */
+    char *spec_md5;
+    long njobs;
+    long long request_id;       /* owning request row, 0 = none */
+} journal_batch;
+
+void journal_batch_free(journal_batch *b);
+
+/* *found = 0 when no batch of that name exists for the project. */
+int journal_batch_find(journal *j, long long project_id, const char *name,
+                       journal_batch *out, int *found);
+
+int journal_batch_create(journal *j, long long project_id, const char *name,
+                         const char *app, long njobs, const char *spec_md5,
+                         long long request_id, long long *batch_row);
+
+/* Set the step (clears failed_step/error); server_batch_id > 0 also sets it. */
+int journal_batch_set_step(journal *j, long long batch_row, const char *step,
+                           long long server_batch_id);
+int journal_batch_set_failed(journal *j, long long batch_row,
+                             const char *failed_step, const char *error);
+int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
+
+/* Server batch ids the journal already attributes to some batch row of the
+ * project (so crash recovery never adopts another submit's batch). */
+int journal_server_batch_known(journal *j, long long project_id,
+                               long long server_batch_id, int *known);
+
+/* ---- MD5 cache ---------------------------------------------------------- */
+/* *hit = 1 and md5 filled when path/size/mtime/inode all match. */
+int journal_md5_lookup(journal *j, const files_stat_key *key, char md5[33], int *hit);
+/* Store n entries in one transaction. */
+int journal_md5_store(journal *j, const files_stat_key *const *keys,
+                      const char *const *md5s, size_t n);
+
+/* ---- batch files ---------------------------------------------------------- */
+typedef struct {
+    char *phys_name;
+    char *local_path;
+    long long size;
+    char *state;
+} journal_batch_file;
+
+/* Insert the files not yet recorded (state hashed), one transaction. */
+int journal_batch_files_add(journal *j, long long batch_row,
+                            const journal_batch_file *files, size_t n);
+/* All files of a batch, in insertion order. */
+int journal_batch_files_list(journal *j, long long batch_row,
+                             journal_batch_file **out, size_t *n);
+void journal_batch_files_free(journal_batch_file *f, size_t n);
+/* Set the state of the named files (one transaction). */
+int journal_batch_files_set_state(journal *j, long long batch_row,
+                                  const char *const *phys_names, size_t n,
+                                  const char *state);
+
+/* Record the created jobs and step=submitted in one transaction. */
+int journal_batch_set_submitted(journal *j, long long batch_row,
+                                const char *const *job_names, size_t n);
+
+#endif
