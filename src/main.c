@@ -58,6 +58,14 @@ static journal *open_journal(const gahp_config *cfg)
     return j;
 }
 
+/* Start-up failure after the options were read: threads may exist, so
+ * leave without exit handlers, like the normal shutdown does. */
+_Noreturn static void die(int status)
+{
+    log_close();
+    _exit(status);
+}
+
 int main(int argc, char **argv)
 {
     gahp_config cfg;
@@ -75,33 +83,33 @@ int main(int argc, char **argv)
     }
     if (boinc_global_init() != 0) {
         fprintf(stderr, "boinc_gahp: cannot initialise libcurl/libxml2\n");
-        return 1;
+        die(1);
     }
     journal *j = open_journal(&cfg);
     if (j == NULL)
-        return 1;
+        die(1);
     long long session_id = 0;
     if (journal_session_begin(j, GAHP_VERSION_NUMBER, &session_id) != 0) {
         fprintf(stderr, "boinc_gahp: cannot record the session: %s\n",
                 journal_errmsg(j));
-        return 1;
+        die(1);
     }
     protocol *p = protocol_new(STDIN_FILENO, STDOUT_FILENO, &cfg, j, session_id);
     char *err = NULL;
     workers *w = p ? workers_start(&cfg, j, protocol_results_ready, p, &err) : NULL;
     if (w == NULL) {
         fprintf(stderr, "boinc_gahp: %s\n", err ? err : "out of memory");
-        return 1;
+        die(1);
     }
     protocol_set_workers(p, w);
     if (run_startup_hooks(j, w, &cfg, session_id) != 0) {
         fprintf(stderr, "boinc_gahp: start-up recovery failed\n");
-        return 1;
+        die(1);
     }
     if (cfg.project_url != NULL &&
         protocol_select_project(p, cfg.project_url, cfg.authenticator) != 0) {
         fprintf(stderr, "boinc_gahp: bad project_url in the config file\n");
-        return 2;
+        die(2);
     }
     log_info("boinc_gahp %s started (session %lld, journal %s, %d workers)",
              GAHP_VERSION_NUMBER, session_id, cfg.journal_path, cfg.workers);

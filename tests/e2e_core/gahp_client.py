@@ -1,0 +1,213 @@
+"""gahp_client - a small GAHP client for tests: runs the real boinc_gahp
+binary over pipes and speaks the protocol the way HTCondor does.
+
+Reusable by later test suites: put this directory on sys.path and
+``from gahp_client import Gahp, escape, split_tokens, gahp_env``.
+"""
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+
+DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def gahp_binary():
+    """Path of the server under test ($BOINC_GAHP, else build/boinc_gahp)."""
+    env = os.environ.get("BOINC_GAHP")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(here, "..", "..", "build", "boinc_gahp")
+
+
+def gahp_env(extra=None):
+    """Environment with every proxy pointing at a dead loopback port."""
+    env = dict(os.environ)
+    for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+        env[k] = DEAD_PROXY
+    env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def escape(s):
+    """GAHP-escape one argument (space, backslash, CR, LF)."""
+    if isinstance(s, bytes):
+        out = bytearray()
+        for b in s:
+            if b in b" \\\r\n":
+                out += b"\\"
+            out.append(b)
+        return bytes(out)
+    out = []
+    for ch in s:
+        if ch in " \\\r\n":
+            out.append("\\")
+        out.append(ch)
+    return "".join(out)
+
+
+def split_tokens(line):
+    """Split a result line into unescaped tokens, as HTCondor does."""
+    tokens, cur, i = [], [], 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and i + 1 < len(line):
+            cur.append(line[i + 1])
+            i += 2
+            continue
+        if ch == " ":
+            tokens.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    tokens.append("".join(cur))
+    return tokens
+
+
+class Gahp:
+    """One boinc_gahp process.  Lines are read by a thread into a queue;
+    `prefix` is stripped from lines that carry it (after RESPONSE_PREFIX)."""
+
+    BANNER_RE = re.compile(r"^\$GahpVersion: \d+\.\d+\.\d+ [A-Z][a-z]{2} \d{1,2} \d{4} .+ \$$")
+
+    def __init__(self, journal, args=(), env=None, stderr_path=None, read_banner=True):
+        self.journal = journal
+        self.stderr_path = stderr_path or (journal + ".stderr")
+        self._stderr = open(self.stderr_path, "ab")
+        cmd = [gahp_binary(), "--journal", journal] + list(args)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._stderr, env=gahp_env(env))
+        self.prefix = ""
+        self.r_count = 0
+        self._lines = queue.Queue()
+        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader.start()
+        self.banner = self.read_raw(timeout=30) if read_banner else None
+
+    def _read_loop(self):
+        buf = b""
+        start = scan = 0
+        out = self.proc.stdout
+        while True:
+            chunk = out.read1(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            while True:
+                idx = buf.find(b"\n", scan)
+                if idx < 0:
+                    scan = len(buf)
+                    break
+                # a result line may hold "\<LF>": only an unescaped LF ends it
+                k, nb = idx - 1, 0
+                while k >= start and buf[k] == 0x5C:
+                    nb += 1
+                    k -= 1
+                if nb % 2 == 1:
+                    scan = idx + 1
+                    continue
+                self._lines.put(buf[start:idx].decode("utf-8", "surrogateescape"))
+                start = scan = idx + 1
+            buf = buf[start:]
+            scan -= start
+            start = 0
+        self._lines.put(None)
+
+    # ---- raw I/O -------------------------------------------------------
+    def send(self, line):
+        data = line if isinstance(line, bytes) else line.encode("utf-8", "surrogateescape")
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send_raw(self, data):
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read_raw(self, timeout=30):
+        """Next line, exactly as written; None at EOF."""
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("no line from boinc_gahp within %ss" % timeout)
+
+    def read_line(self, timeout=30):
+        """Next line without the prefix, skipping (and counting) R lines."""
+        while True:
+            line = self.read_raw(timeout)
+            if line is None:
+                return None
+            if self.prefix:
+                assert line.startswith(self.prefix), "line without prefix: %r" % line
+                line = line[len(self.prefix):]
+            if line == "R":
+                self.r_count += 1
+                continue
+            return line
+
+    def command(self, line, timeout=30):
+        """Send a command and return its (first) return line."""
+        self.send(line)
+        return self.read_line(timeout)
+
+    # ---- protocol helpers ----------------------------------------------
+    def set_prefix(self, prefix):
+        assert self.command("RESPONSE_PREFIX " + escape(prefix)) == "S"
+        self.prefix = prefix
+
+    def results(self, timeout=30):
+        """RESULTS once: list of result lines."""
+        head = self.command("RESULTS", timeout)
+        assert head is not None and head.startswith("S "), head
+        n = int(head[2:])
+        return [self.read_line(timeout) for _ in range(n)]
+
+    def wait_results(self, count, timeout=60):
+        """Poll RESULTS until `count` result lines arrived; returns them."""
+        got = []
+        deadline = time.monotonic() + timeout
+        while len(got) < count:
+            got += self.results()
+            if len(got) >= count:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("only %d of %d results" % (len(got), count))
+            time.sleep(0.05)
+        return got
+
+    def wait_r(self, timeout=30):
+        """Block until an R line arrives (async mode)."""
+        line = self.read_raw(timeout)
+        expect = self.prefix + "R"
+        assert line == expect, "expected R, got %r" % line
+        return True
+
+    def quit(self, timeout=30):
+        assert self.command("QUIT") == "S"
+        return self.wait(timeout)
+
+    def close_stdin(self):
+        self.proc.stdin.close()
+
+    def wait(self, timeout=30):
+        rc = self.proc.wait(timeout=timeout)
+        self._stderr.close()
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if not self._stderr.closed:
+            self._stderr.close()
+
+    def stderr_text(self):
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
