@@ -93,7 +93,7 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
             "INSERT INTO batches (project_id, name, app, step, njobs, spec_md5,"
             " request_id, created_at, updated_at)"
             " VALUES (?, ?, ?, '" BATCH_NEW "', ?, ?, ?, ?, ?)",
-            "batch insert", "tttitidd", project_id, name, app, (long long)njobs,
+            "batch insert", "ittitidd", project_id, name, app, (long long)njobs,
             spec_md5, request_id, now, now) != 0) {
         journal_rollback(j);
         return -1;
