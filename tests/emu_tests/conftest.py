@@ -1,0 +1,41 @@
+"""Fixtures for the emulator's own tests: a fresh boinc_emu per test on a
+temporary state directory (manual clock, so tests decide when time moves).
+emu.py is loaded by path and registered as module "emu" for the tests."""
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location("emu", pathlib.Path(__file__).with_name("emu.py"))
+emu = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("emu", emu)
+_spec.loader.exec_module(emu)
+
+# Like every suite of the project: proxies point at a dead port, so a
+# request that wrongly went through a proxy would fail.
+for _var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+    os.environ[_var] = "http://127.0.0.1:9"
+os.environ["no_proxy"] = os.environ["NO_PROXY"] = "127.0.0.1"
+
+
+@pytest.fixture
+def emu_factory(tmp_path):
+    started = []
+
+    def make(name="state", **kw):
+        e = emu.Emulator(tmp_path / name, **kw)
+        e.start()
+        started.append(e)
+        return e
+
+    yield make
+    for e in started:
+        e.stop()
+
+
+@pytest.fixture
+def e(emu_factory):
+    return emu_factory()
