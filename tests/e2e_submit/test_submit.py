@@ -1,0 +1,219 @@
+"""BOINC_SUBMIT end to end: the real boinc_gahp against the real boinc_emu.
+
+Invariants are checked on the emulator's side (its counters and state):
+exactly one batch per name, each job once, each input uploaded at most
+once, nothing created on the server when the submit is refused locally."""
+import hashlib
+import re
+
+
+
+def phys(content, ext=".txt"):
+    return hashlib.md5(content).hexdigest() + ext
+
+
+def output_of(emulator, job, file_num=0):
+    reply = emulator.get_output(cmd="workunit_file", auth_str=emulator.authenticator,
+                                wu_name=job, file_num=file_num)
+    assert reply.status == 200, reply
+    return reply.body
+
+
+def test_submit_runs_jobs_whose_outputs_match(client, emulator, inputs):
+    a = inputs("a.txt", b"alpha input\n")
+    b = inputs("b.txt", b"beta input\n")
+    jobs = [("up#1.0", [], [(a, "in")]), ("up#1.1", ["--x"], [(b, "in")]),
+            ("up#1.2", [], [(a, "in")])]
+    assert client.call("BOINC_SUBMIT", "up", "uppercase", 3,
+                       *sum([[n, len(ar)] + ar + [len(i)] + [x for p in i for x in p]
+                             for n, ar, i in jobs], [])) == ["NULL"]
+    c = emulator.counters()
+    assert c["batches_by_name"] == {"up": 1}
+    assert c["jobs_by_name"] == {"up#1.0": 1, "up#1.1": 1, "up#1.2": 1}
+    # a.txt is used by two jobs: uploaded once
+    assert c["uploads_by_name"] == {phys(b"alpha input\n"): 1, phys(b"beta input\n"): 1}
+    assert c["rpc"]["create_batch"] == 1 and c["rpc"]["submit_batch"] == 1
+    emulator.run(3600)
+    assert output_of(emulator, "up#1.0") == b"ALPHA INPUT\n"
+    assert output_of(emulator, "up#1.1") == b"BETA INPUT\n"
+
+
+def test_result_tokens_and_journal_state(client, emulator, inputs, journal):
+    import sqlite3
+    a = inputs("one.dat", b"1")
+    rid = client.submit("jb", "uppercase", [("jb#0", [], [(a, "in")])])
+    assert client.wait(rid) == ["NULL"]
+    db = sqlite3.connect(journal)
+    step, sid, njobs = db.execute(
+        "SELECT step, server_batch_id, njobs FROM batches WHERE name='jb'").fetchone()
+    assert step == "submitted" and sid > 0 and njobs == 1
+    assert [r[0] for r in db.execute("SELECT name FROM jobs")] == ["jb#0"]
+    files = db.execute("SELECT phys_name, state FROM batch_files").fetchall()
+    assert files == [(phys(b"1", ".dat"), "uploaded")]
+    assert db.execute("SELECT count(*) FROM file_md5_cache").fetchone()[0] == 1
+
+
+def test_shared_inputs_are_uploaded_once_across_batches(make_client, emulator, inputs):
+    shared = inputs("shared.bin", b"S" * 100000)
+    own = [inputs("own%d.txt" % i, b"own %d" % i) for i in range(5)]
+    first = make_client()
+    jobs = [("s1#%d" % i, [], [(own[i], "in")]) for i in range(5)]
+    jobs += [("s1#x%d" % i, [], [(shared, "in")]) for i in range(3)]
+    assert first.wait(first.submit("s1", "uppercase", jobs)) == ["NULL"]
+    before = emulator.counters()
+    # Same content again (other job names) in a new batch: nothing uploaded,
+    # nothing read for hashing (the journal's MD5 cache answers).
+    jobs2 = [("s2#%d" % i, [], [(own[i], "in")]) for i in range(5)]
+    jobs2 += [("s2#x", [], [(shared, "in")])]
+    assert first.wait(first.submit("s2", "uppercase", jobs2)) == ["NULL"]
+    after = emulator.counters()
+    assert after["rpc"]["upload_files"] == before["rpc"]["upload_files"]
+    assert after["bytes_uploaded"] == before["bytes_uploaded"]
+    assert all(n == 1 for n in after["uploads_by_name"].values())
+    assert "submit s2: 6 inputs, 0 files read for hashing" in first.gahp.stderr_text()
+
+
+def test_same_content_at_two_paths_is_uploaded_once(client, emulator, inputs):
+    p1 = inputs("x1.txt", b"same")
+    p2 = inputs("x2.txt", b"same")
+    jobs = [("dup#0", [], [(p1, "in")]), ("dup#1", [], [(p2, "in")])]
+    assert client.wait(client.submit("dup", "uppercase", jobs)) == ["NULL"]
+    assert emulator.counters()["uploads_by_name"] == {phys(b"same"): 1}
+
+
+def test_missing_local_input_fails_before_anything_on_the_server(client, emulator, inputs, tmp_path):
+    good = inputs("good.txt", b"g")
+    missing = str(tmp_path / "no such dir" / "gone.txt")
+    res = client.wait(client.submit("miss", "uppercase",
+                                    [("m#0", [], [(good, "in")]), ("m#1", [], [(missing, "in")])]))
+    assert len(res) == 1 and res[0] != "NULL"
+    assert missing in res[0] and "No such file" in res[0]
+    c = emulator.counters()
+    assert c["rpc"]["create_batch"] == 0 and c["rpc"]["upload_files"] == 0
+
+
+def test_unknown_app_is_reported_with_the_servers_message(client, emulator, inputs):
+    a = inputs("a.txt", b"a")
+    res = client.wait(client.submit("noapp", "no_such_app", [("na#0", [], [(a, "in")])]))
+    assert len(res) == 1 and "app not found: no_such_app" in res[0]
+    assert emulator.counters()["rpc"]["create_batch"] == 0
+
+
+def test_wrong_number_of_inputs_is_refused_before_create(client, emulator, inputs):
+    a = inputs("a.txt", b"a")
+    b = inputs("b.txt", b"b")
+    res = client.wait(client.submit("twoin", "uppercase", [("t#0", [], [(a, "in"), (b, "in2")])]))
+    assert len(res) == 1 and "needs 1" in res[0]
+    assert emulator.counters()["rpc"]["create_batch"] == 0
+
+
+def test_args_a_server_would_mangle_are_refused(client, emulator, inputs):
+    a = inputs("a.txt", b"a")
+    res = client.wait(client.submit("mangle", "uppercase", [("mg#0", ["$HOME"], [(a, "in")])]))
+    assert len(res) == 1 and "mangle" in res[0]
+    assert emulator.counters()["rpc"]["submit_batch"] == 0
+
+
+def test_six_trailing_htcondor_fields(client, emulator, inputs):
+    a = inputs("a.txt", b"a")
+    rid = client.submit("p6", "uppercase", [("p6#0", [], [(a, "in")])],
+                        params=["NULL", "1e13", "NULL", "1e8", "3600", "NULL"])
+    assert client.wait(rid) == ["NULL"]
+    assert emulator.counters()["jobs_by_name"] == {"p6#0": 1}
+
+
+def test_reissue_of_a_finished_submit_is_answered_from_the_journal(make_client, emulator, inputs, journal):
+    a = inputs("a.txt", b"a")
+    jobs = [("re#0", [], [(a, "in")])]
+    c1 = make_client()
+    assert c1.wait(c1.submit("re", "uppercase", jobs)) == ["NULL"]
+    c1.gahp.quit()
+    before = emulator.counters()
+    c2 = make_client()          # a new server run on the same journal
+    assert c2.wait(c2.submit("re", "uppercase", jobs)) == ["NULL"]
+    assert emulator.counters() == before     # not a single RPC
+    res = c2.wait(c2.submit("re", "uppercase", [("re#0", [], [(a, "in")]), ("re#1", [], [(a, "in")])]))
+    assert len(res) == 1 and "different jobs" in res[0]
+    assert emulator.counters()["batches_by_name"] == {"re": 1}
+
+
+def test_failed_submit_is_retried_reusing_batch_and_files(client, emulator, inputs):
+    a = inputs("a.txt", b"retry me")
+    # the server refuses submit_batch once (a clean server error)
+    emulator.fault("submit_batch", "http500", count=3)
+    jobs = [("rt#0", [], [(a, "in")])]
+    res = client.wait(client.submit("rt", "uppercase", jobs))
+    assert res != ["NULL"]
+    emulator.clear_faults()
+    assert client.wait(client.submit("rt", "uppercase", jobs)) == ["NULL"]
+    c = emulator.counters()
+    assert c["batches_by_name"] == {"rt": 1} and c["rpc"]["create_batch"] == 1
+    assert c["uploads_by_name"] == {phys(b"retry me"): 1}
+    assert c["jobs_by_name"] == {"rt#0": 1}
+
+
+def _lost_reply(client, emulator, inputs, endpoint, name):
+    """The server acts on `endpoint` but the reply is lost (connection
+    dropped after processing): the GAHP must find out, not repeat."""
+    files = [inputs("%s%d.txt" % (name, i), ("%s %d" % (name, i)).encode()) for i in range(3)]
+    emulator.fault(endpoint, "drop", count=1, after=True)
+    jobs = [("%s#%d" % (name, i), [], [(files[i], "in")]) for i in range(3)]
+    assert client.wait(client.submit(name, "uppercase", jobs)) == ["NULL"]
+    c = emulator.counters()
+    assert c["batches_by_name"] == {name: 1}
+    assert c["jobs_by_name"] == {"%s#%d" % (name, i): 1 for i in range(3)}
+    assert sorted(c["uploads_by_name"].values()) == [1, 1, 1]
+    return c
+
+
+def test_create_batch_reply_lost_adopts_the_created_batch(client, emulator, inputs):
+    c = _lost_reply(client, emulator, inputs, "create_batch", "lc")
+    assert c["rpc"]["create_batch"] == 1 and c["rpc"]["query_batches"] >= 1
+
+
+def test_query_files_reply_lost_is_resolved_without_repeating_it(client, emulator, inputs):
+    _lost_reply(client, emulator, inputs, "query_files", "lq")
+
+
+def test_upload_reply_lost_does_not_upload_twice(client, emulator, inputs):
+    c = _lost_reply(client, emulator, inputs, "upload_files", "lu")
+    assert c["rpc"]["upload_files"] == 1
+
+
+def test_submit_batch_reply_lost_does_not_submit_twice(client, emulator, inputs):
+    c = _lost_reply(client, emulator, inputs, "submit_batch", "ls")
+    assert c["rpc"]["submit_batch"] == 1 and c["rpc"]["query_batch"] >= 1
+
+
+def test_transient_500_before_create_is_retried(client, emulator, inputs):
+    a = inputs("a.txt", b"five hundred")
+    emulator.fault("create_batch", "http500", count=1)
+    assert client.wait(client.submit("t5", "uppercase", [("t5#0", [], [(a, "in")])])) == ["NULL"]
+    assert emulator.counters()["batches_by_name"] == {"t5": 1}
+
+
+def test_concurrent_batches_sharing_a_new_input_upload_it_once(client, emulator, inputs):
+    shared = inputs("new_shared.txt", b"brand new shared content")
+    rids = [client.submit("cc%d" % b, "uppercase",
+                          [("cc%d#%d" % (b, i), [], [(shared, "in")]) for i in range(3)])
+            for b in range(4)]
+    for rid in rids:
+        assert client.wait(rid) == ["NULL"]
+    c = emulator.counters()
+    assert c["uploads_by_name"] == {phys(b"brand new shared content"): 1}
+    assert c["batches_by_name"] == {"cc%d" % b: 1 for b in range(4)}
+
+
+def test_large_batch_is_chunked(client, emulator, inputs):
+    n = 1500
+    shared = inputs("big_shared.txt", b"x" * 4096)
+    paths = [inputs("f%04d.txt" % i, b"job %d" % i) for i in range(n)]
+    jobs = [("lg#%d" % i, [], [(paths[i], "in")]) for i in range(n)]
+    jobs.append(("lg#shared", [], [(shared, "in")]))
+    assert client.wait(client.submit("lg", "uppercase", jobs), timeout=300) == ["NULL"]
+    c = emulator.counters()
+    assert c["files_uploaded"] == n + 1
+    assert all(v == 1 for v in c["uploads_by_name"].values())
+    assert c["rpc"]["query_files"] == 2          # 1000 names per request
+    assert c["rpc"]["upload_files"] == 8         # 200 files per request
+    assert len(c["jobs_by_name"]) == n + 1
