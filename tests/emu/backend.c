@@ -208,16 +208,16 @@ static void transition_job(long long job_id)
         mask |= WU_ERR_TOO_MANY_ERRORS;
     if (n > max_total)
         mask |= WU_ERR_TOO_MANY_TOTAL;
-    if (mask == 0 && canon == 0) {
-        /* replicate up to target_nresults live-or-good instances */
+    if (canon == 0) {
+        /* replicate up to target_nresults live-or-good instances; like the
+         * real transitioner the total check runs even when another error
+         * bit is set (a job failing twice gets mask 2|8 = 10) */
         int needed = target - (nunsent + ninprog + nsuccess);
-        if (needed > 0) {
-            if (n + needed > max_total) {
-                mask |= WU_ERR_TOO_MANY_TOTAL;
-            } else {
-                create_instances(job_id, name, ninst, needed);
-                ninst += needed;
-            }
+        if (needed > 0 && n + needed > max_total)
+            mask |= WU_ERR_TOO_MANY_TOTAL;
+        if (needed > 0 && mask == 0) {
+            create_instances(job_id, name, ninst, needed);
+            ninst += needed;
         }
     }
     if (mask || canon) {
