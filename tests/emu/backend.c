@@ -181,7 +181,7 @@ static void transition_job(long long job_id)
     int nsuccess = 0, nerrors = 0, nunsent = 0, ninprog = 0, ncouldnt = 0, ninit_success = 0;
     for (int i = 0; i < n; i++) {
         inst_row *r = &in[i];
-        if (r->server_state == SS_IN_PROGRESS && now > r->report_deadline) {
+        if (r->server_state == SS_IN_PROGRESS && now >= r->report_deadline) {
             set_instance_over(r->id, OUTCOME_NO_REPLY);
             r->server_state = SS_OVER;
             r->outcome = OUTCOME_NO_REPLY;
