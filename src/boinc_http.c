@@ -307,8 +307,20 @@ static int curl_failure(boinc_client *c, CURLcode rc, const char *what,
 static int http_failure(long status, const transfer *t, const char *what,
                         boinc_error *err)
 {
-    const strbuf *body = t->body;
-    char *snippet = boinc_html_summary(strbuf_str(body), body->len, 200);
+    /* An error page repeats the status in its <title>/<h1>: start after
+     * them, so the message reads "HTTP 403 Forbidden: You don't have..." */
+    const char *text = strbuf_str(t->body);
+    size_t len = t->body->len;
+    const char *marks[] = { "</h1>", "</H1>", "</title>", "</TITLE>" };
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        const char *m = strstr(text, marks[i]);
+        if (m != NULL) {
+            len -= (size_t)(m + strlen(marks[i]) - text);
+            text = m + strlen(marks[i]);
+            break;
+        }
+    }
+    char *snippet = boinc_html_summary(text, len, 200);
     char *reason = boinc_squash(strbuf_str(&t->reason), t->reason.len, 100);
     if (snippet == NULL || reason == NULL) {
         free(snippet);
