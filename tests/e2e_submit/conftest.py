@@ -1,71 +1,14 @@
 """Fixtures for the BOINC_SUBMIT end-to-end tests: the real boinc_gahp
 (over pipes, via the core suite's gahp_client) against the real boinc_emu
 (via the emulator suite's emu.py), each test in its own directories."""
-import importlib.util
-import itertools
-import os
 import pathlib
 import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "e2e_core"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
-from gahp_client import Gahp, escape, split_tokens  # noqa: E402
-
-
-def _load_emu():
-    spec = importlib.util.spec_from_file_location("emu", HERE.parent / "emu_tests" / "emu.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-emu_mod = _load_emu()
-
-
-class Client:
-    """A GAHP session the way HTCondor runs one: prefix, async mode, a
-    selected project; submit() builds a BOINC_SUBMIT line from Python data."""
-
-    def __init__(self, gahp, emulator, auth=None):
-        self.gahp = gahp
-        self.emu = emulator
-        self.ids = itertools.count(1)
-        self.pending = {}
-        gahp.set_prefix("GAHP:")
-        assert gahp.command("ASYNC_MODE_ON") == "S"
-        assert gahp.command("BOINC_SELECT_PROJECT %s %s" % (
-            escape(emulator.url), escape(auth or emulator.authenticator))) == "S"
-
-    def start(self, command, *tokens):
-        rid = next(self.ids)
-        line = " ".join([command, str(rid)] + [escape(str(t)) for t in tokens])
-        assert self.gahp.command(line) == "S", line
-        return rid
-
-    def submit(self, batch, app, jobs, params=None, start=True):
-        """jobs: list of (name, [args], [(src_path, dst_name)])."""
-        toks = [batch, app, len(jobs)]
-        for name, args, inputs in jobs:
-            toks += [name, len(args)] + list(args) + [len(inputs)]
-            for src, dst in inputs:
-                toks += [src, dst]
-        if params is not None:
-            toks += list(params)
-        return self.start("BOINC_SUBMIT", *toks)
-
-    def wait(self, rid, timeout=120):
-        """Result tokens (after the id) of request rid."""
-        while rid not in self.pending:
-            for line in self.gahp.wait_results(1, timeout=timeout):
-                toks = split_tokens(line)
-                self.pending[int(toks[0])] = toks[1:]
-        return self.pending.pop(rid)
-
-    def call(self, command, *tokens, timeout=120):
-        return self.wait(self.start(command, *tokens), timeout)
+from submit_client import Client, Gahp, emu_mod  # noqa: E402
 
 
 @pytest.fixture
