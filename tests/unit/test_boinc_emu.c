@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -626,7 +627,11 @@ static void test_output_dropped_then_retried(void **state)
     (void)state;
     boinc_error err = { 0, 0, NULL };
     long before = counter("get_output");
-    inject("get_output.php", "drop", 1);
+    /* after=1: the real file is sent with its Content-Length, then the
+     * connection is cut half way: a partial file, written and then wiped
+     * before the retry. */
+    free(control("fault?endpoint=get_output.php&kind=drop&count=1&after=1",
+                 0));
     int fd = open_output("out_drop");
     long long nbytes = -1;
     assert_ok(boinc_get_output_file(E.client, &E.project, "ut_job_1", 0, fd,
@@ -637,6 +642,114 @@ static void test_output_dropped_then_retried(void **state)
     free(got);
     close(fd);
     assert_int_equal(counter("get_output"), before + 2);
+}
+
+static void test_upload_missing_local_file(void **state)
+{
+    (void)state;
+    boinc_error err = { 0, 0, NULL };
+    long before = counter("upload_files");
+    char *missing = work_path("does_not_exist.txt");
+    const char *phys[] = { "0123456789abcdef0123456789abcdef.txt" };
+    const char *paths[] = { missing };
+    assert_int_equal(boinc_upload_files(E.client, &E.project, 0, phys, paths,
+                                        1, &err),
+                     BOINC_E_IO);
+    assert_non_null(strstr(err.msg, missing));
+    /* Nothing was sent. */
+    assert_int_equal(counter("upload_files"), before);
+    free(missing);
+    boinc_error_clear(&err);
+}
+
+static void test_big_upload_streamed(void **state)
+{
+    (void)state;
+    /* 10 MiB from disk through curl_mime_filedata. */
+    char *path = work_path("big.dat");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    char block[4096];
+    memset(block, 'z', sizeof block);
+    for (int i = 0; i < 10 * 256; i++)
+        assert_int_equal(fwrite(block, 1, sizeof block, f), sizeof block);
+    assert_int_equal(fclose(f), 0);
+    char *json = control("counters", 1);
+    long bytes_before = json_number(json, "bytes_uploaded");
+    free(json);
+    boinc_error err = { 0, 0, NULL };
+    const char *phys[] = { "abcdefabcdefabcdefabcdefabcdefab.dat" };
+    const char *paths[] = { path };
+    assert_ok(boinc_upload_files(E.client, &E.project, 0, phys, paths, 1,
+                                 &err),
+              &err, "upload of 10 MiB");
+    json = control("counters", 1);
+    assert_int_equal(json_number(json, "bytes_uploaded") - bytes_before,
+                     10L * 1024 * 1024);
+    free(json);
+    free(path);
+}
+
+static void test_timeout_then_retry(void **state)
+{
+    (void)state;
+    boinc_options opts;
+    boinc_options_default(&opts);
+    opts.total_timeout_ms = 400;
+    opts.retry_budget_ms = 10000;
+    boinc_client *c = boinc_client_new(&opts);
+    assert_non_null(c);
+    free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=1500", 0));
+    boinc_error err = { 0, 0, NULL };
+    assert_ok(boinc_ping(c, &E.project, &err), &err,
+              "ping after one timed-out attempt");
+    /* Without a retry budget the timeout is the answer. */
+    boinc_client_free(c);
+    opts.retry_budget_ms = 0;
+    c = boinc_client_new(&opts);
+    assert_non_null(c);
+    free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=1500", 0));
+    assert_int_equal(boinc_ping(c, &E.project, &err), BOINC_E_TRANSPORT);
+    assert_non_null(strstr(err.msg, "ping"));
+    boinc_error_clear(&err);
+    boinc_client_free(c);
+}
+
+/* Several threads, one client each, at the same time. */
+static void *ping_many(void *arg)
+{
+    (void)arg;
+    boinc_client *c = boinc_client_new(NULL);
+    if (c == NULL)
+        return (void *)1;
+    boinc_error err = { 0, 0, NULL };
+    intptr_t failures = 0;
+    for (int i = 0; i < 25; i++) {
+        const char *names[] = { "ut_abort_batch" };
+        boinc_query_result r;
+        if (boinc_ping(c, &E.project, &err) != BOINC_OK ||
+            boinc_query_batch2(c, &E.project, "0", names, 1, &r, &err) !=
+                BOINC_OK)
+            failures++;
+        else
+            boinc_query_result_free(&r);
+        boinc_error_clear(&err);
+    }
+    boinc_client_free(c);
+    return (void *)failures;
+}
+
+static void test_threads_own_clients(void **state)
+{
+    (void)state;
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, ping_many, NULL), 0);
+    for (int i = 0; i < 4; i++) {
+        void *res = NULL;
+        assert_int_equal(pthread_join(th[i], &res), 0);
+        assert_true(res == NULL);
+    }
 }
 
 int main(int argc, char **argv)
@@ -667,6 +780,11 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_unsafe_request_sent_once, clear_faults),
         cmocka_unit_test_teardown(test_connection_refused, clear_faults),
         cmocka_unit_test_teardown(test_http_4xx_pages, clear_faults),
+        cmocka_unit_test_teardown(test_upload_missing_local_file,
+                                  clear_faults),
+        cmocka_unit_test_teardown(test_big_upload_streamed, clear_faults),
+        cmocka_unit_test_teardown(test_timeout_then_retry, clear_faults),
+        cmocka_unit_test_teardown(test_threads_own_clients, clear_faults),
         cmocka_unit_test_teardown(test_truncated_reply, clear_faults),
         cmocka_unit_test_teardown(test_output_error_page_not_saved,
                                   clear_faults),
