@@ -306,6 +306,15 @@ static int clear_faults(void **state)
     return 0;
 }
 
+static int clear_quirks(void **state)
+{
+    free(control("quirks?set=none", 0));
+    return clear_faults(state);
+}
+
+/* Id of the batch made by test_abort, for the quirks test. */
+static long abort_batch_id;
+
 /* ---- the RPCs, for real ------------------------------------------------------------ */
 
 static void test_ping(void **state)
@@ -462,6 +471,7 @@ static void test_abort(void **state)
     assert_ok(boinc_create_batch(E.client, &E.project, "ut_abort_batch",
                                  "uppercase", 0, &batch_id, &err),
               &err, "create_batch");
+    abort_batch_id = batch_id;
     const char *phys[] = { INPUT_PHYS };
     unsigned char absent[1] = { 1 };
     assert_ok(boinc_query_files(E.client, &E.project, batch_id, phys, 1,
@@ -490,6 +500,42 @@ static void test_abort(void **state)
                      BOINC_E_SERVER);
     assert_non_null(strstr(err.msg, "no batch named ut_no_such_batch"));
     boinc_error_clear(&err);
+}
+
+/* The emulator's real-server quirks: PHP warnings between elements and
+ * the stock query_completed_job bug (a PHP fatal error mid-reply). */
+static void test_real_server_quirks(void **state)
+{
+    (void)state;
+    assert_true(abort_batch_id > 0);
+    free(control("quirks?set=php-warnings,qcj-stock", 0));
+    boinc_error err = { 0, 0, NULL };
+    boinc_batch_info *b = NULL;
+    size_t n = 0;
+    assert_ok(boinc_query_batches(E.client, &E.project, &b, &n, &err), &err,
+              "query_batches with PHP warnings");
+    int seen = 0;
+    for (size_t i = 0; i < n; i++)
+        seen |= b[i].id == abort_batch_id &&
+                strcmp(b[i].name, "ut_abort_batch") == 0;
+    assert_true(seen);
+    boinc_batch_info_free(b, n);
+    char **names = NULL;
+    assert_ok(boinc_query_batch_jobs(E.client, &E.project, abort_batch_id,
+                                     &names, &n, &err),
+              &err, "query_batch with PHP warnings");
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "ut_job_abort");
+    boinc_names_free(names, n);
+    boinc_completed_job cj;
+    assert_int_equal(boinc_query_completed_job(E.client, &E.project,
+                                               "ut_job_abort", &cj, &err),
+                     BOINC_E_PARSE);
+    assert_non_null(strstr(err.msg, "server error: Fatal error"));
+    assert_null(strchr(err.msg, '\n'));
+    boinc_error_clear(&err);
+    assert_ok(boinc_retire_batch(E.client, &E.project, "ut_abort_batch", &err),
+              &err, "retire_batch with PHP warnings");
 }
 
 /* ---- faults ------------------------------------------------------------------------ */
@@ -776,6 +822,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_templates_uppercase, clear_faults),
         cmocka_unit_test_teardown(test_job_life_cycle, clear_faults),
         cmocka_unit_test_teardown(test_abort, clear_faults),
+        cmocka_unit_test_teardown(test_real_server_quirks, clear_quirks),
         cmocka_unit_test_teardown(test_http500_retried, clear_faults),
         cmocka_unit_test_teardown(test_unsafe_request_sent_once, clear_faults),
         cmocka_unit_test_teardown(test_connection_refused, clear_faults),
