@@ -226,15 +226,35 @@ static int escape_bare_amps(const char *body, size_t len, strbuf *out)
     return 0;
 }
 
+/* Does the body hold a bare '&' outside CDATA?  (Usually not: then the
+ * body is parsed in place, without a copy.) */
+static int has_bare_amp(const char *body, size_t len)
+{
+    const char *end = body + len;
+    const char *p = body;
+    while ((p = memchr(p, '&', (size_t)(end - p))) != NULL) {
+        if (entity_len(p, end) == 0)
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
 static xmlDocPtr parse_tree(const char *body, size_t len, boinc_error *err)
 {
     strbuf clean = STRBUF_INIT;
-    if (escape_bare_amps(body, len, &clean) != 0) {
-        strbuf_free(&clean);
-        boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
-        return NULL;
+    const char *text = body;
+    size_t text_len = len;
+    if (has_bare_amp(body, len)) {
+        if (escape_bare_amps(body, len, &clean) != 0) {
+            strbuf_free(&clean);
+            boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+            return NULL;
+        }
+        text = strbuf_str(&clean);
+        text_len = clean.len;
     }
-    if (clean.len > INT_MAX) {
+    if (text_len > INT_MAX) {
         strbuf_free(&clean);
         boinc_fail(err, BOINC_E_PARSE, 200, "reply too large to parse");
         return NULL;
@@ -242,7 +262,7 @@ static xmlDocPtr parse_tree(const char *body, size_t len, boinc_error *err)
     /* RECOVER: keep going past PHP's HTML; NONET and no NOENT/DTDLOAD: no
      * external entity is ever loaded.  The servers declare ISO-8859-1 but
      * send UTF-8 bytes (the HTTP header says so), hence the override. */
-    xmlDocPtr doc = xmlReadMemory(strbuf_str(&clean), (int)clean.len, NULL,
+    xmlDocPtr doc = xmlReadMemory(text, (int)text_len, NULL,
                                   "UTF-8",
                                   XML_PARSE_RECOVER | XML_PARSE_NONET |
                                   XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
