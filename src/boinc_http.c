@@ -84,6 +84,14 @@ boinc_client *boinc_client_new(const boinc_options *opts)
         c->opts = *opts;
     else
         boinc_options_default(&c->opts);
+    /* curl rejects negative timeouts; 0 means "no limit of its own"
+     * (connect: curl's built-in 300 s) and, for the budget, "no retries". */
+    if (c->opts.connect_timeout_ms < 0)
+        c->opts.connect_timeout_ms = 0;
+    if (c->opts.total_timeout_ms < 0)
+        c->opts.total_timeout_ms = 0;
+    if (c->opts.retry_budget_ms < 0)
+        c->opts.retry_budget_ms = 0;
     int failed = 0;
     c->ca_file = dup_opt(c->opts.ca_file, &failed);
     c->ca_path = dup_opt(c->opts.ca_path, &failed);
