@@ -632,7 +632,16 @@ int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
         rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
     } else {
         out->nbatches = nbatches;
-        if (is_elem(root, "batch_size") || is_elem(root, "job"))
+        double t;
+        /* server_time is handed back verbatim as the next min_mod_time,
+         * so it must at least be a number. */
+        if (boinc_parse_double(out->server_time, &t) != 0)
+            rc = boinc_fail(err, BOINC_E_PARSE, 200,
+                            "reply to query_batch2: <server_time> is not a "
+                            "number");
+        /* items are collected below the root: a root that is itself a
+         * <batch_size> or <job> means the reply lost its outer element */
+        else if (is_elem(root, "batch_size") || is_elem(root, "job"))
             rc = boinc_fail(err, BOINC_E_PARSE, 200,
                             "reply to query_batch2 is malformed");
         else

@@ -1133,6 +1133,12 @@ static void test_query_batch2_count_mismatch(void **state)
     expect_batch2_parse_error(
         "<query_batch2><server_time>1</server_time>"
         "<batch_size>-1</batch_size></query_batch2>", 1);
+    expect_batch2_parse_error(
+        "<query_batch2><server_time></server_time>"
+        "<batch_size>0</batch_size></query_batch2>", 1);
+    expect_batch2_parse_error(
+        "<query_batch2><server_time>soon</server_time>"
+        "<batch_size>0</batch_size></query_batch2>", 1);
 }
 
 static void test_query_batch2_unescaped_ampersand(void **state)
