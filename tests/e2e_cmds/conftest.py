@@ -51,8 +51,18 @@ def make_session(journal):
         return Session(g, emu_proc)
 
     yield make
+    # A clean QUIT, so that under ASan the leak checker runs and a leak or
+    # sanitizer report fails the test.
     for g in started:
-        g.kill()
+        if g.proc.poll() is not None:
+            continue
+        try:
+            rc = g.quit()
+        finally:
+            g.kill()
+        text = g.stderr_text()
+        assert rc == 0, "boinc_gahp exit status %s:\n%s" % (rc, text[-4000:])
+        assert "Sanitizer" not in text and "runtime error" not in text, text[-4000:]
 
 
 @pytest.fixture

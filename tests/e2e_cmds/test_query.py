@@ -18,7 +18,11 @@ def test_query_running_then_finished_batch(session, emu):
     assert jobs == {"b1#j1": "IN_PROGRESS", "b1#j2": "IN_PROGRESS"}
     assert float(t0) > 0
 
+    emu.advance(5)
     assert emu.run()["unfinished_jobs"] == 0
+    # Both jobs changed since t0: an incremental query lists them.
+    _, (jobs,) = parse_query(session.query(t0, "b1"), 1)
+    assert jobs == {"b1#j1": "DONE", "b1#j2": "DONE"}
     t1, (jobs,) = parse_query(session.query("0", "b1"), 1)
     assert jobs == {"b1#j1": "DONE", "b1#j2": "DONE"}
 
