@@ -741,11 +741,11 @@ static void test_timeout_then_retry(void **state)
     (void)state;
     boinc_options opts;
     boinc_options_default(&opts);
-    opts.total_timeout_ms = 400;
+    opts.total_timeout_ms = 1000;   /* ample for a normal ping */
     opts.retry_budget_ms = 10000;
     boinc_client *c = boinc_client_new(&opts);
     assert_non_null(c);
-    free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=1500", 0));
+    free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=3000", 0));
     boinc_error err = { 0, 0, NULL };
     assert_ok(boinc_ping(c, &E.project, &err), &err,
               "ping after one timed-out attempt");
@@ -754,7 +754,7 @@ static void test_timeout_then_retry(void **state)
     opts.retry_budget_ms = 0;
     c = boinc_client_new(&opts);
     assert_non_null(c);
-    free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=1500", 0));
+    free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=3000", 0));
     assert_int_equal(boinc_ping(c, &E.project, &err), BOINC_E_TRANSPORT);
     assert_non_null(strstr(err.msg, "ping"));
     boinc_error_clear(&err);
