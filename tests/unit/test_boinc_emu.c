@@ -622,6 +622,26 @@ static void test_http_4xx_pages(void **state)
     expect_http_error("/nothing/here/", 404, "ping: HTTP 404 Not Found");
 }
 
+/* https to a plain-HTTP port: the TLS handshake fails, promptly, as a
+ * transport error (https is allowed, nothing falls back to http). */
+static void test_https_to_plain_port(void **state)
+{
+    (void)state;
+    char url[128];
+    snprintf(url, sizeof url, "https://%s", E.url + strlen("http://"));
+    boinc_options opts;
+    boinc_options_default(&opts);
+    opts.retry_budget_ms = 0;
+    boinc_client *c = boinc_client_new(&opts);
+    assert_non_null(c);
+    boinc_project p = { url, E.auth };
+    boinc_error err = { 0, 0, NULL };
+    assert_int_equal(boinc_ping(c, &p, &err), BOINC_E_TRANSPORT);
+    assert_int_equal(err.http_status, 0);
+    boinc_error_clear(&err);
+    boinc_client_free(c);
+}
+
 static void test_truncated_reply(void **state)
 {
     (void)state;
@@ -832,6 +852,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_big_upload_streamed, clear_faults),
         cmocka_unit_test_teardown(test_timeout_then_retry, clear_faults),
         cmocka_unit_test_teardown(test_threads_own_clients, clear_faults),
+        cmocka_unit_test_teardown(test_https_to_plain_port, clear_faults),
         cmocka_unit_test_teardown(test_truncated_reply, clear_faults),
         cmocka_unit_test_teardown(test_output_error_page_not_saved,
                                   clear_faults),
