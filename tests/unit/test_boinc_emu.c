@@ -3,7 +3,9 @@
  * project emulator (build/boinc_emu, or $BOINC_EMU) started on 127.0.0.1
  * with a fresh state directory.  Every RPC is called for real through the
  * public API (a whole job life cycle), then injected faults check retries,
- * error codes and that an error page never lands in an output file.
+ * error codes and that an error page never lands in an output file.  A
+ * one-shot socket server in a thread (also on 127.0.0.1) answers with a
+ * redirect to a file: URL, which the emulator cannot do.
  *
  * Proxy variables point at a dead port, with no_proxy=127.0.0.1, so the
  * test also proves that loopback traffic bypasses the proxy.
@@ -642,6 +644,73 @@ static void test_https_to_plain_port(void **state)
     boinc_client_free(c);
 }
 
+/* A one-shot HTTP server on 127.0.0.1 that answers every request with a
+ * redirect to a file: URL (the emulator never redirects). */
+typedef struct {
+    int listener;
+    int served;
+} redirect_server;
+
+static void *serve_redirect(void *arg)
+{
+    redirect_server *rs = arg;
+    int fd = accept(rs->listener, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    /* A GET has no body: read up to the blank line ending the headers. */
+    strbuf req = STRBUF_INIT;
+    char buf[1024];
+    while (strstr(strbuf_str(&req), "\r\n\r\n") == NULL) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0 || strbuf_append(&req, buf, (size_t)n) != 0)
+            break;
+    }
+    static const char reply[] =
+        "HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\n"
+        "Content-Type: text/html\r\nContent-Length: 5\r\n"
+        "Connection: close\r\n\r\nmoved";
+    if (write(fd, reply, sizeof reply - 1) == (ssize_t)(sizeof reply - 1))
+        rs->served = 1;
+    strbuf_free(&req);
+    close(fd);
+    return NULL;
+}
+
+static void test_redirect_not_followed(void **state)
+{
+    (void)state;
+    redirect_server rs = { socket(AF_INET, SOCK_STREAM, 0), 0 };
+    assert_true(rs.listener >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(rs.listener, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(rs.listener, 4), 0);
+    assert_int_equal(getsockname(rs.listener, (struct sockaddr *)&a, &alen),
+                     0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, serve_redirect, &rs), 0);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/p/",
+             (unsigned)ntohs(a.sin_port));
+    boinc_project p = { url, E.auth };
+    boinc_error err = { 0, 0, NULL };
+    int fd = open_output("out_redirect");
+    long long nbytes = -1;
+    assert_int_equal(boinc_get_output_file(E.client, &p, "j", 0, fd, &nbytes,
+                                           &err),
+                     BOINC_E_HTTP);
+    assert_int_equal(err.http_status, 302);
+    assert_null(strstr(err.msg, E.auth));
+    struct stat st;
+    assert_true(fstat(fd, &st) == 0 && st.st_size == 0);
+    close(fd);
+    boinc_error_clear(&err);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_true(rs.served);
+    close(rs.listener);
+}
+
 static void test_truncated_reply(void **state)
 {
     (void)state;
@@ -853,6 +922,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_timeout_then_retry, clear_faults),
         cmocka_unit_test_teardown(test_threads_own_clients, clear_faults),
         cmocka_unit_test_teardown(test_https_to_plain_port, clear_faults),
+        cmocka_unit_test_teardown(test_redirect_not_followed, clear_faults),
         cmocka_unit_test_teardown(test_truncated_reply, clear_faults),
         cmocka_unit_test_teardown(test_output_error_page_not_saved,
                                   clear_faults),
