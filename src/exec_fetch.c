@@ -44,7 +44,20 @@ typedef struct {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-/* One escaped error token from a printf-style message; NULL on ENOMEM. */
+/*
+ * Inside this file every step returns NULL for "done" or an error token.
+ * When even the token cannot be allocated the step returns NOMEM_TOKEN, a
+ * static marker, so that running out of memory can never look like
+ * success; exec_fetch_output turns it into NULL (ENOMEM for the caller).
+ */
+static char NOMEM_TOKEN[] = "out of memory";
+
+static char *or_nomem(char *tok)
+{
+    return tok != NULL ? tok : NOMEM_TOKEN;
+}
+
+/* One escaped error token from a printf-style message. */
 static char *fail_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *fail_fmt(const char *fmt, ...)
 {
@@ -55,16 +68,26 @@ static char *fail_fmt(const char *fmt, ...)
     va_end(ap);
     char *tok = rc == 0 ? gahp_escape(raw.data) : NULL;
     strbuf_free(&raw);
-    return tok;
+    return or_nomem(tok);
 }
 
 /* Error token for a failed local file operation (errmsg from outputs.h,
  * NULL meaning out of memory); frees errmsg. */
 static char *fail_local(const char *step, char *errmsg)
 {
-    char *tok = exec_error(step, errmsg != NULL ? errmsg : "out of memory");
+    if (errmsg == NULL)
+        return NOMEM_TOKEN;
+    char *tok = exec_error(step, errmsg);
     free(errmsg);
-    return tok;
+    return or_nomem(tok);
+}
+
+/* Error token for a failed RPC; clears err. */
+static char *fail_rpc(const char *step, boinc_error *err)
+{
+    char *tok = exec_boinc_error(step, err);
+    boinc_error_clear(err);
+    return or_nomem(tok);
 }
 
 static int ends_with_zip(const char *name)
@@ -113,21 +136,18 @@ static char *check_specs(const fetch_ctx *fc, char *const *names, size_t n,
 }
 
 /* Where a produced file called name goes: the spec's <dst> when a spec
- * names it, else <iwd>/<name>.  NULL with *tok set (bad path) or, on
- * ENOMEM, with *nomem set. */
+ * names it, else <iwd>/<name>.  NULL with *tok set on failure. */
 static char *destination(const gahp_fetch_output *f, const char *name,
-                         char **tok, int *nomem)
+                         char **tok)
 {
     const gahp_output_spec *spec = find_spec(f, name);
     const char *path = spec != NULL ? spec->dst : name;
     char *dest = outputs_resolve(f->iwd, path);
-    if (dest == NULL) {
-        if (errno == ENOMEM)
-            *nomem = 1;
-        else
-            *tok = fail_fmt("fetch_output failed: bad destination %s for %s",
-                            path, name);
-    }
+    if (dest == NULL)
+        *tok = errno == ENOMEM
+                   ? NOMEM_TOKEN
+                   : fail_fmt("fetch_output failed: bad destination %s for %s",
+                              path, name);
     return dest;
 }
 
@@ -176,29 +196,30 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
     if (boinc_get_output_file(fc->ctx->client, &fc->project, fc->f->job,
                               p->file_num, p->fd, &nbytes, &err) != BOINC_OK) {
         strbuf step = STRBUF_INIT;
-        char *tok = NULL;
+        char *tok = NOMEM_TOKEN;
         if (strbuf_printf(&step, "get_output of %s (file %d)", name,
                           p->file_num) == 0)
-            tok = exec_boinc_error(step.data, &err);
-        strbuf_free(&step);
+            tok = fail_rpc(step.data, &err);
         boinc_error_clear(&err);
+        strbuf_free(&step);
         return tok;
     }
     log_debug("fetch_output: job %s: %s: %lld bytes", fc->f->job, name, nbytes);
     return NULL;
 }
 
-/* Returns NULL on success, else the error token (or NULL with *nomem). */
-static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t, int *nomem)
+/* Every selected output of a job without the zip rule.  NULL on success,
+ * else the error token. */
+static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t)
 {
     char *bad = check_specs(fc, t->output_names, t->n_outputs, "an output");
     if (bad != NULL)
         return bad;
+    /* One open temp file per selected output until all are complete
+     * (BOINC apps have a handful of outputs, fixed by the template). */
     pending_file *p = calloc(t->n_outputs ? t->n_outputs : 1, sizeof *p);
-    if (p == NULL) {
-        *nomem = 1;
-        return NULL;
-    }
+    if (p == NULL)
+        return NOMEM_TOKEN;
     size_t np = 0;
     char *tok = NULL;
     /* Check every name first: nothing is written if one is refused. */
@@ -208,19 +229,19 @@ static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t, int *nomem)
             tok = fail_fmt("fetch_output failed: unsafe output name from "
                            "server: %s", name != NULL ? name : "(none)");
     }
-    for (size_t i = 0; tok == NULL && !*nomem && i < t->n_outputs; i++) {
+    for (size_t i = 0; tok == NULL && i < t->n_outputs; i++) {
         const char *name = t->output_names[i];
         if (!selected(fc->f, name))
             continue;
         pending_file *pf = &p[np++];
         pf->file_num = (int)i;
         pf->fd = -1;
-        if ((pf->dest = destination(fc->f, name, &tok, nomem)) == NULL)
+        if ((pf->dest = destination(fc->f, name, &tok)) == NULL)
             break;
         tok = download_one(fc, pf, name);
     }
     /* Every file is complete: rename them into place. */
-    for (size_t i = 0; tok == NULL && !*nomem && i < np; i++) {
+    for (size_t i = 0; tok == NULL && i < np; i++) {
         char *errmsg = NULL;
         int rc = outputs_commit_temp(p[i].fd, p[i].tmp, p[i].dest, &errmsg);
         p[i].fd = -1;
@@ -275,7 +296,7 @@ static int copy_into_place(const char *src, const char *dest, char **errmsg)
         close(in);
         return -1;
     }
-    char buf[65536];
+    char buf[65536];            /* copy chunk, not a size limit */
     for (;;) {
         ssize_t got = read(in, buf, sizeof buf);
         if (got < 0 && errno == EINTR)
@@ -317,30 +338,23 @@ static int place_member(const char *src, const char *dest, char **errmsg)
 /* Make <iwd>/.boinc_gahp.zip.XXXXXX (mode 0700) and its "members" subdir;
  * *made counts the directories created (for the clean-up). */
 static char *make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
-                              int *made, int *nomem)
+                              int *made)
 {
     char *base = outputs_resolve(fc->f->iwd, ".boinc_gahp.zip.XXXXXX");
-    if (base == NULL) {
-        if (errno == ENOMEM)
-            *nomem = 1;
-        return errno == ENOMEM ? NULL
+    if (base == NULL)
+        return errno == ENOMEM ? NOMEM_TOKEN
                                : fail_fmt("fetch_output failed: bad iwd %s",
                                           fc->f->iwd);
-    }
     int rc = strbuf_puts(dir, base);
     free(base);
-    if (rc != 0) {
-        *nomem = 1;
-        return NULL;
-    }
+    if (rc != 0)
+        return NOMEM_TOKEN;
     if (mkdtemp(dir->data) == NULL)
         return fail_fmt("fetch_output failed: cannot create temporary "
                         "directory in %s: %s", fc->f->iwd, strerror(errno));
     *made = 1;
-    if (strbuf_printf(members, "%s/members", dir->data) != 0) {
-        *nomem = 1;
-        return NULL;
-    }
+    if (strbuf_printf(members, "%s/members", dir->data) != 0)
+        return NOMEM_TOKEN;
     if (mkdir(members->data, 0700) != 0)
         return fail_fmt("fetch_output failed: cannot create temporary "
                         "directory %s: %s", members->data, strerror(errno));
@@ -348,9 +362,9 @@ static char *make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
     return NULL;
 }
 
-/* Place the selected members; NULL on success or ENOMEM (*nomem). */
+/* Place the selected members; NULL on success, else the error token. */
 static char *place_members(fetch_ctx *fc, const char *members_dir,
-                           char *const *names, size_t n, int *nomem)
+                           char *const *names, size_t n)
 {
     char *bad = check_specs(fc, names, n, "a member of the output archive");
     if (bad != NULL)
@@ -359,15 +373,14 @@ static char *place_members(fetch_ctx *fc, const char *members_dir,
         if (!selected(fc->f, names[i]))
             continue;
         char *tok = NULL;
-        char *dest = destination(fc->f, names[i], &tok, nomem);
+        char *dest = destination(fc->f, names[i], &tok);
         if (dest == NULL)
             return tok;
         strbuf src = STRBUF_INIT;
         if (strbuf_printf(&src, "%s/%s", members_dir, names[i]) != 0) {
             free(dest);
             strbuf_free(&src);
-            *nomem = 1;
-            return NULL;
+            return NOMEM_TOKEN;
         }
         char *errmsg = NULL;
         int rc = place_member(src.data, dest, &errmsg);
@@ -382,13 +395,11 @@ static char *place_members(fetch_ctx *fc, const char *members_dir,
 /* Download the archive into the private directory and unpack it there. */
 static char *download_and_unpack(fetch_ctx *fc, const char *zip_name,
                                  const char *dir, const char *members_dir,
-                                 char ***names, size_t *n, int *nomem)
+                                 char ***names, size_t *n)
 {
     strbuf archive = STRBUF_INIT;
-    if (strbuf_printf(&archive, "%s/%s", dir, zip_name) != 0) {
-        *nomem = 1;
-        return NULL;
-    }
+    if (strbuf_printf(&archive, "%s/%s", dir, zip_name) != 0)
+        return NOMEM_TOKEN;
     pending_file pf = { 0, archive.data, -1, NULL };
     char *tok = download_one(fc, &pf, zip_name);
     if (tok == NULL) {
@@ -410,7 +421,7 @@ static char *download_and_unpack(fetch_ctx *fc, const char *zip_name,
     return tok;
 }
 
-static char *fetch_zip(fetch_ctx *fc, const char *zip_name, int *nomem)
+static char *fetch_zip(fetch_ctx *fc, const char *zip_name)
 {
     if (!outputs_name_is_safe(zip_name))
         return fail_fmt("fetch_output failed: unsafe output name from "
@@ -420,14 +431,14 @@ static char *fetch_zip(fetch_ctx *fc, const char *zip_name, int *nomem)
         return NULL;
     strbuf dir = STRBUF_INIT, members = STRBUF_INIT;
     int made = 0;
-    char *tok = make_private_dir(fc, &dir, &members, &made, nomem);
+    char *tok = make_private_dir(fc, &dir, &members, &made);
     char **names = NULL;
     size_t n = 0;
-    if (tok == NULL && !*nomem)
+    if (tok == NULL)
         tok = download_and_unpack(fc, zip_name, dir.data, members.data,
-                                  &names, &n, nomem);
-    if (tok == NULL && !*nomem)
-        tok = place_members(fc, members.data, names, n, nomem);
+                                  &names, &n);
+    if (tok == NULL)
+        tok = place_members(fc, members.data, names, n);
     outputs_free_names(names, n);
     /* The archive and every member not moved out go with the directory. */
     if (made >= 2)
@@ -447,8 +458,10 @@ static char *append_stderr(const fetch_ctx *fc, const char *text)
         return NULL;
     char *path = outputs_resolve(fc->f->iwd, fc->f->stderr_file);
     if (path == NULL)
-        return fail_fmt("fetch_output failed: bad stderr file %s",
-                        fc->f->stderr_file);
+        return errno == ENOMEM
+                   ? NOMEM_TOKEN
+                   : fail_fmt("fetch_output failed: bad stderr file %s",
+                              fc->f->stderr_file);
     char *errmsg = NULL;
     int rc = outputs_append_stderr(path, text, &errmsg);
     free(path);
@@ -470,9 +483,9 @@ static char *success_tail(const boinc_completed_job *cj)
                       cj->has_exit_status ? cj->exit_status : 0, elapsed,
                       cpu) != 0) {
         strbuf_free(&out);
-        return NULL;
+        return NOMEM_TOKEN;
     }
-    return strbuf_detach(&out);
+    return or_nomem(strbuf_detach(&out));
 }
 
 static char *fetch_done(fetch_ctx *fc, const boinc_completed_job *cj)
@@ -482,25 +495,20 @@ static char *fetch_done(fetch_ctx *fc, const boinc_completed_job *cj)
     boinc_error err = { BOINC_OK, 0, NULL };
     if (boinc_get_templates_for_job(fc->ctx->client, &fc->project, fc->f->job,
                                     &t, &err) != BOINC_OK) {
-        char *tok = exec_boinc_error("get_templates", &err);
-        boinc_error_clear(&err);
         boinc_templates_free(&t);
-        return tok;
+        return fail_rpc("get_templates", &err);
     }
-    int nomem = 0;
     char *tok;
     /* A job with exactly one output named *.zip delivers its members. */
     if (t.n_outputs == 1 && t.output_names[0] != NULL &&
         ends_with_zip(t.output_names[0]))
-        tok = fetch_zip(fc, t.output_names[0], &nomem);
+        tok = fetch_zip(fc, t.output_names[0]);
     else
-        tok = fetch_plain(fc, &t, &nomem);
+        tok = fetch_plain(fc, &t);
     boinc_templates_free(&t);
-    if (tok == NULL && !nomem)
+    if (tok == NULL)
         tok = append_stderr(fc, cj->stderr_out);
-    if (tok == NULL && !nomem)
-        return success_tail(cj);
-    return tok;
+    return tok != NULL ? tok : success_tail(cj);
 }
 
 /* Names of the error_mask bits (BOINC's WU_ERROR_* values). */
@@ -535,7 +543,7 @@ static char *fetch_failed(fetch_ctx *fc, const boinc_completed_job *cj)
         strbuf_puts(&raw, ", no instance reported") == 0)
         tok = gahp_escape(raw.data);
     strbuf_free(&raw);
-    return tok;
+    return or_nomem(tok);
 }
 
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
@@ -550,7 +558,7 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
                                   &err) != BOINC_OK) {
         /* Includes a stock server's truncated reply for failed jobs
          * (BOINC_E_PARSE with the server's PHP error text). */
-        tok = exec_boinc_error("query_completed_job", &err);
+        tok = fail_rpc("query_completed_job", &err);
     } else if (cj.canonical_resultid != 0) {
         tok = fetch_done(&fc, &cj);
     } else if (cj.error_mask != 0) {
@@ -560,5 +568,5 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
     }
     boinc_error_clear(&err);
     boinc_completed_job_free(&cj);
-    return tok;
+    return tok == NOMEM_TOKEN ? NULL : tok;
 }
