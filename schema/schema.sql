@@ -1,4 +1,4 @@
--- schema.sql: the current journal schema (PRAGMA user_version = 1), as the
+-- schema.sql: the current journal schema (PRAGMA user_version = 2), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -40,7 +40,13 @@ CREATE TABLE requests (
     started_at   REAL,                   -- a worker began executing it
     completed_at REAL,                   -- its result was committed
     delivered_at REAL,                   -- RESULTS wrote and flushed the result
-    result       TEXT                    -- result line after "<client_id> ", escaped
+    result       TEXT,                   -- result line after "<client_id> ", escaped
+    resumed_session INTEGER REFERENCES sessions(id),
+                                         -- (0002) run that resumed this unfinished submit at start-up
+    closed_at    REAL,                   -- (0002) start-up gave up answering it (earlier run; ping,
+                                         -- query, or unfinished non-submit): never replayed
+    replayed_by  INTEGER REFERENCES requests(id)
+                                         -- (0002) re-issued request that received this stored result
 );
 -- Recovery and pruning look requests up by state.
 CREATE INDEX requests_state ON requests (state, id);
@@ -105,3 +111,67 @@ CREATE TABLE batch_files (
     updated_at REAL NOT NULL,            -- last state change
     PRIMARY KEY (batch_id, phys_name)
 );
+
+-- ---- audit views (migration 0002; doc/auditing.md) ----
+
+-- Requests not yet answered: still to run, running, or finished but not yet
+-- delivered by RESULTS (and not closed).  One row per request.
+CREATE VIEW audit_undelivered AS
+SELECT r.id, r.session_id, r.client_id, r.command, r.args, p.url AS project_url,
+       r.state, r.accepted_at, r.started_at, r.completed_at, r.result
+FROM requests r LEFT JOIN projects p ON p.id = r.project_id
+WHERE r.state <> 'delivered' AND r.closed_at IS NULL;
+
+-- What was pending when each server run stopped or died: requests accepted
+-- in a run that ended (or crashed) before delivering them, with what became
+-- of them afterwards (resumed, replayed to a re-issue, closed, or still
+-- waiting).  The current run's own requests are not listed.
+CREATE VIEW audit_pending_at_stop AS
+SELECT s.id AS session_id,
+       CASE WHEN s.clean_exit = 1 THEN 'stopped' ELSE 'crashed' END AS how_it_ended,
+       r.id AS request, r.client_id, r.command, r.args, p.url AS project_url,
+       CASE WHEN r.completed_at IS NULL THEN 'unfinished'
+            ELSE 'finished, not delivered' END AS state_at_stop,
+       CASE WHEN r.replayed_by IS NOT NULL THEN 'replayed to request ' || r.replayed_by
+            WHEN r.resumed_session IS NOT NULL AND r.completed_at IS NOT NULL
+                 THEN 'resumed in session ' || r.resumed_session || ', finished'
+            WHEN r.resumed_session IS NOT NULL
+                 THEN 'resumed in session ' || r.resumed_session || ', running'
+            WHEN r.closed_at IS NOT NULL THEN 'closed (re-issue runs it fresh)'
+            ELSE 'waiting for re-issue' END AS what_became_of_it,
+       r.result
+FROM requests r
+JOIN sessions s ON s.id = r.session_id
+LEFT JOIN projects p ON p.id = r.project_id
+WHERE s.id < (SELECT max(id) FROM sessions)
+  AND (r.delivered_at IS NULL OR r.replayed_by IS NOT NULL
+       OR r.resumed_session IS NOT NULL OR r.closed_at IS NOT NULL);
+
+-- Submits that start-up resumed in the background.
+CREATE VIEW audit_resumed AS
+SELECT r.id AS request, r.session_id AS accepted_in, r.resumed_session AS resumed_in,
+       r.command, r.args, r.state, r.completed_at, r.result
+FROM requests r WHERE r.resumed_session IS NOT NULL;
+
+-- Every batch with its submit progress, jobs and input files.
+CREATE VIEW audit_batches AS
+SELECT b.id, p.url AS project_url, b.name, b.app, b.server_batch_id, b.step,
+       b.failed_step, b.error, b.njobs,
+       (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id) AS jobs_recorded,
+       (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'DONE') AS jobs_done,
+       (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'ERROR') AS jobs_error,
+       (SELECT count(*) FROM batch_files f WHERE f.batch_id = b.id) AS files,
+       (SELECT count(*) FROM batch_files f WHERE f.batch_id = b.id AND f.state = 'uploaded') AS files_uploaded,
+       (SELECT count(*) FROM batch_files f WHERE f.batch_id = b.id AND f.state = 'confirmed') AS files_already_on_server,
+       b.retired, b.lease, b.request_id, b.created_at, b.updated_at
+FROM batches b JOIN projects p ON p.id = b.project_id;
+
+-- Jobs with their batch.
+CREATE VIEW audit_jobs AS
+SELECT b.name AS batch, j.name AS job, j.status, j.updated_at
+FROM jobs j JOIN batches b ON b.id = j.batch_id;
+
+-- Input files of each batch: where they came from and how far they got.
+CREATE VIEW audit_batch_files AS
+SELECT b.name AS batch, f.phys_name, f.local_path, f.size, f.state, f.updated_at
+FROM batch_files f JOIN batches b ON b.id = f.batch_id;
