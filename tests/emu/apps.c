@@ -234,6 +234,11 @@ static int cfg_app(xmlNode *app_node, const char *path)
             return -1;
         }
     }
+    /* the validator looks at up to 256 instances of a job */
+    if (a->max_total_results > 256) {
+        log_error("boinc_emu: %s: app %s: max_total_results must be <= 256", path, a->name);
+        return -1;
+    }
     if (a->min_quorum < 1 || a->target_nresults < a->min_quorum) {
         log_error("boinc_emu: %s: app %s needs 1 <= min_quorum <= target_nresults",
                   path, a->name);
@@ -274,6 +279,17 @@ int apps_load_config(const char *path)
                 log_error("boinc_emu: %s: bad <max_tasks_per_host>", path);
                 rc = -1;
             }
+        } else if (strcmp(tag, "spawn") == 0) {
+            char *v = node_text(c);
+            if (strcmp(v, "exec") == 0)
+                G.spawn_exec = 1;
+            else if (strcmp(v, "fork") == 0)
+                G.spawn_exec = 0;
+            else {
+                log_error("boinc_emu: %s: <spawn> must be fork or exec", path);
+                rc = -1;
+            }
+            free(v);
         } else if (strcmp(tag, "parallel") == 0) {
             if (cfg_int(c, &G.parallel) != 0 || G.parallel < 1) {
                 log_error("boinc_emu: %s: bad <parallel>", path);

@@ -123,6 +123,7 @@ typedef struct {
     int max_tasks_per_host;
     double run_seconds;
     int parallel;               /* app processes run at once */
+    int spawn_exec;             /* 1: posix_spawn a new boinc_emu; 0: fork only */
     emu_app *apps; int napps;
     int quirk_php_warnings, quirk_qcj_stock;
     int default_behaviour;

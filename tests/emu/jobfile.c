@@ -188,21 +188,30 @@ static int store_file(const char *name, const emu_part *p)
     return rc;
 }
 
+static void upload_each(xmlNode *root, strbuf *sb, const emu_part **files, long long batch_id);
+
 static void upload_files(const emu_request *rq, xmlNode *root, strbuf *sb)
 {
     long long batch_id = child_ll(root, "batch_id");
-    const emu_part *files[4096];
+    const emu_part **files = xcalloc((size_t)rq->nparts + 1, sizeof *files);
     int nfiles = 0;
     for (int i = 0; i < rq->nparts; i++)
-        if (strncmp(rq->parts[i].name, "file_", 5) == 0 && nfiles < 4096)
+        if (strncmp(rq->parts[i].name, "file_", 5) == 0)
             files[nfiles++] = &rq->parts[i];
     int nnames = count_phys_names(root);
     if (nfiles != nnames) {
         char *m = xasprintf("# of uploaded files (%d) doesn't agree with request (%d)", nfiles, nnames);
         xml_error(sb, m);
         free(m);
+        free(files);
         return;
     }
+    upload_each(root, sb, files, batch_id);
+    free(files);
+}
+
+static void upload_each(xmlNode *root, strbuf *sb, const emu_part **files, long long batch_id)
+{
     int i = 0;
     for (xmlNode *c = root->children; c; c = c->next) {
         if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "phys_name") != 0)

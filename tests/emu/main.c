@@ -123,7 +123,7 @@ int main(int argc, char **argv)
     G.nhosts = (int)hosts;
     G.max_tasks_per_host = 1000;
     G.run_seconds = 1;
-    G.parallel = 4;
+    G.parallel = 8;
     G.default_behaviour = BEH_SUCCEED;
     pthread_mutex_init(&G.lock, NULL);
     pthread_mutex_init(&G.pass_lock, NULL);

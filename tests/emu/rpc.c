@@ -675,8 +675,8 @@ static void rpc_query_batch2(xmlNode *root, strbuf *sb)
     if (authenticate(root, sb, &u) != 0 || need_file_access(&u, sb) != 0)
         return;
     double mmt = child_double(root, "min_mod_time");
-    long long ids[4096];
-    int nb = 0;
+    long long *ids = NULL;
+    int nb = 0, cap = 0;
     for (xmlNode *c = root->children; c; c = c->next) {
         if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "batch_name") != 0)
             continue;
@@ -691,12 +691,19 @@ static void rpc_query_batch2(xmlNode *root, strbuf *sb)
             if (rc == 0)
                 batch_free(&b);
             xmlFree(t);
+            free(ids);
             return;
         }
         xmlFree(t);
         batch_free(&b);
-        if (nb < (int)(sizeof ids / sizeof ids[0]))
-            ids[nb++] = b.id;
+        if (nb == cap) {
+            cap = cap ? cap * 2 : 16;
+            long long *n = realloc(ids, (size_t)cap * sizeof *n);
+            if (n == NULL)
+                abort();
+            ids = n;
+        }
+        ids[nb++] = b.id;
     }
     strbuf_puts(sb, "<server_time>");
     php_float(sb, emu_now());
@@ -725,6 +732,7 @@ static void rpc_query_batch2(xmlNode *root, strbuf *sb)
     }
     strbuf_free(&jobs);
     sqlite3_finalize(st);
+    free(ids);
     strbuf_puts(sb, "</query_batch2>\n");
 }
 
