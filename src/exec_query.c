@@ -115,6 +115,85 @@ static void record_statuses(exec_ctx *ctx, const gahp_request *req,
     free(jobs);
 }
 
+/* name as the client module squashes server text into one line: control
+ * characters and runs of spaces become one space, ends trimmed.
+ * malloc'd, NULL on ENOMEM. */
+static char *squash_like_client(const char *name)
+{
+    size_t n = strlen(name), o = 0;
+    char *out = malloc(n + 1);
+    if (out == NULL)
+        return NULL;
+    int pending_space = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch < 0x20 || ch == 0x7f || ch == ' ') {
+            pending_space = o > 0;
+            continue;
+        }
+        if (pending_space)
+            out[o++] = ' ';
+        pending_space = 0;
+        out[o++] = (char)ch;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* Does the (squashed, maybe cut with " [...]") tail of a server message
+ * stand for the batch name? */
+static int tail_names(const char *tail, const char *name)
+{
+    static const char cut[] = " [...]";
+    char *sq = squash_like_client(name);
+    if (sq == NULL)
+        return 0;
+    size_t tl = strlen(tail), cl = sizeof cut - 1;
+    int match = strcmp(sq, tail) == 0;
+    if (!match && tl > cl && strcmp(tail + tl - cl, cut) == 0)
+        match = strlen(sq) > tl - cl && strncmp(sq, tail, tl - cl) == 0;
+    free(sq);
+    return match;
+}
+
+/*
+ * HTCondor takes everything after "no batch named " as the batch name and
+ * resubmits that batch.  The client module squashes server text to one
+ * line (and caps it), which would alter a name with double spaces, a
+ * newline, trailing blanks or great length; put back the exact requested
+ * name the message stands for.  0, or -1 on ENOMEM (err unchanged).
+ */
+static int restore_batch_name(boinc_error *err, const gahp_query_batches *q)
+{
+    static const char marker[] = "no batch named ";
+    char *at = err->code == BOINC_E_SERVER && err->msg != NULL
+                   ? strstr(err->msg, marker) : NULL;
+    if (at == NULL)
+        return 0;
+    const char *tail = at + sizeof marker - 1;
+    const char *exact = NULL;
+    for (size_t i = 0; i < q->nbatches; i++)
+        if (strcmp(q->batches[i], tail) == 0)
+            return 0;                   /* already exact */
+    for (size_t i = 0; exact == NULL && i < q->nbatches; i++)
+        if (tail_names(tail, q->batches[i]))
+            exact = q->batches[i];
+    if (exact == NULL)
+        return 0;
+    strbuf fixed = STRBUF_INIT;
+    if (strbuf_append(&fixed, err->msg, (size_t)(tail - err->msg)) != 0 ||
+        strbuf_puts(&fixed, exact) != 0) {
+        strbuf_free(&fixed);
+        return -1;
+    }
+    char *msg = strbuf_detach(&fixed);
+    if (msg == NULL)
+        return -1;
+    free(err->msg);
+    err->msg = msg;
+    return 0;
+}
+
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_query_batches *q = &req->u.query;
@@ -129,6 +208,11 @@ char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
                            &err) != BOINC_OK) {
         /* The server's text stays last, so "no batch named NAME" ends the
          * message as HTCondor requires. */
+        if (restore_batch_name(&err, q) != 0) {
+            boinc_error_clear(&err);
+            boinc_query_result_free(&r);
+            return NULL;
+        }
         char *tail = exec_boinc_error("query_batch2", &err);
         boinc_error_clear(&err);
         boinc_query_result_free(&r);

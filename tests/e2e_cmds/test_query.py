@@ -2,6 +2,8 @@
 queries, status mapping, unknown batches, retried 5xx, journal updates."""
 import sqlite3
 
+import pytest
+
 from cmds_helpers import parse_query
 
 
@@ -49,6 +51,18 @@ def test_unknown_batch_message_ends_with_its_name(session, emu):
     assert toks[0].startswith("query_batch2 failed")
     # HTCondor takes the rest after "no batch named " as the batch name.
     assert toks[0].split("no batch named ", 1)[1] == "no such#batch"
+
+
+@pytest.mark.parametrize("name", ["two  spaces", "trailing blank ", "line\nbreak",
+                                  "long#" + "x" * 3000],
+                         ids=["double-space", "trailing-blank", "newline", "3000-bytes"])
+def test_unknown_batch_name_survives_message_squashing(session, emu, name):
+    # The client module squashes server messages to one capped line; the
+    # name HTCondor will resubmit must still be the exact one.
+    _submit_two(emu)
+    toks = session.query("0", "b1", name)
+    assert len(toks) == 1, toks
+    assert toks[0].split("no batch named ", 1)[1] == name
 
 
 def test_error_job_is_reported_as_error(session, emu):
