@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cmds_helpers import Emu, Gahp, Session  # noqa: E402
+from cmds_helpers import Emu, Gahp, Session  # noqa: E402,F401
 
 
 @pytest.fixture
