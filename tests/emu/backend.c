@@ -669,11 +669,6 @@ static int spawn_app(run_item *r)
         argv[a++] = t;
     argv[a] = NULL;
     char *errpath = xasprintf("%s/stderr.txt", r->slot);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (!G.spawn_exec) {
         /* Fast path: fork and run the app code in the child, no exec.
          * glibc keeps malloc and stdio usable in the child of a threaded
@@ -700,6 +695,11 @@ static int spawn_app(run_item *r)
         r->pid = pid;
         return 0;
     }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     /* the server blocks SIGTERM/SIGINT (sigwait); the app must not */
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);

@@ -32,8 +32,10 @@ def emu_factory(tmp_path):
         return e
 
     yield make
-    for e in started:
-        e.stop()
+    # a clean exit also means no sanitizer report (ASan/LSan exit non-zero)
+    codes = [(e.state_dir, e.stop()) for e in started]
+    bad = [(d, c) for d, c in codes if c not in (0, None)]
+    assert not bad, "boinc_emu exited badly: %r\n%s" % (bad, started[0].log()[-4000:])
 
 
 @pytest.fixture
