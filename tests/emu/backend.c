@@ -952,7 +952,7 @@ static int pass_once(void)
 void backend_run_until_quiet(void)
 {
     emu_lock();
-    for (int i = 0; i < 10000; i++)
+    for (int i = 0; i < 10000 && !G.stopping; i++)
         if (pass_once() == 0)
             break;
     emu_unlock();
@@ -998,7 +998,7 @@ double backend_advance(double seconds, int stop_when_done)
             emu_lock();
             long long left = unfinished_jobs();
             emu_unlock();
-            if (!stop_when_done || left == 0 || wall_now() >= end)
+            if (!stop_when_done || left == 0 || wall_now() >= end || G.stopping)
                 break;
             struct timespec ts = { 0, 50 * 1000000L };
             nanosleep(&ts, NULL);
@@ -1015,7 +1015,7 @@ double backend_advance(double seconds, int stop_when_done)
         long long left = stop_when_done ? unfinished_jobs() : 1;
         double next = next_event_after(G.vnow);
         int at_end = G.vnow >= target;
-        if (left == 0 || at_end) {
+        if (left == 0 || at_end || G.stopping) {   /* SIGTERM: stop early */
             emu_unlock();
             break;
         }

@@ -294,8 +294,11 @@ static void apply_fault(const emu_fault *f, emu_reply *r, const char *script, in
         apache_page(r, 503);
         break;
     case FAULT_DROP:
-        if (r->body.len < 2) {
-            strbuf_reset(&r->body);
+        if (r->body.len < 2 && is_output) {
+            /* not processed: a plausible download, cut in the middle */
+            snprintf(r->content_type, sizeof r->content_type, "application/octet-stream");
+            strbuf_puts(&r->body, "output file contents that never arrive in full\n");
+        } else if (r->body.len < 2) {
             reply_xml_begin(r);
             strbuf_printf(&r->body, "<%s>\n<success>1</success>\n        </%s>\n    ", tag, tag);
         }
