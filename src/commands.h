@@ -102,6 +102,9 @@ typedef struct gahp_request {
     char *project_url;          /* project selected when accepted, or NULL */
     char *authenticator;        /* idem; never logged */
     char *args_text;            /* canonical escaped argument text after the id */
+    int background;             /* 1 = run for the journal only: the outcome is
+                                   committed but not queued for RESULTS (recovery
+                                   resuming an earlier run's work) */
     union {
         gahp_submit submit;
         gahp_query_batches query;

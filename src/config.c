@@ -37,6 +37,8 @@ static const char usage_text[] =
     "  --sync full|normal      journal durability (default full)\n"
     "  --retention-days DAYS   keep delivered requests this long (default 7)\n"
     "  --busy-timeout MS       SQLite busy timeout (default 5000)\n"
+    "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
+    "                          requests under their original request ids\n"
     "  --config FILE           config file pre-selecting a project\n"
     "  --help                  this text\n"
     "  --version               print the version banner\n";
@@ -45,7 +47,7 @@ enum {
     OPT_JOURNAL = 256, OPT_WORKERS, OPT_LOG_FILE, OPT_LOG_LEVEL,
     OPT_HTTP_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_RETRY_BUDGET, OPT_CA_FILE,
     OPT_CA_PATH, OPT_SYNC, OPT_RETENTION, OPT_BUSY, OPT_CONFIG, OPT_HELP,
-    OPT_VERSION
+    OPT_VERSION, OPT_REQUEUE
 };
 
 static const struct option long_options[] = {
@@ -62,6 +64,7 @@ static const struct option long_options[] = {
     { "retention-days", required_argument, NULL, OPT_RETENTION },
     { "busy-timeout", required_argument, NULL, OPT_BUSY },
     { "config", required_argument, NULL, OPT_CONFIG },
+    { "requeue-undelivered", no_argument, NULL, OPT_REQUEUE },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 }
@@ -333,6 +336,9 @@ static int apply_option(gahp_config *cfg, int opt, const char *arg, FILE *err)
     case OPT_BUSY:
         return set_long(&cfg->busy_timeout_ms, arg, 0, 600000, "--busy-timeout", err);
     case OPT_CONFIG: return set_string(&cfg->config_file, arg, "--config", err);
+    case OPT_REQUEUE:
+        cfg->requeue_undelivered = 1;
+        return 0;
     default:
         return -1;
     }

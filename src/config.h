@@ -23,6 +23,8 @@ typedef struct {
     int sync_full;              /* 1 = FULL (default), 0 = NORMAL */
     double retention_days;      /* pruning of delivered rows (default 7) */
     long busy_timeout_ms;       /* SQLite busy timeout (default 5000) */
+    int requeue_undelivered;    /* recovery: answer an earlier run's requests
+                                   under their original ids (default 0) */
     char *config_file;
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;

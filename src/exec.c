@@ -5,6 +5,9 @@
  */
 #include "exec.h"
 #include "exec_submit.h"
+#include "journal_recovery.h"
+#include "log.h"
+#include "recovery.h"
 
 #include "exec_cmds.h"
 #include "protocol.h"
@@ -67,11 +70,38 @@ static const executor_fn executors[GAHP_CMD_COUNT] = {
     [GAHP_CMD_SET_LEASE] = exec_set_lease,
 };
 
+/*
+ * Replay (doc/recovery.md): a result an earlier run stored but never
+ * delivered goes to a re-issued request with the same command, arguments
+ * and project, for the commands whose stored outcome still holds.  A failed
+ * submit is not replayed: the submit executor retries it.  Returns the
+ * stored tail, or NULL to run the request.
+ */
+static char *exec_replay(exec_ctx *ctx, const gahp_request *req)
+{
+    const char *name = gahp_command_name(req->cmd);
+    if (req->background || req->journal_id <= 0 || ctx->session_id <= 0 ||
+        !recovery_is_replayable(name))
+        return NULL;
+    char *stored = NULL;
+    const char *only = req->cmd == GAHP_CMD_SUBMIT ? "NULL" : NULL;
+    if (journal_replay_take(ctx->journal, name, req->args_text ? req->args_text : "",
+                            req->project_id, ctx->session_id, req->journal_id, only,
+                            &stored) != 0)
+        return NULL;    /* logged; running the request afresh is safe */
+    if (stored != NULL)
+        log_info("request %ld: replaying the stored result of an earlier run", req->id);
+    return stored;
+}
+
 char *exec_request(exec_ctx *ctx, const gahp_request *req)
 {
     if (req->project_url == NULL)
         return gahp_escape("no project selected");
     if ((unsigned)req->cmd >= GAHP_CMD_COUNT || executors[req->cmd] == NULL)
         return gahp_escape("internal error: unknown command");
+    char *replayed = exec_replay(ctx, req);
+    if (replayed != NULL)
+        return replayed;
     return executors[req->cmd](ctx, req);
 }

@@ -10,6 +10,7 @@
 #include "journal.h"
 #include "log.h"
 #include "protocol.h"
+#include "recovery.h"
 #include "workers.h"
 
 #include <signal.h>
@@ -27,7 +28,7 @@
 typedef int (*startup_hook_fn)(journal *j, workers *w, const gahp_config *cfg,
                                long long session_id);
 static const startup_hook_fn startup_hooks[] = {
-    NULL    /* recovery_start will go here */
+    recovery_start,     /* resume / keep for replay / close earlier runs' work */
 };
 
 static int run_startup_hooks(journal *j, workers *w, const gahp_config *cfg,
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
         die(1);
     }
     protocol_set_workers(p, w);
+    workers_set_session(w, session_id);
     if (run_startup_hooks(j, w, &cfg, session_id) != 0) {
         fprintf(stderr, "boinc_gahp: start-up recovery failed\n");
         die(1);

@@ -30,6 +30,7 @@ typedef struct completion {
     long client_id;
     double started_at, completed_at;
     char *tail;
+    int background;             /* commit only; no result for RESULTS */
 } completion;
 
 typedef struct {
@@ -181,6 +182,8 @@ static void commit_completions(workers *w, completion *list)
     free(jc);
     gahp_result *first = NULL, *last = NULL;
     for (completion *c = list; c != NULL; c = c->next) {
+        if (c->background)
+            continue;
         gahp_result *r = result_new(c->request_row, c->client_id, c->tail);
         if (r == NULL) {
             log_error("out of memory: result of request %ld is journaled but "
@@ -263,6 +266,7 @@ static void run_one(worker *wk, gahp_request *req)
     c->started_at = started;
     c->completed_at = journal_now();
     c->tail = tail;
+    c->background = req->background;
     push_completion(wk->pool, c);
 }
 
@@ -313,6 +317,14 @@ void workers_submit(workers *w, gahp_request *req)
     w->tail = it;
     w->busy++;
     pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void workers_set_session(workers *w, long long session_id)
+{
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < w->nworkers; i++)
+        w->ws[i].ctx.session_id = session_id;
     pthread_mutex_unlock(&w->mu);
 }
 

@@ -37,6 +37,10 @@ typedef void (*workers_notify_fn)(void *arg);
 workers *workers_start(const gahp_config *cfg, journal *primary,
                        workers_notify_fn notify, void *notify_arg, char **err);
 
+/* Record the current session in every worker's exec_ctx.  Call before the
+ * first workers_submit (the queue mutex publishes it to the threads). */
+void workers_set_session(workers *w, long long session_id);
+
 /* Queue a journaled request (ownership passes to the pool).  Never blocks
  * on network I/O: it only takes a mutex. */
 void workers_submit(workers *w, gahp_request *req);

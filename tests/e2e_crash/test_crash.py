@@ -1,0 +1,276 @@
+"""Crash recovery, proven with SIGKILL: boinc_gahp killed at every step
+boundary of a submit (BOINC_GAHP_TEST_CRASH_AT) and at random instants,
+restarted on the same journal, re-driven the way HTCondor would; the
+emulator's counters and state show that nothing was lost or duplicated."""
+import hashlib
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from submit_client import Gahp, split_tokens
+from gahp_client import gahp_binary, gahp_env
+
+SUBMIT_POINTS = [
+    "submit.hashed", "submit.create_sent", "submit.created", "submit.query_sent",
+    "submit.query_done", "submit.upload_sent", "submit.uploaded",
+    "submit.submit_sent", "submit.submitted",
+]
+
+
+def phys(content, ext=".txt"):
+    return hashlib.md5(content).hexdigest() + ext
+
+
+def batch_jobs(inputs, name, shared, n=3):
+    """n jobs: each a distinct input, plus one job on the shared input."""
+    jobs = []
+    for i in range(n):
+        p = inputs("%s_%d.txt" % (name, i), ("%s input %d\n" % (name, i)).encode())
+        jobs.append(("%s#%d" % (name, i), [], [(p, "in")]))
+    jobs.append(("%s#shared" % name, [], [(shared, "in")]))
+    return jobs
+
+
+def assert_invariants(emulator, batches):
+    """Every batch exactly once with exactly its jobs; every input uploaded
+    at most once."""
+    c = emulator.counters()
+    for name, jobs in batches.items():
+        assert c["batches_by_name"].get(name) == 1, (name, c["batches_by_name"])
+        for job, _, _ in jobs:
+            assert c["jobs_by_name"].get(job) == 1, (job, c["jobs_by_name"])
+    assert all(v == 1 for v in c["uploads_by_name"].values()), c["uploads_by_name"]
+    state = emulator.state()
+    for name, jobs in batches.items():
+        b = [x for x in state["batches"] if x["name"] == name]
+        assert len(b) == 1 and b[0]["njobs"] == len(jobs), b
+    return c
+
+
+def assert_outputs(emulator, batches):
+    emulator.run(7200)
+    for jobs in batches.values():
+        for job, _, ins in jobs:
+            with open(ins[0][0], "rb") as f:
+                want = f.read().upper()
+            r = emulator.get_output(cmd="workunit_file", auth_str=emulator.authenticator,
+                                    wu_name=job, file_num=0)
+            assert r.status == 200 and r.body == want, (job, r)
+
+
+def wait_killed(client, timeout=60):
+    rc = client.gahp.proc.wait(timeout=timeout)
+    assert rc == -signal.SIGKILL, "expected the crash point to SIGKILL, exit %r" % rc
+    client.gahp.kill()
+
+
+@pytest.mark.parametrize("point", SUBMIT_POINTS)
+def test_crash_at_submit_step(point, make_client, emulator, inputs, journal):
+    shared = inputs("shared.txt", b"shared by every batch\n")
+    # a first batch, submitted cleanly, puts the shared file on the server
+    first = batch_jobs(inputs, "pre", shared, n=1)
+    c0 = make_client()
+    assert c0.wait(c0.submit("pre", "uppercase", first)) == ["NULL"]
+    c0.gahp.quit()
+
+    jobs = batch_jobs(inputs, "b", shared)
+    crashing = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": point})
+    crashing.submit("b", "uppercase", jobs)
+    wait_killed(crashing)
+
+    # restart: the submit resumes in the background; HTCondor re-issues it
+    again = make_client()
+    assert again.wait(again.submit("b", "uppercase", jobs)) == ["NULL"]
+    c = assert_invariants(emulator, {"pre": first, "b": jobs})
+    assert c["uploads_by_name"][phys(b"shared by every batch\n")] == 1
+    assert_outputs(emulator, {"pre": first, "b": jobs})
+
+    db = sqlite3.connect(journal)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    step = db.execute("SELECT step FROM batches WHERE name = 'b'").fetchone()[0]
+    assert step == "submitted"
+    if point != "submit.submitted":
+        resumed = db.execute("SELECT count(*) FROM audit_resumed").fetchone()[0]
+        assert resumed == 1
+
+
+def test_resumed_submit_finishes_without_the_client(make_client, emulator, inputs, journal):
+    shared = inputs("shared.txt", b"s\n")
+    jobs = batch_jobs(inputs, "bg", shared)
+    crashing = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": "submit.created"})
+    crashing.submit("bg", "uppercase", jobs)
+    wait_killed(crashing)
+    make_client()       # restart; nobody re-issues anything
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if emulator.counters()["batches_by_name"].get("bg") == 1 and \
+                len(emulator.counters()["jobs_by_name"]) == len(jobs):
+            break
+        time.sleep(0.1)
+    assert_invariants(emulator, {"bg": jobs})
+    db = sqlite3.connect(journal)
+    row = db.execute("SELECT state, result FROM requests WHERE command = 'BOINC_SUBMIT'").fetchone()
+    assert row == ("completed", "NULL")
+
+
+def test_random_sigkills_lose_and_duplicate_nothing(make_client, emulator, inputs, journal):
+    rng = random.Random(20261121)
+    shared = inputs("shared.txt", b"shared input for the random crash test\n")
+    batches = {"r%d" % i: batch_jobs(inputs, "r%d" % i, shared, n=4) for i in range(6)}
+    for round_no in range(8):
+        c = make_client()
+        for name, jobs in batches.items():
+            c.submit(name, "uppercase", jobs)
+        c.start("BOINC_QUERY_BATCHES", 0, 1, "r0")
+        time.sleep(rng.uniform(0.0, 0.25))
+        c.gahp.proc.send_signal(signal.SIGKILL)
+        c.gahp.proc.wait()
+        c.gahp.kill()
+    final = make_client()
+    rids = {name: final.submit(name, "uppercase", jobs) for name, jobs in batches.items()}
+    for name, rid in rids.items():
+        assert final.wait(rid) == ["NULL"], name
+    assert_invariants(emulator, batches)
+    assert_outputs(emulator, batches)
+    db = sqlite3.connect(journal)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # every accepted request of every run was answered, replayed or closed
+    left = db.execute("SELECT count(*) FROM audit_undelivered WHERE session_id <"
+                      " (SELECT max(id) FROM sessions)").fetchone()[0]
+    assert left == 0
+
+
+def test_replay_of_an_undelivered_result_to_the_reissue(make_client, emulator, inputs, journal):
+    a = inputs("a.txt", b"replay\n")
+    jobs = [("rp#0", [], [(a, "in")])]
+    c1 = make_client()
+    rid = c1.submit("rp", "uppercase", jobs)
+    # wait until the result is journaled, then die before RESULTS delivers it
+    db = sqlite3.connect(journal)
+    deadline = time.monotonic() + 60
+    while db.execute("SELECT count(*) FROM requests WHERE state = 'completed'").fetchone()[0] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    c1.gahp.proc.send_signal(signal.SIGKILL)
+    c1.gahp.proc.wait()
+    before = emulator.counters()
+    c2 = make_client()
+    assert c2.wait(c2.submit("rp", "uppercase", jobs)) == ["NULL"]
+    assert emulator.counters() == before
+    replayed = db.execute("SELECT count(*) FROM requests WHERE replayed_by IS NOT NULL").fetchone()[0]
+    assert replayed == 1
+    assert rid == 1
+
+
+def test_requeue_option_delivers_under_the_original_ids(make_client, journal):
+    c1 = make_client()
+    for i in range(3):
+        c1.start("BOINC_PING")
+    db = sqlite3.connect(journal)
+    deadline = time.monotonic() + 60
+    while db.execute("SELECT count(*) FROM requests WHERE state = 'completed'").fetchone()[0] < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    c1.gahp.proc.send_signal(signal.SIGKILL)
+    c1.gahp.proc.wait()
+    c2 = make_client(args=("--retry-budget", "5", "--requeue-undelivered"))
+    got = sorted(split_tokens(l)[0] for l in c2.gahp.wait_results(3))
+    assert got == ["1", "2", "3"]
+
+
+def test_sigkill_during_journal_writes_leaves_a_clean_journal(journal, tmp_path):
+    for attempt in range(3):
+        g = Gahp(journal)
+        lines = b"".join(b"BOINC_PING %d\n" % i for i in range(1, 20001))
+        g.send_raw(lines)
+        time.sleep(0.05 + 0.1 * attempt)
+        g.proc.send_signal(signal.SIGKILL)
+        g.proc.wait()
+        g.kill()
+        db = sqlite3.connect(journal)
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        db.close()
+    g = Gahp(journal)
+    assert g.command("VERSION").startswith("S $GahpVersion")
+    assert g.quit() == 0
+
+
+def _mount_tmpfs(path, opts):
+    os.makedirs(path, exist_ok=True)
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)],
+                       check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        pytest.skip("cannot mount a tmpfs here (needs root): %s" % e)
+
+
+def _umount(path):
+    subprocess.run(["umount", str(path)], check=False, capture_output=True)
+
+
+def _start_fails(journal_path):
+    return subprocess.run([gahp_binary(), "--journal", str(journal_path)], input=b"",
+                          capture_output=True, timeout=60, env=gahp_env())
+
+
+def test_read_only_journal_directory_fails_at_start(tmp_path):
+    mnt = tmp_path / "ro"
+    _mount_tmpfs(mnt, "ro,size=1m")
+    try:
+        r = _start_fails(mnt / "journal.db")
+        assert r.returncode != 0
+        assert b"Read-only file system" in r.stderr, r.stderr
+        assert r.stdout == b""
+    finally:
+        _umount(mnt)
+
+
+def test_full_disk_at_start_fails_clearly(tmp_path):
+    mnt = tmp_path / "full"
+    _mount_tmpfs(mnt, "size=64k")
+    try:
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        r = _start_fails(mnt / "journal.db")
+        assert r.returncode != 0
+        assert r.stdout == b""
+        assert r.stderr.strip(), "no message"
+    finally:
+        _umount(mnt)
+
+
+def test_journal_of_an_older_schema_is_migrated_on_open(journal):
+    repo = os.path.join(os.path.dirname(__file__), "..", "..")
+    with open(os.path.join(repo, "migrations", "0001_core.sql")) as f:
+        v1 = f.read()
+    db = sqlite3.connect(journal)
+    db.executescript(v1)
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO sessions (started_at, pid, version) VALUES (1, 1, 'old')")
+    db.execute("INSERT INTO projects (url, authenticator, first_used_at)"
+               " VALUES ('http://127.0.0.1:9/p/', 'secret', 1)")
+    db.execute("INSERT INTO requests (session_id, client_id, command, args, project_id,"
+               " state, accepted_at, completed_at, result)"
+               " VALUES (1, 7, 'BOINC_PING', '', 1, 'completed', 1, 2, 'NULL')")
+    db.commit()
+    db.close()
+    os.chmod(journal, 0o600)
+    g = Gahp(journal)
+    assert g.quit() == 0
+    db = sqlite3.connect(journal)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("SELECT client_id, result FROM requests").fetchone() == (7, "NULL")
+    # the audit views exist and never show the authenticator
+    rows = db.execute("SELECT * FROM audit_pending_at_stop").fetchall()
+    assert rows and all("secret" not in repr(r) for r in rows)
