@@ -284,9 +284,11 @@ int apps_load_config(const char *path)
             if (strcmp(v, "exec") == 0)
                 G.spawn_exec = 1;
             else if (strcmp(v, "fork") == 0)
-                G.spawn_exec = 0;
+                G.spawn_exec = G.spawn_direct = 0;
+            else if (strcmp(v, "direct") == 0)
+                G.spawn_direct = 1;
             else {
-                log_error("boinc_emu: %s: <spawn> must be fork or exec", path);
+                log_error("boinc_emu: %s: <spawn> must be fork, direct or exec", path);
                 rc = -1;
             }
             free(v);

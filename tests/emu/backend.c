@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apprunner.h"
 #include "log.h"
 
 extern char **environ;
@@ -557,6 +558,7 @@ typedef struct {
     int status;         /* wait status */
     int spawn_failed;
     int worker;         /* slot directory index while running */
+    int index;          /* position in the batch of runs */
     /* collected right after the process ends (the slot is then reused) */
     int exit_code;
     char *err_text;
@@ -669,6 +671,18 @@ static int spawn_app(run_item *r)
         argv[a++] = t;
     argv[a] = NULL;
     char *errpath = xasprintf("%s/stderr.txt", r->slot);
+    if (!G.spawn_exec && !G.spawn_direct && apprunner_available()) {
+        /* usual path: the small helper process forks the run */
+        r->t0 = wall_now();
+        int rc = apprunner_submit((uint32_t)r->index, errpath, argv);
+        free(errpath);
+        free(cl);
+        free(argv);
+        if (rc != 0)
+            return -1;
+        r->pid = -1;
+        return 0;
+    }
     if (!G.spawn_exec) {
         /* Fast path: fork and run the app code in the child, no exec.
          * glibc keeps malloc and stdio usable in the child of a threaded
@@ -733,6 +747,7 @@ static void run_items(run_item *items, int n)
             while (busy[w])
                 w++;
             r->worker = w;
+            r->index = next - 1;
             if (spawn_app(r) != 0) {
                 r->spawn_failed = 1;
                 log_warn("boinc_emu: cannot start app for %s", r->inst_name);
@@ -744,6 +759,26 @@ static void run_items(run_item *items, int n)
         }
         if (running == 0)
             continue;
+        if (!G.spawn_exec && !G.spawn_direct && apprunner_available()) {
+            run_done d;
+            if (apprunner_wait(&d) != 0 || d.id >= (uint32_t)next) {
+                log_error("boinc_emu: the app runner helper is gone");
+                for (int i = 0; i < n; i++)
+                    if (items[i].sig == NULL) {
+                        items[i].spawn_failed = 1;
+                        collect_run(&items[i]);
+                    }
+                return;
+            }
+            run_item *r = &items[d.id];
+            r->status = d.status;
+            r->elapsed = d.elapsed;
+            r->cpu = d.cpu;
+            collect_run(r);
+            busy[r->worker] = 0;
+            running--;
+            continue;
+        }
         int status;
         struct rusage ru;
         pid_t pid = wait4(-1, &status, 0, &ru);

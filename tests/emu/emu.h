@@ -124,6 +124,7 @@ typedef struct {
     double run_seconds;
     int parallel;               /* app processes run at once */
     int spawn_exec;             /* 1: posix_spawn a new boinc_emu; 0: fork only */
+    int spawn_direct;           /* fork the server itself, not the helper */
     emu_app *apps; int napps;
     int quirk_php_warnings, quirk_qcj_stock;
     int default_behaviour;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apprunner.h"
 #include "log.h"
 
 int quirks_set(const char *list);
@@ -142,7 +143,12 @@ int main(int argc, char **argv)
     xmlInitParser();
     if (apps_load_defaults() != 0 || (config && apps_load_config(config) != 0))
         return 2;
-    if (make_dirs(state_dir) != 0 || db_open() != 0)
+    if (make_dirs(state_dir) != 0)
+        return 1;
+    /* the app runner is forked while this process is still small */
+    if (apprunner_start() != 0)
+        log_warn("boinc_emu: no app runner helper (%s); apps are forked directly", strerror(errno));
+    if (db_open() != 0)
         return 1;
     /* instances claimed by a run that was interrupted run again */
     db_exec("UPDATE instances SET run_state = 1 WHERE run_state = 3");
@@ -196,6 +202,7 @@ int main(int argc, char **argv)
     db_close();
     emu_unlock();
     pthread_mutex_unlock(&G.pass_lock);
+    apprunner_stop();
     xmlCleanupParser();
     return 0;
 }

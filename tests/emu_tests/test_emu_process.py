@@ -142,3 +142,17 @@ def test_ten_thousand_jobs(e, capsys):
                  res["time"] - e.state()["batches"][0]["expire_time"] if False else 0,
                  t_run - t0))
     assert res["unfinished_jobs"] == 0
+
+
+@pytest.mark.parametrize("mode", ["fork", "direct", "exec"])
+def test_spawn_modes(emu_factory, tmp_path, mode):
+    cfg = tmp_path / ("spawn_%s.xml" % mode)
+    cfg.write_text("<emu_config><spawn>%s</spawn></emu_config>" % mode)
+    e = emu_factory(config=cfg)
+    bid, jobs = emu.submit(e, e.authenticator, "sp", "failer", [[b"ok\n"], [b"bad\n"]],
+                           cmdlines={1: "--exit 7"})
+    e.run()
+    assert e.job(jobs[0])["status"] == "DONE"
+    assert [i["exit_status"] for i in e.job(jobs[1])["instances"]] == [7, 7]
+    assert e.get_output(cmd="workunit_file", auth_str=e.authenticator, wu_name=jobs[0],
+                        file_num=0).body == b"ok\n"
