@@ -77,11 +77,17 @@ typedef struct {
 static void child_run(char *payload, uint32_t len)
 {
     /* payload: errpath \0 argv0 \0 argv1 \0 ... */
-    char *argv[512];
+    int n = 0;
+    for (uint32_t i = 0; i < len; i++)
+        if (payload[i] == '\0')
+            n++;
+    char **argv = calloc((size_t)n + 1, sizeof *argv);
+    if (argv == NULL)
+        _exit(255);
     int argc = 0;
     char *errpath = payload;
     char *p = payload + strlen(payload) + 1;
-    while (p < payload + len && argc < 511) {
+    while (p < payload + len && argc < n) {
         argv[argc++] = p;
         p += strlen(p) + 1;
     }

@@ -234,6 +234,10 @@ static int cfg_app(xmlNode *app_node, const char *path)
             return -1;
         }
     }
+    if (a->ninputs > 16 || a->noutputs > 16) {
+        log_error("boinc_emu: %s: app %s: at most 16 inputs and 16 outputs", path, a->name);
+        return -1;
+    }
     /* the validator looks at up to 256 instances of a job */
     if (a->max_total_results > 256) {
         log_error("boinc_emu: %s: app %s: max_total_results must be <= 256", path, a->name);
@@ -476,7 +480,10 @@ int run_app_main(int argc, char **argv)
         else if (strcmp(argv[i], "--behaviour") == 0) behaviour = argv[++i];
         else if (strcmp(argv[i], "--in") == 0 && nin < 16) ins[nin++] = argv[++i];
         else if (strcmp(argv[i], "--out") == 0 && nout < 16) outs[nout++] = argv[++i];
-        else return 2;
+        else {
+            fprintf(stderr, "boinc_emu --run-app: bad or too many arguments at %s\n", argv[i]);
+            return 2;
+        }
     }
     if (kind == NULL || slot == NULL || chdir(slot) != 0) {
         fprintf(stderr, "boinc_emu --run-app: bad arguments or slot directory\n");
