@@ -504,6 +504,20 @@ static int send_pass(void)
             if (h >= 0 && h < nhosts)
                 used[h] = 1;
         }
+        int nused = 0;
+        for (int k = 0; k < nhosts; k++)
+            nused += used[k];
+        if (nused >= nhosts) {
+            /* every host already had this job: it can never be sent (the
+             * real scheduler's infeasible queue gives up the same way) */
+            sqlite3_stmt *cs = db_prep("UPDATE instances SET server_state = 5, outcome = 2 WHERE id = ?");
+            sqlite3_bind_int64(cs, 1, iid);
+            sqlite3_step(cs);
+            sqlite3_finalize(cs);
+            job_transition_now(jid);
+            sent++;
+            continue;
+        }
         int host = -1;
         for (int k = 0; k < nhosts; k++) {
             int h = (rr + k) % nhosts;

@@ -147,3 +147,14 @@ def test_failer_exit_code_and_twoinout(e):
     bid, jobs = emu.submit(e, a, "ti", "twoinout", [[b"1", b"2"]])
     e.run()
     assert e.get_output(cmd="workunit_file", auth_str=a, wu_name=jobs[0], file_num=0).body == b"3\n"
+
+
+def test_couldnt_send_with_too_few_hosts(emu_factory):
+    e = emu_factory(hosts=1)
+    bid, jobs = emu.submit(e, e.authenticator, "cs", "quorum2", [[b"needs two hosts\n"]])
+    e.run()
+    assert e.job(jobs[0])["status"] == "ERROR"      # at once, while instance 0 runs
+    e.advance(10)
+    j = e.job(jobs[0])
+    assert j["status"] == "ERROR" and j["error_mask"] & 1
+    assert sorted(i["outcome"] for i in j["instances"]) == [O_SUCCESS, 2]
