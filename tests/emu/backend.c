@@ -64,11 +64,15 @@ void job_touch(long long job_id)
     job_transition_now(job_id);
 }
 
+/* The error bit is set at once (ERROR right away); the transitioner, a
+ * polling daemon on a real server, handles the job one second later, which
+ * touches mod_time again — so a client polling with the previous
+ * server_time as min_mod_time still sees the change. */
 void abort_job(long long job_id)
 {
     sqlite3_stmt *st = db_prep("UPDATE jobs SET error_mask = error_mask | 16, transition_time = ?, "
                                "mod_time = ? WHERE id = ?");
-    sqlite3_bind_double(st, 1, emu_now());
+    sqlite3_bind_double(st, 1, emu_now() + 1);
     sqlite3_bind_int64(st, 2, mod_now());
     sqlite3_bind_int64(st, 3, job_id);
     sqlite3_step(st);

@@ -134,7 +134,7 @@ def test_abort_while_running_is_error_at_once(e):
     assert statuses(e, "ar") == {jobs[0]: "IN_PROGRESS"}
     e.rpc(xml_simple("abort_jobs", a, job_name=jobs[0]))
     assert statuses(e, "ar") == {jobs[0]: "ERROR"}
-    e.run(1000)
+    e.advance(1000)
     assert e.job(jobs[0])["status"] == "ERROR"
     assert [b["state"] for b in e.state()["batches"]] == [2]      # complete
 
