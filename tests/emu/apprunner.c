@@ -196,6 +196,20 @@ int apprunner_start(void)
     return 0;
 }
 
+/* The helper died: later runs fork the server directly. */
+static void helper_lost(void)
+{
+    if (runner_fd >= 0) {
+        close(runner_fd);
+        runner_fd = -1;
+    }
+    if (runner_pid > 0) {
+        int st;
+        waitpid(runner_pid, &st, WNOHANG);
+        runner_pid = -1;
+    }
+}
+
 int apprunner_available(void)
 {
     return runner_fd >= 0;
@@ -211,12 +225,18 @@ int apprunner_submit(uint32_t id, const char *errpath, char *const argv[])
     int rc = (write_all(runner_fd, hdr, sizeof hdr) == 0 &&
               write_all(runner_fd, sb.data, sb.len) == 0) ? 0 : -1;
     strbuf_free(&sb);
+    if (rc != 0)
+        helper_lost();
     return rc;
 }
 
 int apprunner_wait(run_done *out)
 {
-    return read_all(runner_fd, out, sizeof *out);
+    if (runner_fd < 0 || read_all(runner_fd, out, sizeof *out) != 0) {
+        helper_lost();
+        return -1;
+    }
+    return 0;
 }
 
 void apprunner_stop(void)

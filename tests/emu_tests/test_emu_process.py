@@ -155,3 +155,13 @@ def test_spawn_modes(emu_factory, tmp_path, mode):
     assert [i["exit_status"] for i in e.job(jobs[1])["instances"]] == [7, 7]
     assert e.get_output(cmd="workunit_file", auth_str=e.authenticator, wu_name=jobs[0],
                         file_num=0).body == b"ok\n"
+
+
+def test_app_runner_helper_lost(e):
+    children = open("/proc/%d/task/%d/children" % (e.pid, e.pid)).read().split()
+    assert len(children) == 1           # the app runner helper
+    os.kill(int(children[0]), signal.SIGKILL)
+    bid, jobs = emu.submit(e, e.authenticator, "hl", "uppercase", [[b"a\n"], [b"b\n"]])
+    e.run()
+    # runs caught by the loss fail and are retried; the job still finishes
+    assert all(e.job(j)["status"] == "DONE" for j in jobs)
