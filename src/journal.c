@@ -629,20 +629,9 @@ static const char *col_text(sqlite3_stmt *st, int i)
     return (const char *)sqlite3_column_text(st, i);
 }
 
-int journal_for_each_request(journal *j, const char *state,
-                             journal_request_cb cb, void *arg)
+int journal_step_request_rows(journal *j, sqlite3_stmt *st, const char *what,
+                              journal_request_cb cb, void *arg)
 {
-    sqlite3_stmt *st;
-    const char *sql =
-        "SELECT r.id, r.session_id, r.client_id, r.command, r.args, r.project_id,"
-        " p.url, p.authenticator, r.state, r.result"
-        " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
-        " WHERE (?1 IS NULL AND r.state <> '" JOURNAL_DELIVERED "') OR r.state = ?1"
-        " ORDER BY r.id";
-    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(j, "request scan");
-    if (state != NULL)
-        sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         journal_request_row row = {
@@ -659,6 +648,58 @@ int journal_for_each_request(journal *j, const char *state,
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
-        return fail(j, "request scan");
+        return fail(j, what);
     return 0;
+}
+
+int journal_for_each_request(journal *j, const char *state,
+                             journal_request_cb cb, void *arg)
+{
+    sqlite3_stmt *st;
+    const char *sql =
+        "SELECT " JOURNAL_REQUEST_COLUMNS
+        " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
+        " WHERE (?1 IS NULL AND r.state <> '" JOURNAL_DELIVERED "') OR r.state = ?1"
+        " ORDER BY r.id";
+    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(j, "request scan");
+    if (state != NULL)
+        sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
+    return journal_step_request_rows(j, st, "request scan", cb, arg);
+}
+
+int journal_each(journal *j, const char *sql, const char *what, size_t n,
+                 journal_bind_fn bind, void *arg)
+{
+    if (n == 0)
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return fail(j, what);
+    for (size_t i = 0; i < n; i++) {
+        bind(st, i, arg);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        if (rc != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return fail(j, what);
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int journal_run_each(journal *j, const char *sql, const char *what, size_t n,
+                     journal_bind_fn bind, void *arg)
+{
+    if (n == 0)
+        return 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    if (journal_each(j, sql, what, n, bind, arg) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
 }

@@ -9,91 +9,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-    return (const char *)sqlite3_column_text(st, i);
-}
-
 int journal_recovery_scan(journal *j, long long session_id,
                           journal_request_cb cb, void *arg)
 {
     sqlite3_stmt *st;
     /* requests_state (state, id) serves this: undelivered rows only. */
     if (sqlite3_prepare_v2(journal_db(j),
-            "SELECT r.id, r.session_id, r.client_id, r.command, r.args, r.project_id,"
-            " p.url, p.authenticator, r.state, r.result"
-            " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
+            "SELECT " JOURNAL_REQUEST_COLUMNS " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
             " WHERE r.state IN ('" JOURNAL_ACCEPTED "', '" JOURNAL_STARTED "', '"
             JOURNAL_COMPLETED "') AND r.session_id < ?1"
             " AND r.closed_at IS NULL AND r.replayed_by IS NULL ORDER BY r.id",
             -1, &st, NULL) != SQLITE_OK)
         return journal_fail(j, "recovery scan");
     sqlite3_bind_int64(st, 1, session_id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        journal_request_row row = {
-            sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-            (long)sqlite3_column_int64(st, 2), col_text(st, 3), col_text(st, 4),
-            sqlite3_column_int64(st, 5), col_text(st, 6), col_text(st, 7),
-            col_text(st, 8), col_text(st, 9)
-        };
-        int r = cb(&row, arg);
-        if (r != 0) {
-            sqlite3_finalize(st);
-            return r;
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return journal_fail(j, "recovery scan");
-    return 0;
+    return journal_step_request_rows(j, st, "recovery scan", cb, arg);
 }
 
-/* One UPDATE per row, all in one transaction: binds (value, row). */
-static int update_rows(journal *j, const char *sql, const char *what,
-                       const long long *rows, size_t n, int bind_double,
-                       double dval, long long ival)
+typedef struct {
+    const long long *rows;
+    int is_double;
+    double dval;
+    long long ival;
+} row_update;
+
+static void bind_row_update(sqlite3_stmt *st, size_t i, void *arg)
 {
-    if (n == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(journal_db(j), sql, -1, &st, NULL) != SQLITE_OK) {
-        journal_fail(j, what);
-        journal_rollback(j);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (bind_double)
-            sqlite3_bind_double(st, 1, dval);
-        else
-            sqlite3_bind_int64(st, 1, ival);
-        sqlite3_bind_int64(st, 2, rows[i]);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE) {
-            journal_fail(j, what);
-            sqlite3_finalize(st);
-            journal_rollback(j);
-            return -1;
-        }
-    }
-    sqlite3_finalize(st);
-    return journal_commit(j);
+    const row_update *u = arg;
+    if (u->is_double)
+        sqlite3_bind_double(st, 1, u->dval);
+    else
+        sqlite3_bind_int64(st, 1, u->ival);
+    sqlite3_bind_int64(st, 2, u->rows[i]);
 }
 
 int journal_requests_close(journal *j, const long long *rows, size_t n)
 {
-    return update_rows(j, "UPDATE requests SET closed_at = ?1 WHERE id = ?2",
-                       "close requests", rows, n, 1, journal_now(), 0);
+    row_update u = { rows, 1, journal_now(), 0 };
+    return journal_run_each(j, "UPDATE requests SET closed_at = ?1 WHERE id = ?2",
+                            "close requests", n, bind_row_update, &u);
 }
 
 int journal_requests_resumed(journal *j, const long long *rows, size_t n,
                              long long session_id)
 {
-    return update_rows(j, "UPDATE requests SET resumed_session = ?1 WHERE id = ?2",
-                       "mark resumed", rows, n, 0, 0.0, session_id);
+    row_update u = { rows, 0, 0.0, session_id };
+    return journal_run_each(j, "UPDATE requests SET resumed_session = ?1 WHERE id = ?2",
+                            "mark resumed", n, bind_row_update, &u);
 }
 
 int journal_replay_take(journal *j, const char *command, const char *args,
@@ -132,7 +93,7 @@ int journal_replay_take(journal *j, const char *command, const char *args,
     char *stored = NULL;
     if (rc == SQLITE_ROW) {
         old_row = sqlite3_column_int64(st, 0);
-        const char *t = col_text(st, 1);
+        const char *t = (const char *)sqlite3_column_text(st, 1);
         stored = strdup(t ? t : "NULL");
     }
     sqlite3_finalize(st);

@@ -177,78 +177,65 @@ int journal_md5_lookup(journal *j, const files_stat_key *key, char md5[33], int 
     return 0;
 }
 
+typedef struct {
+    const files_stat_key *const *keys;
+    const char *const *md5s;
+    double now;
+} md5_rows;
+
+static void bind_md5_row(sqlite3_stmt *st, size_t i, void *arg)
+{
+    const md5_rows *m = arg;
+    sqlite3_bind_text(st, 1, m->keys[i]->path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, m->keys[i]->size);
+    sqlite3_bind_int64(st, 3, mtime_ns(m->keys[i]));
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)m->keys[i]->inode);
+    sqlite3_bind_text(st, 5, m->md5s[i], -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 6, m->now);
+}
+
 int journal_md5_store(journal *j, const files_stat_key *const *keys,
                       const char *const *md5s, size_t n)
 {
-    if (n == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(journal_db(j),
+    md5_rows m = { keys, md5s, journal_now() };
+    return journal_run_each(j,
             "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
-            " hashed_at) VALUES (?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK) {
-        journal_fail(j, "md5 cache store");
-        journal_rollback(j);
-        return -1;
-    }
-    double now = journal_now();
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_text(st, 1, keys[i]->path, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, keys[i]->size);
-        sqlite3_bind_int64(st, 3, mtime_ns(keys[i]));
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)keys[i]->inode);
-        sqlite3_bind_text(st, 5, md5s[i], -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 6, now);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE) {
-            journal_fail(j, "md5 cache store");
-            sqlite3_finalize(st);
-            journal_rollback(j);
-            return -1;
-        }
-    }
-    sqlite3_finalize(st);
-    return journal_commit(j);
+            " hashed_at) VALUES (?, ?, ?, ?, ?, ?)", "md5 cache store", n, bind_md5_row, &m);
 }
 
 /* ---- batch files ---------------------------------------------------------- */
 
+typedef struct {
+    long long batch_row;
+    const journal_batch_file *files;
+    const char *const *names;
+    const char *state;
+    double now;
+} file_rows;
+
+static void bind_new_file(sqlite3_stmt *st, size_t i, void *arg)
+{
+    const file_rows *f = arg;
+    sqlite3_bind_int64(st, 1, f->batch_row);
+    sqlite3_bind_text(st, 2, f->files[i].phys_name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, f->files[i].local_path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, f->files[i].size);
+    sqlite3_bind_double(st, 5, f->now);
+}
+
 int journal_batch_files_add(journal *j, long long batch_row,
                             const journal_batch_file *files, size_t n)
 {
+    file_rows f = { batch_row, files, NULL, NULL, journal_now() };
     if (journal_begin(j) != 0)
         return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(journal_db(j),
-            "INSERT OR IGNORE INTO batch_files (batch_id, phys_name, local_path, size,"
-            " state, updated_at) VALUES (?, ?, ?, ?, '" BFILE_HASHED "', ?)",
-            -1, &st, NULL) != SQLITE_OK) {
-        journal_fail(j, "batch files insert");
-        journal_rollback(j);
-        return -1;
-    }
-    double now = journal_now();
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_int64(st, 1, batch_row);
-        sqlite3_bind_text(st, 2, files[i].phys_name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, files[i].local_path, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, files[i].size);
-        sqlite3_bind_double(st, 5, now);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE) {
-            journal_fail(j, "batch files insert");
-            sqlite3_finalize(st);
-            journal_rollback(j);
-            return -1;
-        }
-    }
-    sqlite3_finalize(st);
-    if (journal_run(j, "UPDATE batches SET step = '" BATCH_HASHED "', updated_at = ?"
+    if (journal_each(j, "INSERT OR IGNORE INTO batch_files (batch_id, phys_name,"
+                        " local_path, size, state, updated_at)"
+                        " VALUES (?, ?, ?, ?, '" BFILE_HASHED "', ?)",
+                     "batch files insert", n, bind_new_file, &f) != 0 ||
+        journal_run(j, "UPDATE batches SET step = '" BATCH_HASHED "', updated_at = ?"
                        " WHERE id = ? AND step = '" BATCH_NEW "'",
-                    "batch step", "di", now, batch_row) != 0) {
+                    "batch step", "di", f.now, batch_row) != 0) {
         journal_rollback(j);
         return -1;
     }
@@ -313,72 +300,44 @@ oom:
     return journal_fail(j, "batch files list (out of memory)");
 }
 
+static void bind_file_state(sqlite3_stmt *st, size_t i, void *arg)
+{
+    const file_rows *f = arg;
+    sqlite3_bind_text(st, 1, f->state, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, f->now);
+    sqlite3_bind_int64(st, 3, f->batch_row);
+    sqlite3_bind_text(st, 4, f->names[i], -1, SQLITE_STATIC);
+}
+
 int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state)
 {
-    if (n == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(journal_db(j),
-            "UPDATE batch_files SET state = ?, updated_at = ?"
-            " WHERE batch_id = ? AND phys_name = ?", -1, &st, NULL) != SQLITE_OK) {
-        journal_fail(j, "batch files state");
-        journal_rollback(j);
-        return -1;
-    }
-    double now = journal_now();
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 2, now);
-        sqlite3_bind_int64(st, 3, batch_row);
-        sqlite3_bind_text(st, 4, phys_names[i], -1, SQLITE_STATIC);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE) {
-            journal_fail(j, "batch files state");
-            sqlite3_finalize(st);
-            journal_rollback(j);
-            return -1;
-        }
-    }
-    sqlite3_finalize(st);
-    return journal_commit(j);
+    file_rows f = { batch_row, NULL, phys_names, state, journal_now() };
+    return journal_run_each(j, "UPDATE batch_files SET state = ?, updated_at = ?"
+                               " WHERE batch_id = ? AND phys_name = ?",
+                            "batch files state", n, bind_file_state, &f);
+}
+
+static void bind_job(sqlite3_stmt *st, size_t i, void *arg)
+{
+    const file_rows *f = arg;
+    sqlite3_bind_int64(st, 1, f->batch_row);
+    sqlite3_bind_text(st, 2, f->names[i], -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, f->now);
 }
 
 int journal_batch_set_submitted(journal *j, long long batch_row,
                                 const char *const *job_names, size_t n)
 {
+    file_rows f = { batch_row, NULL, job_names, NULL, journal_now() };
     if (journal_begin(j) != 0)
         return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(journal_db(j),
-            "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at)"
-            " VALUES (?, ?, 'IN_PROGRESS', ?)", -1, &st, NULL) != SQLITE_OK) {
-        journal_fail(j, "jobs insert");
-        journal_rollback(j);
-        return -1;
-    }
-    double now = journal_now();
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_int64(st, 1, batch_row);
-        sqlite3_bind_text(st, 2, job_names[i], -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 3, now);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE) {
-            journal_fail(j, "jobs insert");
-            sqlite3_finalize(st);
-            journal_rollback(j);
-            return -1;
-        }
-    }
-    sqlite3_finalize(st);
-    if (journal_run(j, "UPDATE batches SET step = '" BATCH_SUBMITTED "', failed_step = NULL,"
+    if (journal_each(j, "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at)"
+                        " VALUES (?, ?, 'IN_PROGRESS', ?)", "jobs insert", n, bind_job, &f) != 0 ||
+        journal_run(j, "UPDATE batches SET step = '" BATCH_SUBMITTED "', failed_step = NULL,"
                        " error = NULL, updated_at = ? WHERE id = ?",
-                    "batch submitted", "di", now, batch_row) != 0) {
+                    "batch submitted", "di", f.now, batch_row) != 0) {
         journal_rollback(j);
         return -1;
     }
