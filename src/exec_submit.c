@@ -584,6 +584,35 @@ static int files_in_state(journal_batch_file *f, size_t n, const char *state,
     return 0;
 }
 
+/* Journal a query_files answer: present files get present_state, the
+ * others absent. */
+static int record_presence(submit_run *r, const char *const *names, size_t len,
+                           const unsigned char *absent, const char *present_state)
+{
+    const char **present = calloc(len ? len : 1, sizeof *present);
+    const char **missing = calloc(len ? len : 1, sizeof *missing);
+    int rc = 0;
+    if (present == NULL || missing == NULL) {
+        rc = fail_msg(r, NULL, "out of memory", NULL);
+    } else {
+        size_t np = 0, nm = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (absent[i])
+                missing[nm++] = names[i];
+            else
+                present[np++] = names[i];
+        }
+        if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, present, np,
+                                          present_state) != 0 ||
+            journal_batch_files_set_state(r->ctx->journal, r->batch.id, missing, nm,
+                                          BFILE_ABSENT) != 0)
+            rc = fail_journal(r);
+    }
+    free(present);
+    free(missing);
+    return rc;
+}
+
 /*
  * Ask the server (query_files WITHOUT batch id: safe to repeat) which of
  * names it has; set the present ones to present_state and the others to
@@ -595,37 +624,17 @@ static int resolve_presence(submit_run *r, const char *const *names, size_t n,
     for (size_t start = 0; start < n; start += QUERY_CHUNK_FILES) {
         size_t len = n - start < QUERY_CHUNK_FILES ? n - start : QUERY_CHUNK_FILES;
         unsigned char *absent = calloc(len, 1);
-        const char **present = calloc(len, sizeof *present);
-        const char **missing = calloc(len, sizeof *missing);
-        if (!absent || !present || !missing) {
-            free(absent);
-            free(present);
-            free(missing);
+        if (absent == NULL)
             return fail_msg(r, NULL, "out of memory", NULL);
-        }
         boinc_error err = { 0 };
         int rc = boinc_query_files(r->ctx->client, &r->project, 0, names + start, len,
                                    absent, &err);
-        if (rc != BOINC_OK) {
+        if (rc != BOINC_OK)
             rc = fail_boinc(r, effective_step(&r->batch), "query_files", &err);
-            boinc_error_clear(&err);
-        } else {
-            size_t np = 0, nm = 0;
-            for (size_t i = 0; i < len; i++) {
-                if (absent[i])
-                    missing[nm++] = names[start + i];
-                else
-                    present[np++] = names[start + i];
-            }
-            if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, present, np,
-                                              present_state) != 0 ||
-                journal_batch_files_set_state(r->ctx->journal, r->batch.id, missing, nm,
-                                              BFILE_ABSENT) != 0)
-                rc = fail_journal(r);
-        }
+        else
+            rc = record_presence(r, names + start, len, absent, present_state);
+        boinc_error_clear(&err);
         free(absent);
-        free(present);
-        free(missing);
         if (rc != 0)
             return -1;
     }
@@ -643,48 +652,27 @@ static int query_new_files(submit_run *r, const char *const *names, size_t n)
             return fail_journal(r);
         testpoint("submit.query_sent");
         unsigned char *absent = calloc(len, 1);
-        const char **present = calloc(len, sizeof *present);
-        const char **missing = calloc(len, sizeof *missing);
-        if (!absent || !present || !missing) {
-            free(absent);
-            free(present);
-            free(missing);
+        if (absent == NULL)
             return fail_msg(r, NULL, "out of memory", NULL);
-        }
         boinc_error err = { 0 };
         int rc = boinc_query_files(r->ctx->client, &r->project, r->batch.server_batch_id,
                                    chunk, len, absent, &err);
-        if (rc != BOINC_OK) {
-            if (server_refused(&err)) {
-                /* Refused: nothing was associated; ask again next time. */
-                journal_batch_files_set_state(r->ctx->journal, r->batch.id, chunk, len,
-                                              BFILE_HASHED);
-                rc = fail_boinc(r, BATCH_CREATED, "query_files", &err);
-            } else {
-                /* Unknown outcome: the files stay query_sent and are resolved
-                 * with a batch-less query (repeating this one could be fatal). */
-                log_warn("submit %s: query_files outcome unknown (%s)", r->s->batch,
-                         err.msg ? err.msg : boinc_code_name(err.code));
-                rc = resolve_presence(r, chunk, len, BFILE_CONFIRMED);
-            }
-            boinc_error_clear(&err);
+        if (rc == BOINC_OK) {
+            rc = record_presence(r, chunk, len, absent, BFILE_CONFIRMED);
+        } else if (server_refused(&err)) {
+            /* Refused: nothing was associated; ask again next time. */
+            journal_batch_files_set_state(r->ctx->journal, r->batch.id, chunk, len,
+                                          BFILE_HASHED);
+            rc = fail_boinc(r, BATCH_CREATED, "query_files", &err);
         } else {
-            size_t np = 0, nm = 0;
-            for (size_t i = 0; i < len; i++) {
-                if (absent[i])
-                    missing[nm++] = chunk[i];
-                else
-                    present[np++] = chunk[i];
-            }
-            if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, present, np,
-                                              BFILE_CONFIRMED) != 0 ||
-                journal_batch_files_set_state(r->ctx->journal, r->batch.id, missing, nm,
-                                              BFILE_ABSENT) != 0)
-                rc = fail_journal(r);
+            /* Unknown outcome: the files stay query_sent and are resolved
+             * with a batch-less query (repeating this one could be fatal). */
+            log_warn("submit %s: query_files outcome unknown (%s)", r->s->batch,
+                     err.msg ? err.msg : boinc_code_name(err.code));
+            rc = resolve_presence(r, chunk, len, BFILE_CONFIRMED);
         }
+        boinc_error_clear(&err);
         free(absent);
-        free(present);
-        free(missing);
         if (rc != 0)
             return -1;
         testpoint("submit.query_done");
