@@ -6,6 +6,8 @@ import itertools
 import pathlib
 import sys
 
+import pytest
+
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e_core"))
 
@@ -63,3 +65,46 @@ class Client:
 
     def call(self, command, *tokens, timeout=120):
         return self.wait(self.start(command, *tokens), timeout)
+
+
+# ---- fixtures shared by the suites that import this module into their conftest ----
+
+@pytest.fixture
+def emulator(tmp_path):
+    e = emu_mod.Emulator(tmp_path / "emu", hosts=2)
+    e.start()
+    yield e
+    e.stop()
+
+
+@pytest.fixture
+def journal(tmp_path):
+    return str(tmp_path / "journal.db")
+
+
+@pytest.fixture
+def make_client(journal, emulator):
+    started = []
+
+    def make(args=("--retry-budget", "5"), env=None, path=None, auth=None, emu=None):
+        g = Gahp(path or journal, args=list(args), env=env)
+        started.append(g)
+        return Client(g, emu or emulator, auth=auth)
+
+    yield make
+    for g in started:
+        g.kill()
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """Factory: inputs(name, content) writes a local input file, returns its path."""
+    d = tmp_path / "in put"
+    d.mkdir()
+
+    def make(name, content):
+        p = d / name
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return str(p)
+
+    return make
