@@ -8,24 +8,20 @@
  */
 #include "journal_jobs.h"
 
+#include "journal_internal.h"
+
 #include "log.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int sql_fail(journal *j, const char *what)
-{
-    log_error("journal %s: %s", what, sqlite3_errmsg(journal_db(j)));
-    return -1;
-}
-
 static int prepare(journal *j, const char *sql, sqlite3_stmt **st,
                    const char *what)
 {
     if (sqlite3_prepare_v2(journal_db(j), sql, -1, st, NULL) != SQLITE_OK) {
         *st = NULL;
-        return sql_fail(j, what);
+        return journal_fail(j, what);
     }
     return 0;
 }
@@ -48,9 +44,9 @@ static int update_one(journal *j, sqlite3_stmt *st, long long project_id,
         sqlite3_bind_text(st, 3, job->name, -1, SQLITE_STATIC) != SQLITE_OK ||
         sqlite3_bind_int64(st, 4, project_id) != SQLITE_OK ||
         sqlite3_bind_text(st, 5, batch, -1, SQLITE_STATIC) != SQLITE_OK)
-        return sql_fail(j, "bind job status");
+        return journal_fail(j, "bind job status");
     if (sqlite3_step(st) != SQLITE_DONE)
-        return sql_fail(j, "update job status");
+        return journal_fail(j, "update job status");
     *changed += sqlite3_changes(journal_db(j));
     return 0;
 }
@@ -100,7 +96,7 @@ static int update_batch(journal *j, const char *sql, long long project_id,
         sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC) != SQLITE_OK ||
         sqlite3_bind_double(st, 3, now) != SQLITE_OK ||
         (value != NULL && sqlite3_bind_double(st, 4, *value) != SQLITE_OK)) {
-        sql_fail(j, what);
+        journal_fail(j, what);
         sqlite3_finalize(st);
         return -1;
     }
@@ -108,7 +104,7 @@ static int update_batch(journal *j, const char *sql, long long project_id,
         sqlite3_finalize(st);
         return -1;
     }
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sql_fail(j, what);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : journal_fail(j, what);
     int n = sqlite3_changes(journal_db(j));
     sqlite3_finalize(st);
     if (rc == 0)
@@ -159,7 +155,7 @@ int journal_job_status_get(journal *j, long long project_id,
     if (sqlite3_bind_int64(st, 1, project_id) != SQLITE_OK ||
         sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC) != SQLITE_OK ||
         sqlite3_bind_text(st, 3, job, -1, SQLITE_STATIC) != SQLITE_OK) {
-        rc = sql_fail(j, "bind job status read");
+        rc = journal_fail(j, "bind job status read");
     } else {
         int step = sqlite3_step(st);
         if (step == SQLITE_ROW) {
@@ -170,7 +166,7 @@ int journal_job_status_get(journal *j, long long project_id,
                 rc = -1;
             }
         } else if (step != SQLITE_DONE) {
-            rc = sql_fail(j, "read job status");
+            rc = journal_fail(j, "read job status");
         }
     }
     sqlite3_finalize(st);
