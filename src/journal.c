@@ -604,19 +604,34 @@ int journal_requests_delivered(journal *j, const long long *rows, size_t n,
                        rows, n, delivered_at, "request delivered");
 }
 
+/* Delivered requests, and requests recovery closed (an earlier run's work
+ * that can no longer be answered), older than the retention.  Rows that
+ * other rows still reference (a batch's submit, the re-issue a stored
+ * result was replayed to) are kept until the referencing row goes: with
+ * foreign keys on, deleting them would fail the whole prune.  The NOT IN
+ * subqueries are not correlated, so SQLite evaluates each once. */
+static const char prune_requests_sql[] =
+    "DELETE FROM requests WHERE"
+    " ((state = '" JOURNAL_DELIVERED "' AND delivered_at < ?1)"
+    "  OR (closed_at IS NOT NULL AND closed_at < ?1))"
+    " AND id NOT IN (SELECT request_id FROM batches WHERE request_id IS NOT NULL)"
+    " AND id NOT IN (SELECT replayed_by FROM requests WHERE replayed_by IS NOT NULL)";
+
+static const char prune_sessions_sql[] =
+    "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?1"
+    " AND id NOT IN (SELECT session_id FROM requests)"
+    " AND id NOT IN (SELECT resumed_session FROM requests WHERE resumed_session IS NOT NULL)";
+
 int journal_prune(journal *j, double retention_days, long long *deleted)
 {
     double cutoff = journal_now() - retention_days * 86400.0;
     *deleted = 0;
     if (journal_begin(j) != 0)
         return -1;
-    if (run_once(j, "DELETE FROM requests WHERE state = '" JOURNAL_DELIVERED "'"
-                 " AND delivered_at < ?", "prune requests", "d", cutoff) != 0)
+    if (run_once(j, prune_requests_sql, "prune requests", "d", cutoff) != 0)
         goto failed;
     *deleted = sqlite3_changes(j->db);
-    if (run_once(j, "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?"
-                 " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.session_id = sessions.id)",
-                 "prune sessions", "d", cutoff) != 0)
+    if (run_once(j, prune_sessions_sql, "prune sessions", "d", cutoff) != 0)
         goto failed;
     return journal_commit(j);
 failed:

@@ -197,6 +197,44 @@ static void test_prune_keeps_unfinished(void **state)
     journal_close(j);
 }
 
+/* Rows other tables point at (a batch's submit, a replayed result's
+ * re-issue) are kept; the prune still succeeds and removes the rest. */
+static void test_prune_respects_references(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid, pid, rows[3], closed_row;
+    double old = journal_now() - 30 * 86400.0;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    assert_int_equal(journal_begin(j), 0);
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "k", &pid), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(journal_request_insert(j, sid, i + 1, "BOINC_SUBMIT", "b a 0", pid,
+                                                old, &rows[i]), 0);
+    /* an earlier run's ping that recovery closed long ago */
+    assert_int_equal(journal_request_insert(j, sid, 9, "BOINC_PING", "", pid, old,
+                                            &closed_row), 0);
+    assert_int_equal(journal_commit(j), 0);
+    journal_completion done[] = { { rows[0], 1, 2, "NULL" }, { rows[1], 1, 2, "NULL" },
+                                  { rows[2], 1, 2, "NULL" } };
+    assert_int_equal(journal_requests_complete(j, done, 3), 0);
+    assert_int_equal(journal_requests_delivered(j, rows, 3, old), 0);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO batches (project_id, name, app, step, spec_md5, njobs, request_id,"
+             " created_at, updated_at) VALUES (%lld, 'b', 'a', 'submitted', 'x', 0, %lld, 1, 1);"
+             "UPDATE requests SET replayed_by = %lld WHERE id = %lld;"
+             "UPDATE requests SET closed_at = %f WHERE id = %lld;",
+             pid, rows[0], rows[1], rows[2], old, closed_row);
+    assert_int_equal(sqlite3_exec(journal_db(j), sql, NULL, NULL, NULL), SQLITE_OK);
+    long long deleted = -1;
+    assert_int_equal(journal_prune(j, 7, &deleted), 0);
+    assert_int_equal(deleted, 2);                   /* rows[2] and the closed one */
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
+    assert_int_equal(query_int("SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    journal_close(j);
+}
+
 /* ---- schema/schema.sql == migrations ------------------------------------ */
 
 /* Strip -- comments, collapse whitespace. */
@@ -284,6 +322,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lock_excludes_second_server, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_life_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
