@@ -217,3 +217,22 @@ def test_large_batch_is_chunked(client, emulator, inputs):
     assert c["rpc"]["query_files"] == 2          # 1000 names per request
     assert c["rpc"]["upload_files"] == 8         # 200 files per request
     assert len(c["jobs_by_name"]) == n + 1
+
+
+def test_authenticator_never_reaches_the_log(make_client, emulator, inputs, tmp_path):
+    """Debug logging of a whole job life, faults included: the account's
+    secret (also in get_output URLs) never appears in the log."""
+    a = inputs("a.txt", b"secret-free log\n")
+    c = make_client(args=("--retry-budget", "5", "--log-level", "debug"))
+    emulator.fault("get_output.php", "http500", count=1)
+    assert c.call("BOINC_SUBMIT", "lg1", "uppercase", 1, "lg1#0", 0, 1, a, "in") == ["NULL"]
+    emulator.run(3600)
+    out = tmp_path / "out dir"
+    out.mkdir()
+    res = c.call("BOINC_FETCH_OUTPUT", "lg1#0", str(out), "err.txt", "ALL", 0)
+    assert res[0] == "NULL", res
+    assert (out / "out").read_bytes() == b"SECRET-FREE LOG\n"
+    c.gahp.quit()
+    log = c.gahp.stderr_text()
+    assert "get_output" in log            # the fault was logged ...
+    assert emulator.authenticator not in log   # ... without the secret
