@@ -110,18 +110,27 @@ def test_quit_with_work_pending_is_prompt(gahp, ping_server, journal):
         assert c.execute("SELECT clean_exit FROM sessions").fetchone() == (1,)
 
 
-def test_eof_acts_like_quit(gahp, journal):
-    g = gahp(args=["--workers", "1"])
+def test_eof_acts_like_quit(gahp, journal, ping_server):
+    g = gahp(args=["--workers", "2"])
     for i in range(1, 51):
         g.send("BOINC_PING %d" % i)
     for _ in range(50):
         assert g.read_line() == "S"
+    # one request stuck in HTTP when stdin closes
+    assert g.command("BOINC_SELECT_PROJECT %s/hang/ a" % ping_server.base) == "S"
+    assert g.command("BOINC_PING 51") == "S"
+    deadline = time.monotonic() + 20
+    while ping_server.hits == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ping_server.hits == 1
     g.close_stdin()
     assert g.wait(timeout=20) == 0
     assert g.read_raw(timeout=5) is None              # no S for an EOF
     with db(journal) as c:
         states = dict(c.execute("SELECT state, count(*) FROM requests GROUP BY state"))
-        assert sum(states.values()) == 50
+        assert sum(states.values()) == 51
+        assert c.execute("SELECT state FROM requests WHERE client_id = 51").fetchone() \
+            == ("accepted",)                          # unfinished, as left
         assert "delivered" not in states              # never sent RESULTS
         assert c.execute("SELECT clean_exit FROM sessions").fetchone() == (1,)
 
