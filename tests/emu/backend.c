@@ -392,7 +392,7 @@ static int assimilator_pass(void)
     free(ids);
     /* a batch whose jobs are all assimilated is complete */
     st = db_prep("UPDATE batches SET state = 2, completion_time = ? WHERE state = 1 AND NOT EXISTS "
-                 "(SELECT 1 FROM jobs j WHERE j.batch_id = batches.id AND j.assimilate_state != 2)");
+                 "(SELECT 1 FROM jobs j WHERE j.batch_id = batches.id AND j.assimilate_state IN (0, 1))");
     sqlite3_bind_double(st, 1, emu_now());
     sqlite3_step(st);
     int changed = sqlite3_changes(G.db);
@@ -434,8 +434,9 @@ static int reports_pass(void)
                                "WHERE server_state = 4 AND run_state = 2 AND report_time <= ?");
     sqlite3_bind_double(st, 1, emu_now());
     int n = 0;
+    /* run_state 4: reported, so later passes do not scan it again */
     sqlite3_stmt *up = db_prep("UPDATE instances SET server_state = 5, outcome = ?, validate_state = ?, "
-                               "received_time = ? WHERE id = ?");
+                               "received_time = ?, run_state = 4 WHERE id = ?");
     while (sqlite3_step(st) == SQLITE_ROW) {
         long long iid = sqlite3_column_int64(st, 0), jid = sqlite3_column_int64(st, 1);
         int status = sqlite3_column_int(st, 2), beh = sqlite3_column_int(st, 3);

@@ -37,7 +37,8 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS jobs_as ON jobs(assimilate_state);\n"
     "CREATE TABLE IF NOT EXISTS job_inputs (job_id INTEGER, idx INTEGER,"
     "  phys_name TEXT, PRIMARY KEY(job_id, idx));\n"
-    /* run_state: 0 nothing to run, 1 waiting for the app to run, 2 ran */
+    /* run_state: 0 nothing to run, 1 waiting for the app to run, 2 ran,
+     * 3 running (claimed), 4 reported */
     "CREATE TABLE IF NOT EXISTS instances (id INTEGER PRIMARY KEY,"
     "  job_id INTEGER, name TEXT UNIQUE, seq INTEGER, server_state INTEGER,"
     "  outcome INTEGER DEFAULT 0, validate_state INTEGER DEFAULT 0,"
@@ -47,9 +48,13 @@ static const char schema_sql[] =
     "  sent_time REAL DEFAULT 0, report_deadline REAL DEFAULT 0,"
     "  report_time REAL DEFAULT 1e18, received_time REAL DEFAULT 0,"
     "  output_sig TEXT);\n"
-    "CREATE INDEX IF NOT EXISTS inst_job ON instances(job_id);\n"
+    /* (job_id, server_state): without it the planner (no ANALYZE) picks
+     * the server_state index for per-job queries and scans every over
+     * instance of the project */
+    "CREATE INDEX IF NOT EXISTS inst_job_ss ON instances(job_id, server_state);\n"
     "CREATE INDEX IF NOT EXISTS inst_ss ON instances(server_state);\n"
-    "CREATE INDEX IF NOT EXISTS inst_run ON instances(run_state);\n"
+    "CREATE INDEX IF NOT EXISTS inst_run ON instances(run_state, report_time);\n"
+    "CREATE INDEX IF NOT EXISTS jobs_batch_as ON jobs(batch_id, assimilate_state);\n"
     "CREATE TABLE IF NOT EXISTS instance_outputs (instance_id INTEGER,"
     "  idx INTEGER, file_name TEXT, PRIMARY KEY(instance_id, idx));\n"
     /* job_file rows: the physical files staged through job_file.php */
