@@ -25,17 +25,17 @@
  * results with workers_add_result).  A hook returning non-zero aborts
  * start-up.
  */
-typedef int (*startup_hook_fn)(journal *j, workers *w, const gahp_config *cfg,
-                               long long session_id);
+typedef int (*startup_hook_fn)(journal *j, workers *w, protocol *p,
+                               const gahp_config *cfg, long long session_id);
 static const startup_hook_fn startup_hooks[] = {
     recovery_start,     /* resume / keep for replay / close earlier runs' work */
 };
 
-static int run_startup_hooks(journal *j, workers *w, const gahp_config *cfg,
-                             long long session_id)
+static int run_startup_hooks(journal *j, workers *w, protocol *p,
+                             const gahp_config *cfg, long long session_id)
 {
     for (size_t i = 0; i < sizeof startup_hooks / sizeof startup_hooks[0]; i++)
-        if (startup_hooks[i] != NULL && startup_hooks[i](j, w, cfg, session_id) != 0)
+        if (startup_hooks[i] != NULL && startup_hooks[i](j, w, p, cfg, session_id) != 0)
             return -1;
     return 0;
 }
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     }
     protocol_set_workers(p, w);
     workers_set_session(w, session_id);
-    if (run_startup_hooks(j, w, &cfg, session_id) != 0) {
+    if (run_startup_hooks(j, w, p, &cfg, session_id) != 0) {
         fprintf(stderr, "boinc_gahp: start-up recovery failed\n");
         die(1);
     }

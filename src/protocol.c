@@ -645,6 +645,13 @@ static int handle_async(protocol *p, gahp_args *a)
     return queue_line(p, NULL, NULL, req);
 }
 
+int protocol_mark_pending(protocol *p, long id)
+{
+    if (idset_find(&p->pending, id) != NULL)
+        return 0;
+    return idset_add(&p->pending, id);
+}
+
 static int is_cmd(const gahp_args *a, const char *name)
 {
     return strcasecmp(a->argv[0], name) == 0;

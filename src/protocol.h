@@ -89,6 +89,11 @@ void protocol_free(protocol *p);
 /* Write the banner line.  0 or -1 (stdout broken). */
 int protocol_banner(protocol *p);
 
+/* Recovery with --requeue-undelivered: an earlier run's request id that
+ * will be answered under its original number counts as pending, so a new
+ * request cannot reuse it until then.  Before protocol_run only.  0 or -1. */
+int protocol_mark_pending(protocol *p, long id);
+
 /* Pre-select a project (config file). */
 int protocol_select_project(protocol *p, const char *url, const char *auth);
 

@@ -50,6 +50,7 @@ static int row_list_add(row_list *l, long long row)
 
 typedef struct {
     workers *w;
+    protocol *p;
     const gahp_config *cfg;
     long long session_id;
     row_list close;
@@ -100,7 +101,8 @@ static int requeue_row(recovery_state *st, const journal_request_row *row)
 {
     if (strcmp(row->state, JOURNAL_COMPLETED) == 0) {
         if (workers_add_result(st->w, row->request_row, row->client_id,
-                               row->result ? row->result : "NULL") != 0)
+                               row->result ? row->result : "NULL") != 0 ||
+            protocol_mark_pending(st->p, row->client_id) != 0)
             return -1;
         st->requeued_results++;
         return 0;
@@ -108,7 +110,8 @@ static int requeue_row(recovery_state *st, const journal_request_row *row)
     gahp_request *req = request_from_row(row);
     if (req == NULL)
         return row_list_add(&st->close, row->request_row);
-    if (row_list_add(&st->resumed, row->request_row) != 0) {
+    if (row_list_add(&st->resumed, row->request_row) != 0 ||
+        protocol_mark_pending(st->p, row->client_id) != 0) {
         gahp_request_free(req);
         return -1;
     }
@@ -149,11 +152,12 @@ static int decide_row(const journal_request_row *row, void *arg)
     return 0;
 }
 
-int recovery_start(journal *j, workers *w, const gahp_config *cfg,
-                   long long session_id)
+int recovery_start(journal *j, workers *w, protocol *p,
+                   const gahp_config *cfg, long long session_id)
 {
     recovery_state st = { 0 };
     st.w = w;
+    st.p = p;
     st.cfg = cfg;
     st.session_id = session_id;
     int rc = journal_recovery_scan(j, session_id, decide_row, &st);

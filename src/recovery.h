@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "journal.h"
+#include "protocol.h"
 #include "workers.h"
 
 /*
@@ -19,10 +20,11 @@
  *    non-submits) is closed: a re-issue runs fresh.
  * With cfg->requeue_undelivered, instead, every unanswered request is
  * answered under its original request id: stored results are queued for
- * RESULTS and unfinished requests are run again.
+ * RESULTS and unfinished requests are run again; their ids count as
+ * pending in p until delivered.
  */
-int recovery_start(journal *j, workers *w, const gahp_config *cfg,
-                   long long session_id);
+int recovery_start(journal *j, workers *w, protocol *p,
+                   const gahp_config *cfg, long long session_id);
 
 /* Commands whose stored result still holds when re-issued (replayable). */
 int recovery_is_replayable(const char *command);

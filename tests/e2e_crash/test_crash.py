@@ -179,8 +179,11 @@ def test_requeue_option_delivers_under_the_original_ids(make_client, journal):
     c1.gahp.proc.send_signal(signal.SIGKILL)
     c1.gahp.proc.wait()
     c2 = make_client(args=("--retry-budget", "5", "--requeue-undelivered"))
+    # an id that an earlier run's result will answer is pending until then
+    assert c2.gahp.command("BOINC_PING 2") == "E"
     got = sorted(split_tokens(l)[0] for l in c2.gahp.wait_results(3))
     assert got == ["1", "2", "3"]
+    assert c2.gahp.command("BOINC_PING 2") == "S"
 
 
 def test_sigkill_during_journal_writes_leaves_a_clean_journal(journal, tmp_path):
