@@ -99,12 +99,13 @@ static void app_define(const char *name, const char *kind, int quorum, int targe
     a->max_total_results = maxtotal;
     a->max_success_results = maxsucc;
     a->delay_bound = 600;
-    char *copy = xstrdup(ins);
-    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ","))
+    char *copy = xstrdup(ins), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
         add_name(&a->inputs, &a->ninputs, t);
     free(copy);
     copy = xstrdup(outs);
-    for (char *t = strtok(copy, ","); t; t = strtok(NULL, ","))
+    save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
         add_name(&a->outputs, &a->noutputs, t);
     free(copy);
     app_make_templates(a);

@@ -55,7 +55,7 @@ static void job_transition_now(long long job_id)
     sqlite3_bind_double(st, 1, emu_now());
     sqlite3_bind_int64(st, 2, mod_now());
     sqlite3_bind_int64(st, 3, job_id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
 }
 
@@ -75,7 +75,7 @@ void abort_job(long long job_id)
     sqlite3_bind_double(st, 1, emu_now() + 1);
     sqlite3_bind_int64(st, 2, mod_now());
     sqlite3_bind_int64(st, 3, job_id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
 }
 
@@ -143,7 +143,7 @@ static void set_instance_over(long long id, int outcome)
     sqlite3_stmt *st = db_prep("UPDATE instances SET server_state = 5, outcome = ? WHERE id = ?");
     sqlite3_bind_int(st, 1, outcome);
     sqlite3_bind_int64(st, 2, id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
 }
 
@@ -156,7 +156,7 @@ static void create_instances(long long job_id, const char *job_name, int seq0, i
         sqlite3_bind_int64(st, 1, job_id);
         sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(st, 3, seq0 + k);
-        sqlite3_step(st);
+        db_run(st);
         free(name);
     }
     sqlite3_finalize(st);
@@ -248,7 +248,7 @@ static void transition_job(long long job_id)
     sqlite3_bind_int64(st, 5, mod_now());
     sqlite3_bind_int(st, 6, ninst);
     sqlite3_bind_int64(st, 7, job_id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
     free(in);
     free(name);
@@ -333,7 +333,7 @@ static void validate_job(long long job_id)
             sqlite3_stmt *du = db_prep("UPDATE instances SET server_state = 5, outcome = 5 "
                                        "WHERE job_id = ? AND server_state = 2");
             sqlite3_bind_int64(du, 1, job_id);
-            sqlite3_step(du);
+            db_run(du);
             sqlite3_finalize(du);
         } else {
             for (int i = 0; i < n; i++)
@@ -359,7 +359,7 @@ static void validate_job(long long job_id)
     sqlite3_bind_double(st, 5, emu_now());
     sqlite3_bind_int64(st, 6, mod_now());
     sqlite3_bind_int64(st, 7, job_id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
 }
 
@@ -386,7 +386,7 @@ static int assimilator_pass(void)
         sqlite3_bind_double(st, 1, emu_now());
         sqlite3_bind_int64(st, 2, mod_now());
         sqlite3_bind_int64(st, 3, ids[i]);
-        sqlite3_step(st);
+        db_run(st);
     }
     sqlite3_finalize(st);
     free(ids);
@@ -394,7 +394,7 @@ static int assimilator_pass(void)
     st = db_prep("UPDATE batches SET state = 2, completion_time = ? WHERE state = 1 AND NOT EXISTS "
                  "(SELECT 1 FROM jobs j WHERE j.batch_id = batches.id AND j.assimilate_state IN (0, 1))");
     sqlite3_bind_double(st, 1, emu_now());
-    sqlite3_step(st);
+    db_run(st);
     int changed = sqlite3_changes(G.db);
     sqlite3_finalize(st);
     return (int)n + changed;
@@ -419,7 +419,7 @@ static int expiry_pass(void)
         free(jobs);
         sqlite3_stmt *u = db_prep("UPDATE batches SET state = 4, retired = 1 WHERE id = ?");
         sqlite3_bind_int64(u, 1, ids[i]);
-        sqlite3_step(u);
+        db_run(u);
         sqlite3_finalize(u);
     }
     free(ids);
@@ -447,7 +447,7 @@ static int reports_pass(void)
         sqlite3_bind_int(up, 2, outcome == OUTCOME_SUCCESS ? VS_INIT : VS_INVALID);
         sqlite3_bind_double(up, 3, emu_now());
         sqlite3_bind_int64(up, 4, iid);
-        sqlite3_step(up);
+        db_run(up);
         job_transition_now(jid);
         n++;
     }
@@ -517,7 +517,7 @@ static int send_pass(void)
              * real scheduler's infeasible queue gives up the same way) */
             sqlite3_stmt *cs = db_prep("UPDATE instances SET server_state = 5, outcome = 2 WHERE id = ?");
             sqlite3_bind_int64(cs, 1, iid);
-            sqlite3_step(cs);
+            db_run(cs);
             sqlite3_finalize(cs);
             job_transition_now(jid);
             sent++;
@@ -547,12 +547,12 @@ static int send_pass(void)
         sqlite3_bind_int(up, 5, run_state);
         sqlite3_bind_double(up, 6, report);
         sqlite3_bind_int64(up, 7, iid);
-        sqlite3_step(up);
+        db_run(up);
         sqlite3_reset(jt);
         sqlite3_bind_double(jt, 1, now + delay);
         sqlite3_bind_int64(jt, 2, mod_now());
         sqlite3_bind_int64(jt, 3, jid);
-        sqlite3_step(jt);
+        db_run(jt);
         sent++;
     }
     sqlite3_finalize(st);
@@ -929,7 +929,7 @@ static void store_run_result(run_item *r, double now)
     double delay = r->behaviour == BEH_SLOW ? r->delay_bound / 2 : G.run_seconds;
     sqlite3_bind_double(st, 6, now + delay);
     sqlite3_bind_int64(st, 7, r->iid);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
     if (exit_code == 0) {
         st = db_prep("INSERT OR REPLACE INTO instance_outputs(instance_id, idx, file_name) VALUES(?,?,?)");
@@ -938,7 +938,7 @@ static void store_run_result(run_item *r, double now)
             sqlite3_bind_int64(st, 1, r->iid);
             sqlite3_bind_int(st, 2, k);
             sqlite3_bind_text(st, 3, r->out_names[k], -1, SQLITE_TRANSIENT);
-            sqlite3_step(st);
+            db_run(st);
         }
         sqlite3_finalize(st);
     }
@@ -962,7 +962,7 @@ static int runner_pass(void)
         for (int i = 0; i < n; i++) {
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, items[i].iid);
-            sqlite3_step(st);
+            db_run(st);
         }
         sqlite3_finalize(st);
         emu_unlock();

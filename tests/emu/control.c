@@ -207,7 +207,7 @@ static void behaviour(const emu_request *rq, emu_reply *r)
     sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, seq);
     sqlite3_bind_int(st, 3, v);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
     emu_unlock();
     strbuf_puts(&r->body, "{\"ok\": true}\n");
@@ -305,9 +305,9 @@ static void clear_faults(emu_reply *r)
 int quirks_set(const char *list)
 {
     int w = 0, q = 0;
-    char *copy = xstrdup(list);
+    char *copy = xstrdup(list), *save = NULL;
     int rc = 0;
-    for (char *t = strtok(copy, ", "); t; t = strtok(NULL, ", ")) {
+    for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (strcmp(t, "php-warnings") == 0) w = 1;
         else if (strcmp(t, "qcj-stock") == 0) q = 1;
         else if (strcmp(t, "none") != 0) rc = -1;

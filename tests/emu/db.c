@@ -89,6 +89,16 @@ sqlite3_stmt *db_prep(const char *sql)
     return st;
 }
 
+/* Step a statement that returns no rows; a failure is logged (the
+ * emulator carries on: a test will see the missing effect). */
+void db_run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        log_error("boinc_emu: SQL step failed: %s (in: %.80s)", sqlite3_errmsg(G.db),
+                  sqlite3_sql(st) ? sqlite3_sql(st) : "?");
+}
+
 /* Run a query with one optional integer parameter; first column or dflt. */
 long long db_int(const char *sql, long long id, long long dflt)
 {

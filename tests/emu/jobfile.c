@@ -162,7 +162,7 @@ static void count_upload(const char *name, size_t len)
     sqlite3_stmt *st = db_prep("INSERT INTO uploads(name, times) VALUES(?, 1) "
                                "ON CONFLICT(name) DO UPDATE SET times = times + 1");
     sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
 }
 

@@ -346,7 +346,7 @@ static long long insert_batch(long long user_id, const char *name, const char *a
         sqlite3_stmt *u = db_prep("UPDATE batches SET name = ? WHERE id = ?");
         sqlite3_bind_text(u, 1, n, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(u, 2, id);
-        sqlite3_step(u);
+        db_run(u);
         sqlite3_finalize(u);
         free(n);
     }
@@ -652,7 +652,7 @@ static void rpc_submit_batch(xmlNode *root, strbuf *sb)
     }
     sqlite3_stmt *st = db_prep("UPDATE batches SET state = 1 WHERE id = ?");
     sqlite3_bind_int64(st, 1, batch_id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
     db_commit();
     job_specs_free(js, n);
@@ -871,7 +871,7 @@ static void set_batch_state(long long id, int state)
     sqlite3_bind_int(st, 1, state);
     sqlite3_bind_int(st, 2, state);
     sqlite3_bind_int64(st, 3, id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
 }
 
@@ -919,7 +919,7 @@ static void rpc_set_expire_time(xmlNode *root, strbuf *sb)
     sqlite3_stmt *st = db_prep("UPDATE batches SET expire_time = ? WHERE id = ?");
     sqlite3_bind_double(st, 1, child_double(root, "expire_time"));
     sqlite3_bind_int64(st, 2, b.id);
-    sqlite3_step(st);
+    db_run(st);
     sqlite3_finalize(st);
     batch_free(&b);
     strbuf_puts(sb, "<success>1</success></set_expire_time>\n");
