@@ -189,8 +189,9 @@ int db_open(void)
     }
     if (G.vnow <= 0) {
         /* The virtual clock starts at the real time of the first start,
-         * on a whole second. */
-        G.vnow = (double)(long long)wall_now();
+         * half past a whole second, so that server_time has a fraction
+         * like a real server's (1795251833.5). */
+        G.vnow = (double)(long long)wall_now() + 0.5;
         char buf[64];
         snprintf(buf, sizeof buf, "%.6f", G.vnow);
         meta_set("vnow", buf);
