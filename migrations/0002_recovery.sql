@@ -9,17 +9,18 @@ ALTER TABLE requests ADD COLUMN resumed_session INTEGER REFERENCES sessions(id);
 -- an unfinished ping/query/fetch/abort/retire/lease, or the stored result of a
 -- ping or query (those always run fresh).  Closed rows are never replayed.
 ALTER TABLE requests ADD COLUMN closed_at REAL;
--- For a stored result of an earlier run delivered to a re-issued request
--- (same command, arguments and project): that request's requests.id.
+-- For a request of an earlier run answered through a re-issued request (same
+-- command, arguments and project: its stored result replayed, or the re-issue
+-- ran it): that request's requests.id.  Such rows are never delivered again.
 ALTER TABLE requests ADD COLUMN replayed_by INTEGER REFERENCES requests(id);
 
 -- Requests not yet answered: still to run, running, or finished but not yet
--- delivered by RESULTS (and not closed).  One row per request.
+-- delivered by RESULTS (and neither closed nor answered through a re-issue).
 CREATE VIEW audit_undelivered AS
 SELECT r.id, r.session_id, r.client_id, r.command, r.args, p.url AS project_url,
        r.state, r.accepted_at, r.started_at, r.completed_at, r.result
 FROM requests r LEFT JOIN projects p ON p.id = r.project_id
-WHERE r.state <> 'delivered' AND r.closed_at IS NULL;
+WHERE r.state <> 'delivered' AND r.closed_at IS NULL AND r.replayed_by IS NULL;
 
 -- What was pending when each server run stopped or died: requests accepted
 -- in a run that ended (or crashed) before delivering them, with what became
@@ -31,7 +32,7 @@ SELECT s.id AS session_id,
        r.id AS request, r.client_id, r.command, r.args, p.url AS project_url,
        CASE WHEN r.completed_at IS NULL THEN 'unfinished'
             ELSE 'finished, not delivered' END AS state_at_stop,
-       CASE WHEN r.replayed_by IS NOT NULL THEN 'replayed to request ' || r.replayed_by
+       CASE WHEN r.replayed_by IS NOT NULL THEN 'answered through re-issued request ' || r.replayed_by
             WHEN r.resumed_session IS NOT NULL AND r.completed_at IS NOT NULL
                  THEN 'resumed in session ' || r.resumed_session || ', finished'
             WHEN r.resumed_session IS NOT NULL

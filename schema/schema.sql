@@ -46,7 +46,8 @@ CREATE TABLE requests (
     closed_at    REAL,                   -- (0002) start-up gave up answering it (earlier run; ping,
                                          -- query, or unfinished non-submit): never replayed
     replayed_by  INTEGER REFERENCES requests(id)
-                                         -- (0002) re-issued request that received this stored result
+                                         -- (0002) re-issued request through which this one was
+                                         -- answered (stored result replayed, or the re-issue ran)
 );
 -- Recovery and pruning look requests up by state.
 CREATE INDEX requests_state ON requests (state, id);
@@ -115,12 +116,12 @@ CREATE TABLE batch_files (
 -- ---- audit views (migration 0002; doc/auditing.md) ----
 
 -- Requests not yet answered: still to run, running, or finished but not yet
--- delivered by RESULTS (and not closed).  One row per request.
+-- delivered by RESULTS (and neither closed nor answered through a re-issue).
 CREATE VIEW audit_undelivered AS
 SELECT r.id, r.session_id, r.client_id, r.command, r.args, p.url AS project_url,
        r.state, r.accepted_at, r.started_at, r.completed_at, r.result
 FROM requests r LEFT JOIN projects p ON p.id = r.project_id
-WHERE r.state <> 'delivered' AND r.closed_at IS NULL;
+WHERE r.state <> 'delivered' AND r.closed_at IS NULL AND r.replayed_by IS NULL;
 
 -- What was pending when each server run stopped or died: requests accepted
 -- in a run that ended (or crashed) before delivering them, with what became
@@ -132,7 +133,7 @@ SELECT s.id AS session_id,
        r.id AS request, r.client_id, r.command, r.args, p.url AS project_url,
        CASE WHEN r.completed_at IS NULL THEN 'unfinished'
             ELSE 'finished, not delivered' END AS state_at_stop,
-       CASE WHEN r.replayed_by IS NOT NULL THEN 'replayed to request ' || r.replayed_by
+       CASE WHEN r.replayed_by IS NOT NULL THEN 'answered through re-issued request ' || r.replayed_by
             WHEN r.resumed_session IS NOT NULL AND r.completed_at IS NOT NULL
                  THEN 'resumed in session ' || r.resumed_session || ', finished'
             WHEN r.resumed_session IS NOT NULL

@@ -77,18 +77,23 @@ static const executor_fn executors[GAHP_CMD_COUNT] = {
  * submit is not replayed: the submit executor retries it.  Returns the
  * stored tail, or NULL to run the request.
  */
+static int replay_applies(const exec_ctx *ctx, const gahp_request *req)
+{
+    return !req->background && req->journal_id > 0 && req->project_id > 0 &&
+           ctx->session_id > 0 && recovery_is_replayable(gahp_command_name(req->cmd));
+}
+
 static char *exec_replay(exec_ctx *ctx, const gahp_request *req)
 {
-    const char *name = gahp_command_name(req->cmd);
-    if (req->background || req->journal_id <= 0 || ctx->session_id <= 0 ||
-        !recovery_is_replayable(name))
-        return NULL;
     char *stored = NULL;
-    const char *only = req->cmd == GAHP_CMD_SUBMIT ? "NULL" : NULL;
-    if (journal_replay_take(ctx->journal, name, req->args_text ? req->args_text : "",
-                            req->project_id, ctx->session_id, req->journal_id, only,
-                            &stored) != 0)
+    if (journal_replay_take(ctx->journal, gahp_command_name(req->cmd),
+                            req->args_text ? req->args_text : "", req->project_id,
+                            ctx->session_id, req->journal_id, &stored) != 0)
         return NULL;    /* logged; running the request afresh is safe */
+    if (stored != NULL && req->cmd == GAHP_CMD_SUBMIT && strcmp(stored, "NULL") != 0) {
+        free(stored);   /* an earlier failure: the executor retries */
+        return NULL;
+    }
     if (stored != NULL)
         log_info("request %ld: replaying the stored result of an earlier run", req->id);
     return stored;
@@ -100,8 +105,16 @@ char *exec_request(exec_ctx *ctx, const gahp_request *req)
         return gahp_escape("no project selected");
     if ((unsigned)req->cmd >= GAHP_CMD_COUNT || executors[req->cmd] == NULL)
         return gahp_escape("internal error: unknown command");
-    char *replayed = exec_replay(ctx, req);
-    if (replayed != NULL)
-        return replayed;
-    return executors[req->cmd](ctx, req);
+    if (!replay_applies(ctx, req))
+        return executors[req->cmd](ctx, req);
+    char *tail = exec_replay(ctx, req);
+    if (tail == NULL)
+        tail = executors[req->cmd](ctx, req);
+    /* This re-issue is answered: an earlier run's copy of the same request
+     * (say, a submit resumed in the background) must not wait for another. */
+    if (tail != NULL)
+        journal_supersede(ctx->journal, gahp_command_name(req->cmd),
+                          req->args_text ? req->args_text : "", req->project_id,
+                          ctx->session_id, req->journal_id);
+    return tail;
 }

@@ -57,42 +57,44 @@ int journal_requests_resumed(journal *j, const long long *rows, size_t n,
                             "mark resumed", n, bind_row_update, &u);
 }
 
+/* The rows of earlier sessions that a re-issue of (command, args, project)
+ * answers: neither delivered, closed nor already answered. */
+#define SAME_REQUEST_EARLIER \
+    " command = ?1 AND args = ?2 AND project_id = ?3 AND session_id < ?4" \
+    " AND closed_at IS NULL AND replayed_by IS NULL AND state <> '" JOURNAL_DELIVERED "'"
+
+static void bind_same_request(sqlite3_stmt *st, const char *command, const char *args,
+                              long long project_id, long long session_id)
+{
+    sqlite3_bind_text(st, 1, command, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, args, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, project_id);
+    sqlite3_bind_int64(st, 4, session_id);
+}
+
 int journal_replay_take(journal *j, const char *command, const char *args,
                         long long project_id, long long session_id,
-                        long long new_row, const char *only_result,
-                        char **result)
+                        long long new_row, char **result)
 {
     *result = NULL;
     if (journal_begin(j) != 0)
         return -1;
     sqlite3_stmt *st;
-    /* requests_command_args (command, args) finds the candidates. */
+    /* A success wins over an error, then the oldest (requests_command_args
+     * finds the candidates). */
     if (sqlite3_prepare_v2(journal_db(j),
-            "SELECT id, result FROM requests WHERE command = ?1 AND args = ?2"
-            " AND project_id IS ?3 AND session_id < ?4 AND state = '"
-            JOURNAL_COMPLETED "' AND closed_at IS NULL AND replayed_by IS NULL"
-            " AND (?5 IS NULL OR result = ?5) ORDER BY id LIMIT 1",
+            "SELECT id, result FROM requests WHERE" SAME_REQUEST_EARLIER
+            " AND state = '" JOURNAL_COMPLETED "'"
+            " ORDER BY result IS NOT 'NULL' AND result NOT LIKE 'NULL %', id LIMIT 1",
             -1, &st, NULL) != SQLITE_OK) {
         journal_fail(j, "replay lookup");
         journal_rollback(j);
         return -1;
     }
-    sqlite3_bind_text(st, 1, command, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, args, -1, SQLITE_STATIC);
-    if (project_id > 0)
-        sqlite3_bind_int64(st, 3, project_id);
-    else
-        sqlite3_bind_null(st, 3);
-    sqlite3_bind_int64(st, 4, session_id);
-    if (only_result != NULL)
-        sqlite3_bind_text(st, 5, only_result, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 5);
+    bind_same_request(st, command, args, project_id, session_id);
     int rc = sqlite3_step(st);
-    long long old_row = 0;
     char *stored = NULL;
     if (rc == SQLITE_ROW) {
-        old_row = sqlite3_column_int64(st, 0);
         const char *t = (const char *)sqlite3_column_text(st, 1);
         stored = strdup(t ? t : "NULL");
     }
@@ -106,10 +108,14 @@ int journal_replay_take(journal *j, const char *command, const char *args,
         journal_rollback(j);
         return 0;
     }
+    /* Every stored result of this request is answered by the re-issue. */
     if (stored == NULL ||
         journal_run(j, "UPDATE requests SET state = '" JOURNAL_DELIVERED "',"
-                       " delivered_at = ?, replayed_by = ? WHERE id = ?",
-                    "replay mark", "dii", journal_now(), new_row, old_row) != 0) {
+                       " delivered_at = ?5, replayed_by = ?6 WHERE" SAME_REQUEST_EARLIER
+                       " AND state = '" JOURNAL_COMPLETED "'",
+                    "replay mark", "ttiidi", command, args,
+                    project_id, session_id, journal_now(),
+                    new_row) != 0) {
         free(stored);
         journal_rollback(j);
         return -1;
@@ -120,4 +126,19 @@ int journal_replay_take(journal *j, const char *command, const char *args,
     }
     *result = stored;
     return 0;
+}
+
+int journal_supersede(journal *j, const char *command, const char *args,
+                      long long project_id, long long session_id, long long new_row)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    if (journal_run(j, "UPDATE requests SET replayed_by = ?5 WHERE" SAME_REQUEST_EARLIER
+                       " AND id <> ?5",
+                    "supersede", "ttiii", command, args,
+                    project_id, session_id, new_row) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
 }

@@ -26,15 +26,23 @@ int journal_requests_resumed(journal *j, const long long *rows, size_t n,
                              long long session_id);
 
 /*
- * Replay: find the oldest stored result of an earlier session for the same
+ * Replay: among the stored results of earlier sessions for the same
  * command, arguments and project (completed, undelivered, not closed, not
- * replayed), optionally only one whose result is exactly only_result.  If
- * found, mark it delivered + replayed_by new_row in one transaction and
- * set *result (malloc'd); else *result = NULL.
+ * answered), take a success if there is one, else the oldest; mark every
+ * one of them delivered with replayed_by = new_row, in one transaction,
+ * and set *result (malloc'd).  None: *result = NULL.  project_id > 0.
  */
 int journal_replay_take(journal *j, const char *command, const char *args,
                         long long project_id, long long session_id,
-                        long long new_row, const char *only_result,
-                        char **result);
+                        long long new_row, char **result);
+
+/*
+ * The re-issue new_row has been answered: every row of an earlier session
+ * for the same request that is still unanswered (accepted, running in the
+ * background, or completed) gets replayed_by = new_row, so it is never
+ * delivered or replayed again.
+ */
+int journal_supersede(journal *j, const char *command, const char *args,
+                      long long project_id, long long session_id, long long new_row);
 
 #endif
