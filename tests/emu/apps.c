@@ -284,6 +284,16 @@ int apps_load_config(const char *path)
                 log_error("boinc_emu: %s: bad <max_tasks_per_host>", path);
                 rc = -1;
             }
+        } else if (strcmp(tag, "post_max_bytes") == 0) {
+            char *v = node_text(c);
+            long n;
+            if (parse_long(v, &n) != 0 || n < 0) {
+                log_error("boinc_emu: %s: bad <post_max_bytes>", path);
+                rc = -1;
+            } else {
+                G.post_max_bytes = n;
+            }
+            free(v);
         } else if (strcmp(tag, "spawn") == 0) {
             char *v = node_text(c);
             if (strcmp(v, "exec") == 0)

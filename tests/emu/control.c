@@ -338,6 +338,25 @@ static void quirks(const emu_request *rq, emu_reply *r)
     emu_unlock();
 }
 
+/* limits?post_max_bytes=N (0 = no limit) */
+static void limits(const emu_request *rq, emu_reply *r)
+{
+    const char *v = req_arg(rq, "post_max_bytes");
+    long n;
+    if (v != NULL) {
+        if (parse_long(v, &n) != 0 || n < 0) {
+            json_error(r, 400, "post_max_bytes must be an integer >= 0");
+            return;
+        }
+        emu_lock();
+        G.post_max_bytes = n;
+        emu_unlock();
+    }
+    emu_lock();
+    strbuf_printf(&r->body, "{\"post_max_bytes\": %lld}\n", G.post_max_bytes);
+    emu_unlock();
+}
+
 void handle_control(const emu_request *rq, emu_reply *r)
 {
     const char *what = rq->path + strlen("/control/");
@@ -369,6 +388,8 @@ void handle_control(const emu_request *rq, emu_reply *r)
         clear_faults(r);
     else if (strcmp(what, "quirks") == 0)
         quirks(rq, r);
+    else if (strcmp(what, "limits") == 0)
+        limits(rq, r);
     else
         json_error(r, 404, "unknown control endpoint");
 }

@@ -95,6 +95,7 @@ typedef struct {
     strbuf body;
     emu_part *parts;
     int nparts;
+    long long over_limit;       /* body size when it exceeded post_max_bytes */
 } emu_request;
 
 typedef struct {
@@ -125,6 +126,7 @@ typedef struct {
     int parallel;               /* app processes run at once */
     int spawn_exec;             /* 1: posix_spawn a new boinc_emu; 0: fork only */
     int spawn_direct;           /* fork the server itself, not the helper */
+    long long post_max_bytes;   /* PHP post_max_size emulation; 0 = none */
     emu_app *apps; int napps;
     int quirk_php_warnings, quirk_qcj_stock;
     int default_behaviour;

@@ -395,6 +395,10 @@ static void route(emu_request *rq, emu_reply *r)
         apply_fault(&f, r, script, kind);
         return;
     }
+    if (rq->over_limit && !is_out)
+        strbuf_printf(&r->body, "<br />\n<b>Warning</b>:  PHP Request Startup: POST Content-Length of %lld "
+                      "bytes exceeds the limit of %lld bytes in <b>Unknown</b> on line <b>0</b><br />\n",
+                      rq->over_limit, G.post_max_bytes);
     if (is_rpc)
         handle_submit_rpc(rq, r, &kind);
     else if (is_jf)
@@ -478,7 +482,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rq->method = method;
     rq->path = url;
     rq->conn = conn;
-    if (!cc->too_big) {
+    emu_lock();
+    long long post_max = G.post_max_bytes;
+    emu_unlock();
+    if (post_max > 0 && (long long)rq->body.len > post_max && strncmp(url, "/control/", 9) != 0) {
+        /* PHP drops the whole POST ($_POST and $_FILES are empty) */
+        rq->over_limit = (long long)rq->body.len;
+    } else if (!cc->too_big) {
         const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
         if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0)
             parse_multipart(rq, ct);

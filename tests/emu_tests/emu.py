@@ -254,6 +254,10 @@ class Emulator:
     def set_quirks(self, quirks):
         return self.control("quirks", "POST", set=quirks)
 
+    def set_post_max_bytes(self, n):
+        """Emulate PHP's post_max_size: larger POSTs arrive empty (0 = off)."""
+        return self.control("limits", "POST", post_max_bytes=n)
+
     def job(self, name):
         for j in self.state()["jobs"]:
             if j["name"] == name:

@@ -96,3 +96,22 @@ def test_immutability_and_errors(e):
     assert error_msg(r.body) == "no file access"
     r = e.job_file("<query_files>\n</query_files>\n")
     assert error_msg(r.body) == "no authenticator"
+
+
+def test_post_max_size(e):
+    a = e.authenticator
+    bid = new_batch(e)
+    assert e.set_post_max_bytes(2000) == {"post_max_bytes": 2000}
+    big = b"x" * 5000
+    n = emu.phys_name(big)
+    r = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=n), [big])
+    assert r.text.startswith("<br />\n<b>Warning</b>:  PHP Request Startup: POST Content-Length of ")
+    assert "exceeds the limit of 2000 bytes" in r.text
+    assert error_msg(r.body) == "can't parse request message: "
+    assert n not in e.state()["files"]
+    small = b"y" * 100
+    r = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=emu.phys_name(small)), [small])
+    assert b"<success/>" in r.body
+    e.set_post_max_bytes(0)
+    r = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=n), [big])
+    assert b"<success/>" in r.body
