@@ -41,7 +41,7 @@ static void usage(FILE *fp)
           "Control API: GET counters|state|users|time, POST advance?seconds=S,\n"
           "  run?max_seconds=S, behaviour?job=J&behaviour=B[&instance=K] or ?default=B,\n"
           "  fault?endpoint=E&kind=K[&count=N|&probability=P][&delay_ms=D][&after=1],\n"
-          "  clear_faults, quirks?set=LIST.  See doc/emulator.md.\n", fp);
+          "  clear_faults, quirks?set=LIST, limits?post_max_bytes=N.  See doc/emulator.md.\n", fp);
 }
 
 static int make_dirs(const char *state_dir)
