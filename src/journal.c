@@ -398,6 +398,16 @@ static int run_once_v(journal *j, const char *sql, const char *what,
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
         return fail(j, what);
+    /* A type string that does not match the statement is a programming
+     * error: refuse it rather than bind past the parameters. */
+    int nparams = sqlite3_bind_parameter_count(st);
+    if ((size_t)nparams != strlen(types)) {
+        sqlite3_finalize(st);
+        snprintf(j->errmsg, sizeof j->errmsg, "%s: %zu bind types for %d parameters",
+                 what, strlen(types), nparams);
+        log_error("journal %s", j->errmsg);
+        return -1;
+    }
     for (int i = 0; types[i]; i++) {
         switch (types[i]) {
         case 't': sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
