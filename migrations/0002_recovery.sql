@@ -30,9 +30,12 @@ CREATE VIEW audit_pending_at_stop AS
 SELECT s.id AS session_id,
        CASE WHEN s.clean_exit = 1 THEN 'stopped' ELSE 'crashed' END AS how_it_ended,
        r.id AS request, r.client_id, r.command, r.args, p.url AS project_url,
-       CASE WHEN r.completed_at IS NULL THEN 'unfinished'
+       CASE WHEN r.completed_at IS NULL OR r.resumed_session IS NOT NULL THEN 'unfinished'
             ELSE 'finished, not delivered' END AS state_at_stop,
-       CASE WHEN r.replayed_by IS NOT NULL THEN 'answered through re-issued request ' || r.replayed_by
+       CASE WHEN r.replayed_by IS NOT NULL AND r.resumed_session IS NOT NULL
+                 THEN 'resumed in session ' || r.resumed_session
+                      || '; answered through re-issued request ' || r.replayed_by
+            WHEN r.replayed_by IS NOT NULL THEN 'answered through re-issued request ' || r.replayed_by
             WHEN r.resumed_session IS NOT NULL AND r.completed_at IS NOT NULL
                  THEN 'resumed in session ' || r.resumed_session || ', finished'
             WHEN r.resumed_session IS NOT NULL
