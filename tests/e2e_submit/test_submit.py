@@ -236,3 +236,24 @@ def test_authenticator_never_reaches_the_log(make_client, emulator, inputs, tmp_
     log = c.gahp.stderr_text()
     assert "get_output" in log            # the fault was logged ...
     assert emulator.authenticator not in log   # ... without the secret
+
+
+def test_arguments_and_names_with_spaces_reach_the_app(client, emulator, inputs, tmp_path):
+    """Arguments with spaces survive GAHP escaping, XML, BOINC's command
+    line and the client's splitting: the app logs each argument it got,
+    and the log comes back through BOINC_FETCH_OUTPUT's stderr file."""
+    a = inputs("input with space.txt", b"spaced\n")
+    args = ["--tag", "two words", "it's", "a&b<c>"]
+    job = "job with spaces#1.0"
+    assert client.call("BOINC_SUBMIT", "batch with spaces", "uppercase", 1,
+                       job, len(args), *args, 1, a, "in") == ["NULL"]
+    emulator.run(3600)
+    out = tmp_path / "out dir"
+    out.mkdir()
+    res = client.call("BOINC_FETCH_OUTPUT", job, str(out), "std err.txt", "ALL", 1,
+                      "out", "result file.txt")
+    assert res[0] == "NULL" and len(res) == 4, res
+    assert (out / "result file.txt").read_bytes() == b"SPACED\n"
+    log = (out / "std err.txt").read_text()
+    for n, arg in enumerate(args, 1):
+        assert "argument %d: [%s]" % (n, arg) in log, log

@@ -501,6 +501,8 @@ int run_app_main(int argc, char **argv)
         return 2;
     }
     app_log("app started; kind %s", kind);
+    for (int a = i; a < argc; a++)
+        app_log("argument %d: [%s]", a - i + 1, argv[a]);
     long exit_code = 0;
     for (int a = i; a < argc; a++) {
         if (strcmp(argv[a], "--exit") == 0 && a + 1 < argc) {

@@ -647,6 +647,37 @@ static int load_run_items(run_item *items, int max)
     return n;
 }
 
+
+/*
+ * Split a BOINC command line in place like the BOINC client does before it
+ * starts an app: white space separates arguments, and an argument that
+ * begins with a single or double quote runs to the matching quote (the
+ * quotes are dropped).  Returns the number of arguments stored (at most max).
+ */
+static size_t split_command_line(char *p, char **out, size_t max)
+{
+    size_t n = 0;
+    while (*p != '\0' && n < max) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (*p == '\0')
+            break;
+        if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            out[n++] = p;
+            while (*p != '\0' && *p != q)
+                p++;
+        } else {
+            out[n++] = p;
+            while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                p++;
+        }
+        if (*p != '\0')
+            *p++ = '\0';
+    }
+    return n;
+}
+
 static int spawn_app(run_item *r)
 {
     /* One slot directory per parallel worker, reused: creating and
@@ -663,8 +694,8 @@ static int spawn_app(run_item *r)
         if (rc != 0)
             return -1;
     }
-    /* argv: fixed options, then the job's command line split on blanks
-     * (no shell is involved) */
+    /* argv: fixed options, then the job's command line split the way the
+     * BOINC client splits it (no shell is involved) */
     size_t cap = 16 + 2 * (size_t)(r->nin + r->nout) + strlen(r->cmdline);
     char **argv = xcalloc(cap, sizeof(char *));
     size_t a = 0;
@@ -685,9 +716,7 @@ static int spawn_app(run_item *r)
     }
     argv[a++] = "--";
     char *cl = xstrdup(r->cmdline);
-    char *save = NULL;
-    for (char *t = strtok_r(cl, " \t\n\r", &save); t && a + 1 < cap; t = strtok_r(NULL, " \t\n\r", &save))
-        argv[a++] = t;
+    a += split_command_line(cl, argv + a, cap - a - 1);
     argv[a] = NULL;
     char *errpath = xasprintf("%s/stderr.txt", r->slot);
     if (!G.spawn_exec && !G.spawn_direct && apprunner_available()) {
