@@ -204,9 +204,10 @@ static int parse_templates(const char *rpc, const strbuf *body, void *out,
     return boinc_parse_templates(strbuf_str(body), body->len, out, err);
 }
 
-int boinc_get_templates(boinc_client *c, const boinc_project *p,
-                        const char *app_name, boinc_templates *out,
-                        boinc_error *err)
+/* get_templates by <app_name> or by <job_name> (key), what the name is. */
+static int get_templates_by(boinc_client *c, const boinc_project *p,
+                            const char *key, const char *value, const char *what,
+                            boinc_templates *out, boinc_error *err)
 {
     start(err);
     if (out != NULL)
@@ -215,13 +216,27 @@ int boinc_get_templates(boinc_client *c, const boinc_project *p,
     if (rc == BOINC_OK && out == NULL)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc == BOINC_OK)
-        rc = check_name(app_name, "app name", err);
+        rc = check_name(value, what, err);
     if (rc != BOINC_OK)
         return rc;
     strbuf req = STRBUF_INIT;
-    int built = boinc_req_get_templates(&req, p->authenticator, app_name);
+    int built = boinc_req_get_templates(&req, p->authenticator, key, value);
     return run_rpc(c, p, SUBMIT_RPC, "get_templates", built, &req, NULL, 0,
                    BOINC_RETRY, parse_templates, out, err);
+}
+
+int boinc_get_templates(boinc_client *c, const boinc_project *p,
+                        const char *app_name, boinc_templates *out,
+                        boinc_error *err)
+{
+    return get_templates_by(c, p, "app_name", app_name, "app name", out, err);
+}
+
+int boinc_get_templates_for_job(boinc_client *c, const boinc_project *p,
+                                const char *job_name, boinc_templates *out,
+                                boinc_error *err)
+{
+    return get_templates_by(c, p, "job_name", job_name, "job name", out, err);
 }
 
 void boinc_templates_free(boinc_templates *t)

@@ -51,7 +51,9 @@ void boinc_scrub_secret(boinc_error *err, const char *secret);
  * Every caller-supplied string is XML-escaped; floats use %.6f. */
 
 int boinc_req_ping(strbuf *sb);
-int boinc_req_get_templates(strbuf *sb, const char *auth, const char *app);
+/* key is "app_name" or "job_name" (capture 02 / 03). */
+int boinc_req_get_templates(strbuf *sb, const char *auth, const char *key,
+                            const char *value);
 int boinc_req_create_batch(strbuf *sb, const char *auth, const char *batch,
                            const char *app, double expire_time);
 int boinc_req_submit_batch(strbuf *sb, const char *auth, long batch_id,

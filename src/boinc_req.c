@@ -44,10 +44,11 @@ int boinc_req_ping(strbuf *sb)
     return strbuf_puts(sb, "<ping> </ping>\n");
 }
 
-int boinc_req_get_templates(strbuf *sb, const char *auth, const char *app)
+int boinc_req_get_templates(strbuf *sb, const char *auth, const char *key,
+                            const char *value)
 {
     if (open_req(sb, "get_templates", auth) != 0 ||
-        put_elem(sb, "app_name", app) != 0)
+        put_elem(sb, key, value) != 0)
         return -1;
     return close_req(sb, "get_templates");
 }

@@ -1342,7 +1342,7 @@ static void test_request_ping_and_simple(void **state)
     assert_int_equal(boinc_req_ping(&sb), 0);
     assert_string_equal(strbuf_str(&sb), "<ping> </ping>\n");
     strbuf_reset(&sb);
-    assert_int_equal(boinc_req_get_templates(&sb, "A&B", "upper<case>"), 0);
+    assert_int_equal(boinc_req_get_templates(&sb, "A&B", "app_name", "upper<case>"), 0);
     assert_string_equal(strbuf_str(&sb),
                         "<get_templates>\n"
                         "<authenticator>A&amp;B</authenticator>\n"
