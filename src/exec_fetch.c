@@ -61,13 +61,12 @@ static char *or_nomem(char *tok)
 static char *fail_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *fail_fmt(const char *fmt, ...)
 {
-    strbuf raw = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = strbuf_vprintf(&raw, fmt, ap);
+    char *raw = str_vprintf(fmt, ap);
     va_end(ap);
-    char *tok = rc == 0 ? gahp_escape(raw.data) : NULL;
-    strbuf_free(&raw);
+    char *tok = raw != NULL ? gahp_escape(raw) : NULL;
+    free(raw);
     return or_nomem(tok);
 }
 

@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -179,6 +180,20 @@ static int fail_msg(submit_run *r, const char *resume_step, const char *step,
     return fail_with(r, resume_step, exec_error(step, detail));
 }
 
+static int fail_msgf(submit_run *r, const char *resume_step, const char *step,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail_msgf(submit_run *r, const char *resume_step, const char *step,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *detail = str_vprintf(fmt, ap);
+    va_end(ap);
+    int rc = fail_msg(r, resume_step, step, detail ? detail : "(out of memory)");
+    free(detail);
+    return rc;
+}
+
 static int fail_boinc(submit_run *r, const char *resume_step, const char *step,
                       const boinc_error *err)
 {
@@ -238,20 +253,15 @@ static char *absolute_path(const char *path)
 {
     if (path[0] == '/')
         return strdup(path);
-    strbuf sb = STRBUF_INIT;
     size_t cap = 256;
     for (;;) {
         char *buf = malloc(cap);
         if (buf == NULL)
             return NULL;
         if (getcwd(buf, cap) != NULL) {
-            int rc = strbuf_printf(&sb, "%s/%s", buf, path);
+            char *abs = str_printf("%s/%s", buf, path);
             free(buf);
-            if (rc != 0) {
-                strbuf_free(&sb);
-                return NULL;
-            }
-            return strbuf_detach(&sb);
+            return abs;
         }
         free(buf);
         if (errno != ERANGE || cap > (1u << 20))
@@ -467,12 +477,10 @@ static int check_templates(submit_run *r)
     int rc = 0;
     for (size_t i = 0; i < r->s->njobs && rc == 0; i++) {
         if (t.n_inputs > 0 && r->s->jobs[i].ninputs != t.n_inputs) {
-            strbuf sb = STRBUF_INIT;
-            strbuf_printf(&sb, "job %s has %zu input files, app %s needs %zu",
-                          r->s->jobs[i].name, r->s->jobs[i].ninputs, r->s->app,
-                          t.n_inputs);
-            rc = fail_msg(r, effective_step(&r->batch), "submit refused", strbuf_str(&sb));
-            strbuf_free(&sb);
+            rc = fail_msgf(r, effective_step(&r->batch), "submit refused",
+                           "job %s has %zu input files, app %s needs %zu",
+                           r->s->jobs[i].name, r->s->jobs[i].ninputs, r->s->app,
+                           t.n_inputs);
         }
     }
     boinc_templates_free(&t);
@@ -873,11 +881,9 @@ static int build_command_lines(submit_run *r, char ***out)
             const char *why = NULL;
             int rc = append_arg(&sb, s->jobs[i].args[a], &why);
             if (rc != 0) {
-                strbuf tmp = STRBUF_INIT;
-                strbuf_printf(&tmp, "argument %zu of job %s %s", a + 1, s->jobs[i].name,
-                              why ? why : "(out of memory)");
-                fail_msg(r, effective_step(&r->batch), "submit refused", strbuf_str(&tmp));
-                strbuf_free(&tmp);
+                fail_msgf(r, effective_step(&r->batch), "submit refused",
+                          "argument %zu of job %s %s", a + 1, s->jobs[i].name,
+                          why ? why : "(out of memory)");
                 strbuf_free(&sb);
                 for (size_t k = 0; k < i; k++)
                     free(lines[k]);
@@ -971,11 +977,9 @@ static int submit_step(submit_run *r)
                 goto out;
             if (n > 0) {
                 if (n != s->njobs) {
-                    strbuf sb = STRBUF_INIT;
-                    strbuf_printf(&sb, "server batch %lld has %zu jobs, expected %zu",
-                                  r->batch.server_batch_id, n, s->njobs);
-                    fail_msg(r, BATCH_SUBMIT_SENT, "submit_batch", strbuf_str(&sb));
-                    strbuf_free(&sb);
+                    fail_msgf(r, BATCH_SUBMIT_SENT, "submit_batch",
+                              "server batch %lld has %zu jobs, expected %zu",
+                              r->batch.server_batch_id, n, s->njobs);
                     goto out;
                 }
                 rc = mark_submitted(r);

@@ -30,17 +30,10 @@ static void files_set_err(char **errmsg, const char *fmt, ...)
 {
     if (!errmsg)
         return;
-    strbuf sb = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    int rc = strbuf_vprintf(&sb, fmt, ap);
+    *errmsg = str_vprintf(fmt, ap);
     va_end(ap);
-    if (rc != 0) {
-        strbuf_free(&sb);
-        *errmsg = NULL;
-        return;
-    }
-    *errmsg = strbuf_detach(&sb);
 }
 
 static void files_set_read_err(char **errmsg, const char *path, int err)

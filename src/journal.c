@@ -103,20 +103,6 @@ static int exec_sql(journal *j, const char *sql, const char *what)
     return 0;
 }
 
-static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dup_printf(const char *fmt, ...)
-{
-    strbuf sb = STRBUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = strbuf_vprintf(&sb, fmt, ap);
-    va_end(ap);
-    if (rc != 0) {
-        strbuf_free(&sb);
-        return NULL;
-    }
-    return strbuf_detach(&sb);
-}
 
 /* ---- transactions -------------------------------------------------------- */
 
@@ -159,16 +145,16 @@ static int ensure_private_file(const char *path, int must_create, char **err)
     if (fd < 0) {
         if (!must_create && errno == ENOENT)
             return 0;
-        *err = dup_printf("cannot open %s: %s", path, strerror(errno));
+        *err = str_printf("cannot open %s: %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) != 0) {
-        *err = dup_printf("cannot stat %s: %s", path, strerror(errno));
+        *err = str_printf("cannot stat %s: %s", path, strerror(errno));
         rc = -1;
     } else if ((st.st_mode & 077) != 0 && fchmod(fd, 0600) != 0) {
-        *err = dup_printf("cannot chmod 0600 %s: %s", path, strerror(errno));
+        *err = str_printf("cannot chmod 0600 %s: %s", path, strerror(errno));
         rc = -1;
     }
     close(fd);
@@ -177,23 +163,23 @@ static int ensure_private_file(const char *path, int must_create, char **err)
 
 static int take_server_lock(journal *j, char **err)
 {
-    char *lock_path = dup_printf("%s.lock", j->path);
+    char *lock_path = str_printf("%s.lock", j->path);
     if (lock_path == NULL) {
-        *err = dup_printf("out of memory");
+        *err = str_printf("out of memory");
         return -1;
     }
     int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
-        *err = dup_printf("cannot open lock file %s: %s", lock_path, strerror(errno));
+        *err = str_printf("cannot open lock file %s: %s", lock_path, strerror(errno));
         free(lock_path);
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         *err = e == EWOULDBLOCK
-            ? dup_printf("journal %s is in use by another boinc_gahp process "
+            ? str_printf("journal %s is in use by another boinc_gahp process "
                          "(lock %s is held)", j->path, lock_path)
-            : dup_printf("cannot lock %s: %s", lock_path, strerror(e));
+            : str_printf("cannot lock %s: %s", lock_path, strerror(e));
         close(fd);
         free(lock_path);
         return -1;
@@ -213,16 +199,16 @@ static int connect_db(journal *j, char **err)
     int rc = sqlite3_open_v2(j->path, &j->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        *err = dup_printf("cannot open journal %s: %s", j->path,
+        *err = str_printf("cannot open journal %s: %s", j->path,
                           j->db ? sqlite3_errmsg(j->db) : sqlite3_errstr(rc));
         return -1;
     }
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
-    char *pragmas = dup_printf("PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+    char *pragmas = str_printf("PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
                                " PRAGMA foreign_keys=ON;",
                                j->sync_full ? "FULL" : "NORMAL");
     if (pragmas == NULL || exec_sql(j, pragmas, "pragmas") != 0) {
-        *err = dup_printf("cannot configure journal %s: %s", j->path, j->errmsg);
+        *err = str_printf("cannot configure journal %s: %s", j->path, j->errmsg);
         free(pragmas);
         return -1;
     }
@@ -234,11 +220,11 @@ static int apply_migrations(journal *j, char **err)
 {
     int version;
     if (journal_schema_version(j, &version) != 0) {
-        *err = dup_printf("cannot read schema version: %s", j->errmsg);
+        *err = str_printf("cannot read schema version: %s", j->errmsg);
         return -1;
     }
     if (version > MIGRATION_COUNT) {
-        *err = dup_printf("journal %s has schema version %d, newer than this "
+        *err = str_printf("journal %s has schema version %d, newer than this "
                           "program (%d)", j->path, version, MIGRATION_COUNT);
         return -1;
     }
@@ -257,7 +243,7 @@ static int apply_migrations(journal *j, char **err)
         log_info("journal migrated to schema version %d", n);
         continue;
 failed:
-        *err = dup_printf("cannot apply migration %d: %s", n, j->errmsg);
+        *err = str_printf("cannot apply migration %d: %s", n, j->errmsg);
         return -1;
     }
     return 0;
@@ -283,9 +269,9 @@ static int fix_sidecar_modes(journal *j, char **err)
 {
     static const char *const suffixes[] = { "-wal", "-shm" };
     for (size_t i = 0; i < 2; i++) {
-        char *p = dup_printf("%s%s", j->path, suffixes[i]);
+        char *p = str_printf("%s%s", j->path, suffixes[i]);
         if (p == NULL) {
-            *err = dup_printf("out of memory");
+            *err = str_printf("out of memory");
             return -1;
         }
         int rc = ensure_private_file(p, 0, err);
@@ -301,7 +287,7 @@ journal *journal_open(const journal_options *opts, char **err)
     *err = NULL;
     journal *j = journal_alloc(opts->path, opts->sync_full, opts->busy_timeout_ms);
     if (j == NULL) {
-        *err = dup_printf("out of memory");
+        *err = str_printf("out of memory");
         return NULL;
     }
     if ((opts->take_lock && take_server_lock(j, err) != 0) ||
@@ -309,7 +295,7 @@ journal *journal_open(const journal_options *opts, char **err)
         connect_db(j, err) != 0 || fix_sidecar_modes(j, err) != 0 ||
         apply_migrations(j, err) != 0) {
         if (*err == NULL)
-            *err = dup_printf("cannot open journal %s", opts->path);
+            *err = str_printf("cannot open journal %s", opts->path);
         journal_close(j);
         return NULL;
     }
@@ -322,7 +308,7 @@ journal *journal_connect(const journal *primary, char **err)
     journal *j = journal_alloc(primary->path, primary->sync_full,
                                primary->busy_timeout_ms);
     if (j == NULL) {
-        *err = dup_printf("out of memory");
+        *err = str_printf("out of memory");
         return NULL;
     }
     if (connect_db(j, err) != 0) {

@@ -126,3 +126,22 @@ const char *strbuf_str(const strbuf *sb)
 {
     return sb->data ? sb->data : "";
 }
+
+char *str_vprintf(const char *fmt, va_list ap)
+{
+    strbuf sb = STRBUF_INIT;
+    if (strbuf_vprintf(&sb, fmt, ap) != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+char *str_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = str_vprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}

@@ -35,6 +35,9 @@ void strbuf_free(strbuf *sb);
 /* Hand the data over to the caller (who frees it); sb becomes empty.
  * Returns "" (malloc'd) for an empty buffer, NULL on ENOMEM. */
 char *strbuf_detach(strbuf *sb);
+/* A malloc'd formatted string, or NULL on ENOMEM (for one-off messages). */
+char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *str_vprintf(const char *fmt, va_list ap);
 /* Always returns a valid C string ("" before the first append). */
 const char *strbuf_str(const strbuf *sb);
 
