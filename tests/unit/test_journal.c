@@ -20,13 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char tmpdir[] = "/tmp/test_journal.XXXXXX";
+#define TMPDIR_TEMPLATE "/tmp/test_journal.XXXXXX"
+static char tmpdir[sizeof TMPDIR_TEMPLATE];
 static char dbpath[256];
 
 static int setup(void **state)
 {
     (void)state;
-    strcpy(tmpdir, "/tmp/test_journal.XXXXXX");
+    /* mkdtemp rewrites the X's: start from the template for every test. */
+    memcpy(tmpdir, TMPDIR_TEMPLATE, sizeof TMPDIR_TEMPLATE);
     if (mkdtemp(tmpdir) == NULL)
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/j.db", tmpdir);
