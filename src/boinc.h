@@ -45,6 +45,11 @@ typedef struct {
 } boinc_error;
 
 void boinc_error_clear(boinc_error *err);
+/* Server text in the one-line form error messages carry: control
+ * characters and runs of spaces become one space, ends trimmed (no length
+ * cap).  malloc'd, NULL on ENOMEM. */
+char *boinc_one_line(const char *text);
+
 /* Short fixed name of a code, e.g. "transport error". */
 const char *boinc_code_name(boinc_code code);
 

@@ -74,6 +74,11 @@ char *boinc_squash(const char *s, size_t n, size_t max)
     return out;
 }
 
+char *boinc_one_line(const char *text)
+{
+    return boinc_squash(text, strlen(text), 0);
+}
+
 /* Append code point cp as UTF-8; 0 or -1 if cp is not a valid scalar. */
 static int put_utf8(char *out, size_t *o, unsigned long cp)
 {

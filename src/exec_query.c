@@ -115,37 +115,12 @@ static void record_statuses(exec_ctx *ctx, const gahp_request *req,
     free(jobs);
 }
 
-/* name as the client module squashes server text into one line: control
- * characters and runs of spaces become one space, ends trimmed.
- * malloc'd, NULL on ENOMEM. */
-static char *squash_like_client(const char *name)
-{
-    size_t n = strlen(name), o = 0;
-    char *out = malloc(n + 1);
-    if (out == NULL)
-        return NULL;
-    int pending_space = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)name[i];
-        if (ch < 0x20 || ch == 0x7f || ch == ' ') {
-            pending_space = o > 0;
-            continue;
-        }
-        if (pending_space)
-            out[o++] = ' ';
-        pending_space = 0;
-        out[o++] = (char)ch;
-    }
-    out[o] = '\0';
-    return out;
-}
-
 /* Does the (squashed, maybe cut with " [...]") tail of a server message
  * stand for the batch name? */
 static int tail_names(const char *tail, const char *name)
 {
     static const char cut[] = " [...]";
-    char *sq = squash_like_client(name);
+    char *sq = boinc_one_line(name);
     if (sq == NULL)
         return 0;
     size_t tl = strlen(tail), cl = sizeof cut - 1;
