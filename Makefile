@@ -103,7 +103,8 @@ check: deps
 	$(MAKE) all $(UNIT_BIN)
 	$(MAKE) check-unit check-e2e
 
-check-unit: $(UNIT_BIN)
+# test_boinc_emu runs the real emulator next to the unit test binaries.
+check-unit: $(UNIT_BIN) $(BUILD)/boinc_emu
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
 # End-to-end tests run with Debian's own python3 (the one python3-pytest
