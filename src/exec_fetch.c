@@ -17,6 +17,7 @@
 #include "outputs.h"
 #include "protocol.h"
 #include "strbuf.h"
+#include "testpoint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -239,6 +240,8 @@ static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t)
             break;
         tok = download_one(fc, pf, name);
     }
+    if (tok == NULL)
+        testpoint("fetch.downloaded");
     /* Every file is complete: rename them into place. */
     for (size_t i = 0; tok == NULL && i < np; i++) {
         char *errmsg = NULL;
@@ -247,6 +250,8 @@ static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t)
         p[i].tmp = NULL;
         if (rc != 0)
             tok = fail_local("saving output failed", errmsg);
+        else
+            testpoint("fetch.renamed");
     }
     pending_free(p, np);
     return tok;

@@ -277,3 +277,39 @@ def test_journal_of_an_older_schema_is_migrated_on_open(journal):
     # the audit views exist and never show the authenticator
     rows = db.execute("SELECT * FROM audit_pending_at_stop").fetchall()
     assert rows and all("secret" not in repr(r) for r in rows)
+
+
+@pytest.mark.parametrize("point", ["fetch.downloaded", "fetch.renamed"])
+def test_fetch_interrupted_by_a_crash_completes_when_reissued(point, make_client, emulator,
+                                                             inputs, tmp_path):
+    """SIGKILL after the outputs were downloaded to temporary files, or after
+    the first of two was renamed into place: no final name ever holds a
+    partial file, and the re-issued fetch completes."""
+    a = inputs("a.txt", b"left side\n")
+    b = inputs("b.txt", b"right side\n")
+    c = make_client()
+    assert c.call("BOINC_SUBMIT", "fx", "twoinout", 1, "fx#0", 0, 2, a, "a", b, "b") == ["NULL"]
+    emulator.run(3600)
+    want = {}
+    for num, name in enumerate(["sum", "log"]):
+        r = emulator.get_output(cmd="workunit_file", auth_str=emulator.authenticator,
+                                wu_name="fx#0", file_num=num)
+        assert r.status == 200
+        want[name] = r.body
+    c.gahp.quit()
+
+    out = tmp_path / "fetch out"
+    out.mkdir()
+    crashing = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": point})
+    crashing.start("BOINC_FETCH_OUTPUT", "fx#0", str(out), "err.txt", "ALL", 0)
+    wait_killed(crashing)
+    finals = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert finals == ([] if point == "fetch.downloaded" else ["sum"]), finals
+    for name in finals:
+        assert (out / name).read_bytes() == want[name]
+
+    again = make_client()
+    res = again.call("BOINC_FETCH_OUTPUT", "fx#0", str(out), "err.txt", "ALL", 0)
+    assert res[0] == "NULL" and len(res) == 4, res
+    for name, data in want.items():
+        assert (out / name).read_bytes() == data
