@@ -257,3 +257,33 @@ def test_arguments_and_names_with_spaces_reach_the_app(client, emulator, inputs,
     log = (out / "std err.txt").read_text()
     for n, arg in enumerate(args, 1):
         assert "argument %d: [%s]" % (n, arg) in log, log
+
+
+def test_quorum_disagreement_is_resolved_by_a_third_instance(make_client, inputs, tmp_path):
+    """App quorum2 needs two agreeing instances; the first host returns a
+    wrong answer.  The server sends a third instance (to a third host: a
+    job never gets two instances on one host), the two honest ones agree,
+    and the GAHP reports DONE and fetches the canonical (right) output."""
+    from submit_client import emu_mod
+    emulator = emu_mod.Emulator(tmp_path / "emu4", hosts=4)
+    emulator.start()
+    try:
+        _quorum_scenario(make_client(emu=emulator), emulator, inputs, tmp_path)
+    finally:
+        emulator.stop()
+
+
+def _quorum_scenario(client, emulator, inputs, tmp_path):
+    a = inputs("q.txt", b"quorum input\n")
+    emulator.behaviour("qj#0", "wrong", instance=0)
+    assert client.call("BOINC_SUBMIT", "qb", "quorum2", 1, "qj#0", 0, 1, a, "in") == ["NULL"]
+    emulator.run(3600)
+    job = emulator.job("qj#0")
+    assert len(job["instances"]) >= 3, job
+    res = client.call("BOINC_QUERY_BATCHES", 0, 1, "qb")
+    assert res[0] == "NULL" and res[2:] == ["1", "qj#0", "DONE"], res
+    out = tmp_path / "q out"
+    out.mkdir()
+    res = client.call("BOINC_FETCH_OUTPUT", "qj#0", str(out), "err.txt", "ALL", 0)
+    assert res[0] == "NULL", res
+    assert (out / "out").read_bytes() == b"QUORUM INPUT\n"
