@@ -51,6 +51,10 @@
 #define UPLOAD_CHUNK_BYTES  (32LL * 1024 * 1024)
 /* Attempts for a step whose earlier attempt had an unknown outcome. */
 #define STEP_ATTEMPTS       3
+/* A reply lost to a timeout (or a crash right after sending) may belong to
+ * a request the server is still working on.  Before concluding that it had
+ * no effect, the server is asked again after pauses of 1 s, 2 s, ... */
+#define SETTLE_LOOKS        2
 
 /* ---- in-process registry of running submits (re-issue attaches) -------- */
 
@@ -203,6 +207,13 @@ static int fail_boinc(submit_run *r, const char *resume_step, const char *step,
 static int fail_journal(submit_run *r)
 {
     return fail_msg(r, NULL, "journal write failed", journal_errmsg(r->ctx->journal));
+}
+
+static void settle_pause(int look)
+{
+    struct timespec ts = { look + 1, 0 };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 /* A reply that says the server did NOT act: the step can be redone. */
@@ -537,8 +548,13 @@ static int create_batch_step(submit_run *r)
         if (step_is(&r->batch, BATCH_CREATE_SENT)) {
             long long id = 0;
             int found = 0;
-            if (find_created_batch(r, &id, &found) != 0)
-                return -1;
+            for (int look = 0; !found; look++) {
+                if (find_created_batch(r, &id, &found) != 0)
+                    return -1;
+                if (found || look == SETTLE_LOOKS)
+                    break;
+                settle_pause(look);
+            }
             if (found)
                 return set_step(r, BATCH_CREATED, id);
         }
@@ -626,17 +642,34 @@ static int record_presence(submit_run *r, const char *const *names, size_t len,
  * names it has; set the present ones to present_state and the others to
  * absent.
  */
+static int any_set(const unsigned char *flags, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (flags[i])
+            return 1;
+    return 0;
+}
+
 static int resolve_presence(submit_run *r, const char *const *names, size_t n,
                             const char *present_state)
 {
+    /* An upload may still be in progress on the server: absent files are
+     * looked for again before they count as absent. */
+    int settle = strcmp(present_state, BFILE_UPLOADED) == 0;
     for (size_t start = 0; start < n; start += QUERY_CHUNK_FILES) {
         size_t len = n - start < QUERY_CHUNK_FILES ? n - start : QUERY_CHUNK_FILES;
         unsigned char *absent = calloc(len, 1);
         if (absent == NULL)
             return fail_msg(r, NULL, "out of memory", NULL);
         boinc_error err = { 0 };
-        int rc = boinc_query_files(r->ctx->client, &r->project, 0, names + start, len,
+        int rc;
+        for (int look = 0;; look++) {
+            rc = boinc_query_files(r->ctx->client, &r->project, 0, names + start, len,
                                    absent, &err);
+            if (rc != BOINC_OK || !settle || look == SETTLE_LOOKS || !any_set(absent, len))
+                break;
+            settle_pause(look);
+        }
         if (rc != BOINC_OK)
             rc = fail_boinc(r, effective_step(&r->batch), "query_files", &err);
         else
@@ -973,8 +1006,13 @@ static int submit_step(submit_run *r)
     for (int attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
         if (step_is(&r->batch, BATCH_SUBMIT_SENT)) {
             size_t n = 0;
-            if (jobs_on_server(r, &n) != 0)
-                goto out;
+            for (int look = 0;; look++) {
+                if (jobs_on_server(r, &n) != 0)
+                    goto out;
+                if (n > 0 || look == SETTLE_LOOKS)
+                    break;
+                settle_pause(look);
+            }
             if (n > 0) {
                 if (n != s->njobs) {
                     fail_msgf(r, BATCH_SUBMIT_SENT, "submit_batch",

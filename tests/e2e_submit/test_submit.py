@@ -287,3 +287,36 @@ def _quorum_scenario(client, emulator, inputs, tmp_path):
     res = client.call("BOINC_FETCH_OUTPUT", "qj#0", str(out), "err.txt", "ALL", 0)
     assert res[0] == "NULL", res
     assert (out / "out").read_bytes() == b"QUORUM INPUT\n"
+
+
+def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, inputs):
+    """Replies slower than --http-timeout: safe requests are retried within
+    the retry budget, then the request ends with one error token; the
+    server keeps answering other requests meanwhile."""
+    c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"))
+    emulator.fault("ping", "delay", count=100, delay_ms=3000)
+    rid = c.start("BOINC_PING")
+    assert c.gahp.command("VERSION").startswith("S $GahpVersion")   # not blocked
+    res = c.wait(rid, timeout=60)
+    assert len(res) == 1 and res[0] != "NULL" and "ping" in res[0], res
+    emulator.clear_faults()
+    a = inputs("slow.txt", b"slow\n")
+    emulator.fault("submit_batch", "delay", count=1, delay_ms=3000)
+    res = c.call("BOINC_SUBMIT", "slowb", "uppercase", 1, "slowb#0", 0, 1, a, "in")
+    # the reply to submit_batch was lost to the timeout: the GAHP asked the
+    # server instead of submitting twice
+    assert res == ["NULL"], res
+    assert emulator.counters()["jobs_by_name"] == {"slowb#0": 1}
+
+
+def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, emulator, inputs):
+    """create_batch times out on the client while the server is still
+    working on it: the GAHP looks again after a pause and adopts the batch
+    instead of creating a second one with the same name."""
+    c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"))
+    a = inputs("late.txt", b"late create\n")
+    emulator.fault("create_batch", "delay", count=1, delay_ms=2500)
+    assert c.call("BOINC_SUBMIT", "lateb", "uppercase", 1, "lateb#0", 0, 1, a, "in") == ["NULL"]
+    cnt = emulator.counters()
+    assert cnt["batches_by_name"] == {"lateb": 1}
+    assert cnt["rpc"]["create_batch"] == 1
