@@ -79,8 +79,9 @@ static const executor_fn executors[GAHP_CMD_COUNT] = {
  */
 static int replay_applies(const exec_ctx *ctx, const gahp_request *req)
 {
-    return !req->background && req->journal_id > 0 && req->project_id > 0 &&
-           ctx->session_id > 0 && recovery_is_replayable(gahp_command_name(req->cmd));
+    return recovery_replay_possible() && !req->background && req->journal_id > 0 &&
+           req->project_id > 0 && ctx->session_id > 0 &&
+           recovery_is_replayable(gahp_command_name(req->cmd));
 }
 
 static char *exec_replay(exec_ctx *ctx, const gahp_request *req)

@@ -16,6 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Written once by the start-up hook, before any worker runs a request of
+ * this session (workers_submit's mutex publishes it). */
+static int replay_possible;
+
+int recovery_replay_possible(void)
+{
+    return replay_possible;
+}
+
 int recovery_is_replayable(const char *command)
 {
     static const char *const replayable[] = {
@@ -166,6 +175,7 @@ int recovery_start(journal *j, workers *w, protocol *p,
             journal_requests_close(j, st.close.v, st.close.n) != 0)
             rc = -1;
     }
+    replay_possible = st.kept > 0 || st.resumed.n > 0;
     if (rc != 0 || st.failed) {
         log_error("recovery failed: %s", journal_errmsg(j));
         rc = -1;

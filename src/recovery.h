@@ -26,6 +26,11 @@
 int recovery_start(journal *j, workers *w, protocol *p,
                    const gahp_config *cfg, long long session_id);
 
+/* 1 when start-up kept stored results for replay or resumed earlier runs'
+ * submits: only then can a new request be answered by (or supersede) an
+ * earlier run's copy, so exec.c skips the journal look-up otherwise. */
+int recovery_replay_possible(void);
+
 /* Commands whose stored result still holds when re-issued (replayable). */
 int recovery_is_replayable(const char *command);
 
