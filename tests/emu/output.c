@@ -104,21 +104,33 @@ static int parse_file_num(const emu_request *rq, emu_reply *r, long *out)
     return 0;
 }
 
+/* The parameters both file forms need, checked in the server's order: the
+ * object's name (param_name, as named in the error page), file_num,
+ * auth_str.  0, or -1 with the error page already in r. */
+static int output_params(const emu_request *rq, emu_reply *r, const char *name,
+                         const char *param_name, long *file_num, const char **auth)
+{
+    if (name == NULL || *name == '\0') {
+        bad_param(r, param_name);
+        return -1;
+    }
+    if (parse_file_num(rq, r, file_num) != 0)
+        return -1;
+    *auth = req_arg(rq, "auth_str");
+    if (*auth == NULL) {
+        bad_param(r, "auth_str");
+        return -1;
+    }
+    return 0;
+}
+
 static void workunit_file(const emu_request *rq, emu_reply *r)
 {
     const char *wu = req_arg(rq, "wu_name");
-    if (wu == NULL || *wu == '\0') {
-        bad_param(r, "wu_name");
-        return;
-    }
     long file_num;
-    if (parse_file_num(rq, r, &file_num) != 0)
+    const char *auth;
+    if (output_params(rq, r, wu, "wu_name", &file_num, &auth) != 0)
         return;
-    const char *auth = req_arg(rq, "auth_str");
-    if (auth == NULL) {
-        bad_param(r, "auth_str");
-        return;
-    }
     sqlite3_stmt *st = db_prep("SELECT j.canonical_resultid, u.authenticator FROM jobs j "
                                "LEFT JOIN batches b ON b.id = j.batch_id "
                                "LEFT JOIN users u ON u.id = b.user_id WHERE j.name = ?");
@@ -150,18 +162,10 @@ static void result_file(const emu_request *rq, emu_reply *r)
     const char *name = req_arg(rq, "result_name");
     if (name == NULL)
         name = req_arg(rq, "instance_name");
-    if (name == NULL || *name == '\0') {
-        bad_param(r, "result_name");
-        return;
-    }
     long file_num;
-    if (parse_file_num(rq, r, &file_num) != 0)
+    const char *auth;
+    if (output_params(rq, r, name, "result_name", &file_num, &auth) != 0)
         return;
-    const char *auth = req_arg(rq, "auth_str");
-    if (auth == NULL) {
-        bad_param(r, "auth_str");
-        return;
-    }
     sqlite3_stmt *st = db_prep("SELECT i.id, u.authenticator FROM instances i "
                                "JOIN jobs j ON j.id = i.job_id "
                                "LEFT JOIN batches b ON b.id = j.batch_id "
