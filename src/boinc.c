@@ -148,6 +148,7 @@ static int run_rpc(boinc_client *c, const boinc_project *p, const char *script,
 {
     strbuf reply = STRBUF_INIT;
     int rc;
+    boinc_client_set_secrets(c, p->authenticator, p->url);
     if (built != 0)
         rc = boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
     else
@@ -160,8 +161,9 @@ static int run_rpc(boinc_client *c, const boinc_project *p, const char *script,
     } else {
         /* Transport and parse messages name the RPC; server <error>s keep
          * the server's own text (HTCondor matches "no batch named "). */
-        boinc_scrub_secret(err, p->authenticator);
+        boinc_scrub_project(err, p->authenticator, p->url);
     }
+    boinc_client_set_secrets(c, NULL, NULL);
     strbuf_free(&reply);
     strbuf_free(req);
     return rc;
@@ -641,7 +643,9 @@ int boinc_get_output_file(boinc_client *c, const boinc_project *p,
         strbuf_free(&url);
         return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
     }
+    boinc_client_set_secrets(c, p->authenticator, p->url);
     rc = boinc_http_get_to_fd(c, strbuf_str(&url), fd, nbytes, err);
+    boinc_client_set_secrets(c, NULL, NULL);
     /* The URL holds the authenticator: wipe it before freeing. */
     if (url.data != NULL)
         memset(url.data, 0, url.len);
@@ -649,6 +653,6 @@ int boinc_get_output_file(boinc_client *c, const boinc_project *p,
     if (rc == BOINC_OK)
         boinc_error_clear(err);
     else
-        boinc_scrub_secret(err, p->authenticator);
+        boinc_scrub_project(err, p->authenticator, p->url);
     return rc;
 }

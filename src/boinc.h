@@ -60,7 +60,19 @@ typedef struct {
     const char *ca_file;      /* CA bundle; NULL = system default */
     const char *ca_path;      /* CA directory; NULL = system default */
     int tls_verify;           /* 1 (default) = verify peer and host */
+    long long max_reply_bytes;    /* largest RPC reply body kept, bytes
+                                     (default BOINC_DEFAULT_MAX_REPLY); a
+                                     longer one is BOINC_E_PARSE; <= 0 = none */
+    long long max_download_bytes; /* largest get_output file, bytes (default
+                                     BOINC_DEFAULT_MAX_DOWNLOAD); a longer
+                                     one is BOINC_E_IO; <= 0 = none */
 } boinc_options;
+
+/* 64 MiB: a query_batch2 reply for a 100,000-job batch is about 10 MB,
+ * query_batch with details about 30 MB. */
+#define BOINC_DEFAULT_MAX_REPLY (64LL * 1024 * 1024)
+/* 4 GiB per output file. */
+#define BOINC_DEFAULT_MAX_DOWNLOAD (4LL * 1024 * 1024 * 1024)
 
 /* Fill opts with the defaults above. */
 void boinc_options_default(boinc_options *opts);
@@ -80,6 +92,11 @@ void boinc_global_cleanup(void);
 /* NULL on ENOMEM / curl failure.  opts is copied (strings too). */
 boinc_client *boinc_client_new(const boinc_options *opts);
 void boinc_client_free(boinc_client *client);
+
+/* Limit the next get_output downloads of this client to max_bytes per
+ * file (a fetch's remaining total); <= 0 restores opts.max_download_bytes.
+ * The smaller of the two applies. */
+void boinc_client_set_download_limit(boinc_client *client, long long max_bytes);
 
 /*
  * Validate and normalise a project URL: only http:// and https:// are

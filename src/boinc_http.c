@@ -36,6 +36,9 @@ struct boinc_client {
     char *ca_file;              /* owned copies of opts strings */
     char *ca_path;
     unsigned int rand_state;    /* per-client jitter source (rand_r) */
+    long long fetch_limit;      /* boinc_client_set_download_limit, 0 = none */
+    const char *secret_auth;    /* boinc_client_set_secrets: not owned */
+    const char *secret_url;
     char errbuf[CURL_ERROR_SIZE];   /* libcurl's fixed-size detail buffer */
 };
 
@@ -63,6 +66,30 @@ void boinc_options_default(boinc_options *opts)
     opts->ca_file = NULL;
     opts->ca_path = NULL;
     opts->tls_verify = 1;
+    opts->max_reply_bytes = BOINC_DEFAULT_MAX_REPLY;
+    opts->max_download_bytes = BOINC_DEFAULT_MAX_DOWNLOAD;
+}
+
+void boinc_client_set_download_limit(boinc_client *c, long long max_bytes)
+{
+    c->fetch_limit = max_bytes > 0 ? max_bytes : 0;
+}
+
+void boinc_client_set_secrets(boinc_client *c, const char *authenticator,
+                              const char *project_url)
+{
+    c->secret_auth = authenticator;
+    c->secret_url = project_url;
+}
+
+/* The byte limit of the next download: the smaller one that is set. */
+static long long download_limit(const boinc_client *c)
+{
+    long long a = c->opts.max_download_bytes > 0 ? c->opts.max_download_bytes : 0;
+    long long b = c->fetch_limit;
+    if (a == 0)
+        return b;
+    return b == 0 || a < b ? a : b;
 }
 
 static char *dup_opt(const char *s, int *failed)
@@ -175,6 +202,8 @@ typedef struct {
     strbuf *body;           /* reply body (POST) or error body (GET) */
     strbuf reason;          /* reason phrase of the last status line */
     int nomem;
+    long long limit;        /* reply body / downloaded file bytes; 0 = none */
+    int too_big;            /* the body went past limit: transfer aborted */
     /* downloads only */
     CURL *curl;
     int fd;
@@ -209,6 +238,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
     transfer *t = arg;
     size_t n = size * nmemb;
+    /* Abort as soon as the reply would pass the limit: memory stays
+     * bounded whatever the server sends (issue 10 #1). */
+    if (t->limit > 0 && (long long)n > t->limit - (long long)t->body->len) {
+        t->too_big = 1;
+        return 0;
+    }
     if (strbuf_append(t->body, data, n) != 0) {
         t->nomem = 1;
         return 0;       /* aborts the transfer */
@@ -247,6 +282,10 @@ static size_t on_download(char *data, size_t size, size_t nmemb, void *arg)
         t->decided = 1;
     }
     if (t->is_file) {
+        if (t->limit > 0 && (long long)n > t->limit - t->written) {
+            t->too_big = 1;
+            return 0;
+        }
         if (write_all(t->fd, data, n) != 0) {
             t->io_errno = errno;
             return 0;
@@ -394,7 +433,8 @@ static int post_once(boinc_client *c, const char *url, const char *what,
                      const char *request_xml, const boinc_upload_part *parts,
                      size_t nparts, strbuf *reply, boinc_error *err)
 {
-    transfer t = { .body = reply, .reason = STRBUF_INIT };
+    transfer t = { .body = reply, .reason = STRBUF_INIT,
+                   .limit = c->opts.max_reply_bytes };
     strbuf_reset(reply);
     curl_mime *mime = build_form(c->curl, request_xml, parts, nparts);
     if (mime == NULL)
@@ -413,6 +453,10 @@ static int post_once(boinc_client *c, const char *url, const char *what,
     int code;
     if (t.nomem)
         code = boinc_fail(err, BOINC_E_NOMEM, status, "out of memory");
+    else if (t.too_big)
+        code = boinc_fail(err, BOINC_E_PARSE, status,
+                          "%s: reply larger than the limit of %lld bytes "
+                          "(--max-reply-bytes)", what, t.limit);
     else if (rc == CURLE_READ_ERROR && nparts > 0)
         code = boinc_fail(err, BOINC_E_IO, 0,
                           "%s: an input file could not be read while "
@@ -443,6 +487,8 @@ static int with_retries(boinc_client *c, boinc_retry_policy policy,
     for (;;) {
         int rc = attempt(ctx, err);
         tries++;
+        /* Before anything logs it: a hostile server may echo secrets. */
+        boinc_scrub_project(err, c->secret_auth, c->secret_url);
         if (rc == BOINC_OK || policy != BOINC_RETRY ||
             !boinc_is_retryable(rc, err->http_status))
             return rc;
@@ -493,9 +539,11 @@ int boinc_http_post(boinc_client *c, const char *project_url,
     strbuf url = STRBUF_INIT;
     if (strbuf_printf(&url, "%s%s", project_url, script) != 0)
         return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
-    /* The project URL carries no secret; the request body (which holds
-     * the authenticator) is never logged. */
-    log_debug("%s: POST %s", rpc, strbuf_str(&url));
+    /* The request body (which holds the authenticator) is never logged;
+     * the URL only without the password it may carry (issue 10 #11). */
+    char *shown = log_redact_url(strbuf_str(&url));
+    log_debug("%s: POST %s", rpc, shown ? shown : "(url hidden)");
+    free(shown);
     post_ctx ctx = { c, strbuf_str(&url), rpc, request_xml, parts, nparts,
                      reply };
     rc = with_retries(c, policy, rpc, post_attempt, &ctx, err);
@@ -531,6 +579,11 @@ static int get_verdict(boinc_client *c, CURLcode rc, transfer *t,
     curl_easy_getinfo(c->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
     if (t->nomem)
         return boinc_fail(err, BOINC_E_NOMEM, status, "out of memory");
+    if (t->too_big)
+        return boinc_fail(err, BOINC_E_IO, status,
+                          "%s: output file larger than the limit of %lld "
+                          "bytes (--max-output-bytes / --max-fetch-bytes)",
+                          what, t->limit);
     if (t->io_errno != 0)
         return boinc_fail(err, BOINC_E_IO, status,
                           "%s: cannot write the output file: %s", what,
@@ -562,7 +615,7 @@ static int get_attempt(void *arg, boinc_error *err)
     boinc_client *c = g->c;
     strbuf errbody = STRBUF_INIT;
     transfer t = { .body = &errbody, .reason = STRBUF_INIT, .curl = c->curl,
-                   .fd = g->fd };
+                   .fd = g->fd, .limit = download_limit(c) };
     int code;
     if (reset_fd(g->fd) != 0) {
         code = boinc_fail(err, BOINC_E_IO, 0,

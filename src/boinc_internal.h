@@ -42,9 +42,22 @@ char *boinc_html_summary(const char *s, size_t n, size_t max);
 int boinc_parse_long(const char *s, long *out);
 int boinc_parse_double(const char *s, double *out);
 
-/* Replace every occurrence of secret in err->msg by "***" (defence in
- * depth: no message may carry the authenticator). */
+/* text with every run of min(8, strlen(secret)) or more characters that
+ * occurs in secret replaced by "***" (whole copies and cut pieces alike).
+ * malloc'd; NULL on ENOMEM. */
+char *boinc_scrub_text(const char *text, const char *secret);
+
+/* The same on err->msg (dropped on ENOMEM: never keep a secret). */
 void boinc_scrub_secret(boinc_error *err, const char *secret);
+
+/* The password of a URL's user information ("http://user:PASS@host/"),
+ * malloc'd, or NULL when there is none (or on ENOMEM). */
+char *boinc_url_password(const char *url);
+
+/* Scrub both secrets of a project from err: its authenticator and the
+ * password its URL may carry (issue 10 #6, #11). */
+void boinc_scrub_project(boinc_error *err, const char *authenticator,
+                         const char *url);
 
 /* ---- request bodies (boinc_req.c) -------------------------------------- */
 /* Each appends the XML for field `request` to sb; 0, or -1 on ENOMEM.
@@ -150,6 +163,12 @@ int boinc_http_post(boinc_client *c, const char *project_url,
  * fd, with the checks of boinc_get_output_file(). */
 int boinc_http_get_to_fd(boinc_client *c, const char *url, int fd,
                          long long *nbytes, boinc_error *err);
+
+/* The secrets of the project the next requests go to (not copied: they
+ * must outlive the calls): every message is scrubbed of them before the
+ * transport logs it.  NULLs clear them. */
+void boinc_client_set_secrets(boinc_client *c, const char *authenticator,
+                              const char *project_url);
 
 /* Escape s for a URL query with this client's curl handle. */
 char *boinc_http_escape(const char *s, void *client);

@@ -252,26 +252,90 @@ int boinc_parse_double(const char *s, double *out)
     return 0;
 }
 
+/* Length of the longest prefix of s that occurs somewhere in secret. */
+static size_t secret_run(const char *s, const char *secret, size_t slen)
+{
+    size_t best = 0;
+    for (size_t j = 0; j < slen && slen - j > best; j++) {
+        size_t k = 0;
+        while (s[k] != '\0' && j + k < slen && s[k] == secret[j + k])
+            k++;
+        if (k > best)
+            best = k;
+    }
+    return best;
+}
+
+/*
+ * Every run of at least min(8, length) characters that is a substring of
+ * the secret becomes "***": not only whole copies, but also the pieces a
+ * length cap or a server's own cutting may leave (issue 10 #6).  Quadratic
+ * in the secret's length, which is small (an authenticator is 32 hex
+ * digits); messages are at most a few kB.
+ */
+char *boinc_scrub_text(const char *text, const char *secret)
+{
+    size_t slen = secret != NULL ? strlen(secret) : 0;
+    if (slen == 0)
+        return strdup(text);
+    size_t min = slen < 8 ? slen : 8;
+    strbuf sb = STRBUF_INIT;
+    int failed = 0;
+    const char *p = text;
+    while (*p != '\0') {
+        size_t run = secret_run(p, secret, slen);
+        if (run >= min) {
+            failed |= strbuf_puts(&sb, "***");
+            p += run;
+        } else {
+            failed |= strbuf_putc(&sb, *p);
+            p++;
+        }
+    }
+    char *clean = failed ? NULL : strbuf_detach(&sb);
+    if (clean == NULL && !failed)
+        clean = strdup("");
+    strbuf_free(&sb);
+    return clean;
+}
+
 void boinc_scrub_secret(boinc_error *err, const char *secret)
 {
     if (err == NULL || err->msg == NULL || secret == NULL || *secret == '\0')
         return;
-    size_t slen = strlen(secret);
-    if (strstr(err->msg, secret) == NULL)
-        return;
-    strbuf sb = STRBUF_INIT;
-    const char *p = err->msg;
-    const char *hit;
-    int failed = 0;
-    while ((hit = strstr(p, secret)) != NULL) {
-        failed |= strbuf_append(&sb, p, (size_t)(hit - p));
-        failed |= strbuf_puts(&sb, "***");
-        p = hit + slen;
-    }
-    failed |= strbuf_puts(&sb, p);
-    char *clean = failed ? NULL : strbuf_detach(&sb);
-    strbuf_free(&sb);
+    char *clean = boinc_scrub_text(err->msg, secret);
     free(err->msg);
     /* On ENOMEM drop the message rather than keep the secret. */
     err->msg = clean;
+}
+
+char *boinc_url_password(const char *url)
+{
+    const char *host = url != NULL ? strstr(url, "://") : NULL;
+    if (host == NULL)
+        return NULL;
+    host += 3;
+    size_t hostlen = strcspn(host, "/?#");
+    const char *at = memchr(host, '@', hostlen);
+    if (at == NULL)
+        return NULL;
+    /* The last '@' of the authority ends the user information. */
+    while (memchr(at + 1, '@', hostlen - (size_t)(at + 1 - host)) != NULL)
+        at = memchr(at + 1, '@', hostlen - (size_t)(at + 1 - host));
+    const char *colon = memchr(host, ':', (size_t)(at - host));
+    if (colon == NULL || colon + 1 == at)
+        return NULL;
+    return strndup(colon + 1, (size_t)(at - colon - 1));
+}
+
+void boinc_scrub_project(boinc_error *err, const char *authenticator,
+                         const char *url)
+{
+    boinc_scrub_secret(err, authenticator);
+    char *pw = boinc_url_password(url);
+    boinc_scrub_secret(err, pw);
+    if (pw != NULL) {
+        memset(pw, 0, strlen(pw));
+        free(pw);
+    }
 }

@@ -39,6 +39,13 @@ static const char usage_text[] =
     "  --busy-timeout MS       SQLite busy timeout (default 5000)\n"
     "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
     "                          requests under their original request ids\n"
+    "  --max-reply-bytes N     largest RPC reply accepted (default 67108864)\n"
+    "  --max-output-bytes N    largest output file downloaded (default 4 GiB)\n"
+    "  --max-fetch-bytes N     all files of one fetch together (default 16 GiB)\n"
+    "  --max-unzip-bytes N     unpacked size of a zip output (default 16 GiB)\n"
+    "  --max-unzip-ratio N     unpacked bytes per zip byte (default 200)\n"
+    "  --project-workers N     requests of one project running at once\n"
+    "                          (default: half the workers, at least 1)\n"
     "  --config FILE           config file pre-selecting a project\n"
     "  --help                  this text\n"
     "  --version               print the version banner\n";
@@ -47,7 +54,8 @@ enum {
     OPT_JOURNAL = 256, OPT_WORKERS, OPT_LOG_FILE, OPT_LOG_LEVEL,
     OPT_HTTP_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_RETRY_BUDGET, OPT_CA_FILE,
     OPT_CA_PATH, OPT_SYNC, OPT_RETENTION, OPT_BUSY, OPT_CONFIG, OPT_HELP,
-    OPT_VERSION, OPT_REQUEUE
+    OPT_VERSION, OPT_REQUEUE, OPT_MAX_REPLY, OPT_MAX_OUTPUT, OPT_MAX_FETCH,
+    OPT_MAX_UNZIP, OPT_MAX_RATIO, OPT_PROJECT_WORKERS
 };
 
 static const struct option long_options[] = {
@@ -65,6 +73,12 @@ static const struct option long_options[] = {
     { "busy-timeout", required_argument, NULL, OPT_BUSY },
     { "config", required_argument, NULL, OPT_CONFIG },
     { "requeue-undelivered", no_argument, NULL, OPT_REQUEUE },
+    { "max-reply-bytes", required_argument, NULL, OPT_MAX_REPLY },
+    { "max-output-bytes", required_argument, NULL, OPT_MAX_OUTPUT },
+    { "max-fetch-bytes", required_argument, NULL, OPT_MAX_FETCH },
+    { "max-unzip-bytes", required_argument, NULL, OPT_MAX_UNZIP },
+    { "max-unzip-ratio", required_argument, NULL, OPT_MAX_RATIO },
+    { "project-workers", required_argument, NULL, OPT_PROJECT_WORKERS },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 }
@@ -81,6 +95,11 @@ static void set_defaults(gahp_config *cfg)
     cfg->sync_full = 1;
     cfg->retention_days = 7;
     cfg->busy_timeout_ms = 5000;
+    cfg->max_reply_bytes = BOINC_DEFAULT_MAX_REPLY;
+    cfg->max_output_bytes = BOINC_DEFAULT_MAX_DOWNLOAD;
+    cfg->max_fetch_bytes = 16LL * 1024 * 1024 * 1024;
+    cfg->max_unzip_bytes = 16LL * 1024 * 1024 * 1024;
+    cfg->max_unzip_ratio = 200;
 }
 
 void config_free(gahp_config *cfg)
@@ -121,6 +140,17 @@ static int set_long(long *dst, const char *value, long min, long max,
                 opt, value, min, max);
         return -1;
     }
+    return 0;
+}
+
+/* A byte count in min..2^50 (1 PiB): limits are never "unlimited". */
+static int set_bytes(long long *dst, const char *value, long min,
+                     const char *opt, FILE *err)
+{
+    long v;
+    if (set_long(&v, value, min, 1L << 50, opt, err) != 0)
+        return -1;
+    *dst = v;
     return 0;
 }
 
@@ -338,6 +368,21 @@ static int apply_option(gahp_config *cfg, int opt, const char *arg, FILE *err)
     case OPT_CONFIG: return set_string(&cfg->config_file, arg, "--config", err);
     case OPT_REQUEUE:
         cfg->requeue_undelivered = 1;
+        return 0;
+    case OPT_MAX_REPLY:
+        return set_bytes(&cfg->max_reply_bytes, arg, 4096, "--max-reply-bytes", err);
+    case OPT_MAX_OUTPUT:
+        return set_bytes(&cfg->max_output_bytes, arg, 1, "--max-output-bytes", err);
+    case OPT_MAX_FETCH:
+        return set_bytes(&cfg->max_fetch_bytes, arg, 1, "--max-fetch-bytes", err);
+    case OPT_MAX_UNZIP:
+        return set_bytes(&cfg->max_unzip_bytes, arg, 1, "--max-unzip-bytes", err);
+    case OPT_MAX_RATIO:
+        return set_long(&cfg->max_unzip_ratio, arg, 1, 1000000, "--max-unzip-ratio", err);
+    case OPT_PROJECT_WORKERS:
+        if (set_long(&v, arg, 1, CONFIG_MAX_WORKERS, "--project-workers", err) != 0)
+            return -1;
+        cfg->project_workers = (int)v;
         return 0;
     default:
         return -1;

@@ -31,16 +31,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Refuse to unpack archives whose members add up to more than this: a
- * guard against zip bombs that still allows any realistic BOINC output
- * (output templates usually cap files at a few MB to a few GB). */
-#define FETCH_ZIP_MAX_BYTES (16LL * 1024 * 1024 * 1024)
-
 /* Everything one fetch needs, passed between the steps. */
 typedef struct {
     exec_ctx *ctx;
     const gahp_fetch_output *f;
     boinc_project project;
+    long long fetched;          /* bytes downloaded so far (--max-fetch-bytes) */
 } fetch_ctx;
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -193,6 +189,14 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
     }
     boinc_error err = { BOINC_OK, 0, NULL };
     long long nbytes = 0;
+    /* What is left of the fetch's total bounds this file (issue 10 #3);
+     * the per-file limit is the client's own. */
+    long long left = fc->ctx->config->max_fetch_bytes - fc->fetched;
+    boinc_client_set_download_limit(fc->ctx->client, left > 0 ? left : 1);
+    if (left <= 0)
+        return fail_fmt("get_output of %s failed: the fetch already reached "
+                        "--max-fetch-bytes (%lld bytes)", name,
+                        fc->ctx->config->max_fetch_bytes);
     if (boinc_get_output_file(fc->ctx->client, &fc->project, fc->f->job,
                               p->file_num, p->fd, &nbytes, &err) != BOINC_OK) {
         strbuf step = STRBUF_INIT;
@@ -205,6 +209,7 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
         return tok;
     }
     log_debug("fetch_output: job %s: %s: %lld bytes", fc->f->job, name, nbytes);
+    fc->fetched += nbytes;
     return NULL;
 }
 
@@ -396,6 +401,19 @@ static char *place_members(fetch_ctx *fc, const char *members_dir,
     return NULL;
 }
 
+/* Zip bomb guard (issue 10 #3): the members may add up to at most
+ * --max-unzip-bytes and to at most --max-unzip-ratio times the archive's
+ * own size (fc->fetched: the archive is the fetch's only download). */
+static long long unzip_limit(const fetch_ctx *fc)
+{
+    const gahp_config *cfg = fc->ctx->config;
+    long long limit = cfg->max_unzip_bytes;
+    long long archive = fc->fetched > 0 ? fc->fetched : 1;
+    if (archive <= limit / cfg->max_unzip_ratio)
+        limit = archive * cfg->max_unzip_ratio;
+    return limit;
+}
+
 /* Download the archive into the private directory and unpack it there. */
 static char *download_and_unpack(fetch_ctx *fc, const char *zip_name,
                                  const char *dir, const char *members_dir,
@@ -417,7 +435,7 @@ static char *download_and_unpack(fetch_ctx *fc, const char *zip_name,
     outputs_abort_temp(pf.fd, pf.tmp);
     if (tok == NULL) {
         char *errmsg = NULL;
-        if (outputs_unzip(archive.data, members_dir, FETCH_ZIP_MAX_BYTES,
+        if (outputs_unzip(archive.data, members_dir, unzip_limit(fc),
                           names, n, &errmsg) != 0)
             tok = fail_local("unpacking output failed", errmsg);
     }
@@ -553,7 +571,7 @@ static char *fetch_failed(fetch_ctx *fc, const boinc_completed_job *cj)
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
 {
     fetch_ctx fc = { ctx, &req->u.fetch,
-                     { req->project_url, req->authenticator } };
+                     { req->project_url, req->authenticator }, 0 };
     boinc_completed_job cj;
     memset(&cj, 0, sizeof cj);
     boinc_error err = { BOINC_OK, 0, NULL };
@@ -572,5 +590,6 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
     }
     boinc_error_clear(&err);
     boinc_completed_job_free(&cj);
+    boinc_client_set_download_limit(ctx->client, 0);
     return tok == NOMEM_TOKEN ? NULL : tok;
 }

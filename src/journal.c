@@ -5,6 +5,9 @@
  * The only file (with src/journal_*.c) that contains SQL.  See journal.h
  * for the threading rules and doc/journal.md for the data model.
  */
+/* F_OFD_SETLK (Linux >= 3.15) is a GNU extension of <fcntl.h>. */
+#define _GNU_SOURCE
+
 #include "journal.h"
 #include "journal_internal.h"
 
@@ -20,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,35 +163,47 @@ static int ensure_private_file(const char *path, int must_create, char **err)
     return rc;
 }
 
+/*
+ * The server lock follows the database file itself, not its name (issue
+ * 10 #2): an open-file-description lock (F_OFD_SETLK) on one byte of the
+ * database far past anything SQLite locks (SQLite uses the bytes from
+ * 0x40000000 on, PENDING_BYTE).  Every path to the same inode (a hard
+ * link, a symlink, a renamed file) finds the same lock, and there is no
+ * lock file that could be deleted.  OFD locks, unlike classic fcntl locks,
+ * belong to the descriptor, so SQLite opening and closing its own
+ * descriptors of the file never drops ours (and ours conflicts with a
+ * second server even inside one process).  The kernel releases it when
+ * the process dies, SIGKILL included.
+ */
+#define JOURNAL_LOCK_OFFSET ((off_t)1 << 62)
+
 static int take_server_lock(journal *j, char **err)
 {
-    char *lock_path = str_printf("%s.lock", j->path);
-    if (lock_path == NULL) {
-        *err = str_printf("out of memory");
-        return -1;
-    }
-    int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int fd = open(j->path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        *err = str_printf("cannot open lock file %s: %s", lock_path, strerror(errno));
-        free(lock_path);
+        *err = str_printf("cannot open journal %s: %s", j->path, strerror(errno));
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = JOURNAL_LOCK_OFFSET;
+    fl.l_len = 1;
+    if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
         int e = errno;
-        *err = e == EWOULDBLOCK
+        struct stat st;
+        int known = fstat(fd, &st) == 0;
+        *err = e == EAGAIN || e == EACCES
             ? str_printf("journal %s is in use by another boinc_gahp process "
-                         "(lock %s is held)", j->path, lock_path)
-            : str_printf("cannot lock %s: %s", lock_path, strerror(e));
+                         "(the database file, device %llu inode %llu, is "
+                         "locked)", j->path,
+                         known ? (unsigned long long)st.st_dev : 0ULL,
+                         known ? (unsigned long long)st.st_ino : 0ULL)
+            : str_printf("cannot lock journal %s: %s", j->path, strerror(e));
         close(fd);
-        free(lock_path);
         return -1;
     }
-    /* The pid is informational only (for the operator). */
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || n <= 0 || write(fd, pid, (size_t)n) != n)
-        log_warn("cannot record pid in %s", lock_path);
-    free(lock_path);
     j->lock_fd = fd;
     return 0;
 }
@@ -290,8 +304,8 @@ journal *journal_open(const journal_options *opts, char **err)
         *err = str_printf("out of memory");
         return NULL;
     }
-    if ((opts->take_lock && take_server_lock(j, err) != 0) ||
-        ensure_private_file(j->path, 1, err) != 0 ||
+    if (ensure_private_file(j->path, 1, err) != 0 ||
+        (opts->take_lock && take_server_lock(j, err) != 0) ||
         connect_db(j, err) != 0 || fix_sidecar_modes(j, err) != 0 ||
         apply_migrations(j, err) != 0) {
         if (*err == NULL)
@@ -332,7 +346,7 @@ void journal_close(journal *j)
     if (j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
         log_warn("journal close: %s", sqlite3_errmsg(j->db));
     if (j->lock_fd >= 0)
-        close(j->lock_fd);      /* releases the flock */
+        close(j->lock_fd);      /* releases the server lock */
     free(j->path);
     free(j);
 }

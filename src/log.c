@@ -7,11 +7,14 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static FILE *log_fp;            /* NULL = stderr */
 static log_level log_threshold = LOG_INFO;
@@ -24,9 +27,28 @@ int log_open(const char *path, log_level level)
     log_threshold = level;
     if (path == NULL)
         return 0;
-    FILE *fp = fopen(path, "a");
-    if (fp == NULL)
+    /* 0600 whatever the umask: the log names jobs, batches and paths
+     * (issue 10 #9).  A regular file that exists with wider bits is
+     * narrowed (devices such as /dev/null are left alone). */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
         return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 ||
+        (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0 &&
+         fchmod(fd, st.st_mode & 0700) != 0)) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    FILE *fp = fdopen(fd, "a");
+    if (fp == NULL) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
     setvbuf(fp, NULL, _IOLBF, 0);
     pthread_mutex_lock(&log_lock);
     if (log_fp != NULL)
@@ -91,21 +113,52 @@ static int is_secret_param(const char *name, size_t len)
     return 0;
 }
 
+/* Copy url up to (not including) its query into out, with the password
+ * of "scheme://user:PASS@host" replaced by "***"; returns bytes written. */
+static size_t copy_redacted_authority(const char *url, size_t upto, char *out)
+{
+    const char *scheme_end = strstr(url, "://");
+    size_t o = 0, i = 0;
+    if (scheme_end != NULL && (size_t)(scheme_end - url) < upto) {
+        size_t host = (size_t)(scheme_end - url) + 3;
+        size_t auth_end = host;
+        while (auth_end < upto && url[auth_end] != '/')
+            auth_end++;
+        size_t at = auth_end;       /* the last '@' of the authority */
+        for (size_t k = host; k < auth_end; k++)
+            if (url[k] == '@')
+                at = k;
+        const char *colon = at < auth_end
+            ? memchr(url + host, ':', at - host) : NULL;
+        if (colon != NULL) {
+            size_t keep = (size_t)(colon - url) + 1;
+            memcpy(out, url, keep);
+            memcpy(out + keep, "***", 3);
+            o = keep + 3;
+            i = at;
+        }
+    }
+    memcpy(out + o, url + i, upto - i);
+    return o + (upto - i);
+}
+
 char *log_redact_url(const char *url)
 {
-    /* The result is never longer than url plus "***" per parameter, and each
-     * secret value is replaced by exactly 3 bytes, so 2x + 4 is ample. */
+    /* The result is never longer than url plus "***" per parameter (and
+     * for the password), each secret value replaced by exactly 3 bytes, so
+     * 2x + 8 is ample. */
     size_t n = strlen(url);
-    char *out = malloc(2 * n + 4);
+    char *out = malloc(2 * n + 8);
     if (out == NULL)
         return NULL;
     const char *q = strchr(url, '?');
     if (q == NULL) {
-        memcpy(out, url, n + 1);
+        size_t o = copy_redacted_authority(url, n, out);
+        out[o] = '\0';
         return out;
     }
-    size_t o = (size_t)(q - url) + 1;
-    memcpy(out, url, o);
+    size_t o = copy_redacted_authority(url, (size_t)(q - url), out);
+    out[o++] = '?';
     const char *p = q + 1;
     while (*p != '\0') {
         const char *end = strchr(p, '&');

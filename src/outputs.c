@@ -353,7 +353,8 @@ static zip_int64_t outputs_zip_check(zip_t *za, const char *zip_path,
         else if (!why && added == 0)
             why = "duplicate member name";
         else if (!why && size > limit - total)
-            why = "archive larger than the allowed total size";
+            why = "archive larger than the allowed total size "
+                  "(--max-unzip-bytes, --max-unzip-ratio)";
         if (why) {
             outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                             zip_path, name, why);

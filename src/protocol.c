@@ -772,10 +772,14 @@ int protocol_run(protocol *p)
             break;
         }
         if (r == 0) {
-            /* EOF acts like QUIT; an unterminated last line still counts. */
-            if (line_reader_next(&p->lr, &line, &len) ||
-                line_reader_rest(&p->lr, &line, &len))
+            /* EOF acts like QUIT.  Only LF-terminated lines are requests:
+             * a fragment cut short by the client's death (issue 10 #4)
+             * is logged, by its length only, and dropped. */
+            if (line_reader_next(&p->lr, &line, &len))
                 handle_line(p, line, len);
+            else if (line_reader_rest(&p->lr, &line, &len))
+                log_warn("stdin closed in the middle of a line: ignored "
+                         "%zu bytes without a line end", len);
             flush_burst(p);
             log_info("stdin closed: shutting down");
             break;

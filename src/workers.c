@@ -38,6 +38,8 @@ typedef struct {
     exec_ctx ctx;
     pthread_t thread;
     int started;
+    const char *running_project;    /* URL of the request running, or NULL
+                                       (guarded by workers.mu) */
 } worker;
 
 struct workers {
@@ -49,6 +51,7 @@ struct workers {
 
     size_t nworkers;
     worker *ws;
+    size_t project_cap;             /* running requests per project */
 
     pthread_mutex_t cmu;            /* completion list */
     pthread_cond_t ccv;
@@ -270,30 +273,70 @@ static void run_one(worker *wk, gahp_request *req)
     push_completion(wk->pool, c);
 }
 
+/* How many workers run a request of project url now (under w->mu). */
+static size_t running_for(const workers *w, const char *url)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->nworkers; i++)
+        if (w->ws[i].running_project != NULL &&
+            strcmp(w->ws[i].running_project, url) == 0)
+            n++;
+    return n;
+}
+
+/*
+ * Unlink and return the oldest queued request whose project is below its
+ * cap, or NULL (under w->mu).  The cap keeps one stalled project from
+ * holding every worker while requests of healthy projects wait behind it
+ * (issue 10 #10); requests without a project are never held back.  The
+ * queue is short in practice (HTCondor sends a few hundred requests at
+ * most), so a linear scan is fine.
+ */
+static work_item *take_eligible(workers *w)
+{
+    work_item *prev = NULL;
+    for (work_item *it = w->head; it != NULL; prev = it, it = it->next) {
+        const char *url = it->req->project_url;
+        if (url != NULL && running_for(w, url) >= w->project_cap)
+            continue;
+        if (prev != NULL)
+            prev->next = it->next;
+        else
+            w->head = it->next;
+        if (w->tail == it)
+            w->tail = prev;
+        it->next = NULL;
+        return it;
+    }
+    return NULL;
+}
+
 static void *worker_main(void *arg)
 {
     worker *wk = arg;
     workers *w = wk->pool;
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (w->head == NULL && !w->stopping)
+        work_item *it = NULL;
+        while (!w->stopping && (it = take_eligible(w)) == NULL)
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->stopping) {
             pthread_mutex_unlock(&w->mu);
-            break;
+            break;      /* it is NULL: a taken item always breaks the loop */
         }
-        work_item *it = w->head;
-        w->head = it->next;
-        if (w->head == NULL)
-            w->tail = NULL;
+        wk->running_project = it->req->project_url;
         pthread_mutex_unlock(&w->mu);
 
         run_one(wk, it->req);
+        pthread_mutex_lock(&w->mu);
+        wk->running_project = NULL;
+        w->busy--;
+        /* A slot of this project is free: a worker waiting only because
+         * of the cap may now take a queued request. */
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
         gahp_request_free(it->req);
         free(it);
-        pthread_mutex_lock(&w->mu);
-        w->busy--;
-        pthread_mutex_unlock(&w->mu);
     }
     return NULL;
 }
@@ -346,6 +389,8 @@ static int init_worker(workers *w, worker *wk, int index,
     opts.retry_budget_ms = cfg->retry_budget_s * 1000;
     opts.ca_file = cfg->ca_file;
     opts.ca_path = cfg->ca_path;
+    opts.max_reply_bytes = cfg->max_reply_bytes;
+    opts.max_download_bytes = cfg->max_output_bytes;
     wk->pool = w;
     wk->ctx.config = cfg;
     wk->ctx.worker_index = index;
@@ -375,6 +420,10 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     w->notify = notify;
     w->notify_arg = notify_arg;
     w->nworkers = (size_t)cfg->workers;
+    w->project_cap = cfg->project_workers > 0 ? (size_t)cfg->project_workers
+                                              : w->nworkers / 2;
+    if (w->project_cap < 1)
+        w->project_cap = 1;
     w->ws = calloc(w->nworkers, sizeof *w->ws);
     if (w->ws == NULL)
         goto failed;
