@@ -18,6 +18,7 @@
 #include "boinc_internal.h"
 
 #include <libxml/parser.h>
+#include <libxml/parserInternals.h>
 #include <libxml/tree.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -262,11 +263,31 @@ static xmlDocPtr parse_tree(const char *body, size_t len, boinc_error *err)
     /* RECOVER: keep going past PHP's HTML; NONET and no NOENT/DTDLOAD: no
      * external entity is ever loaded.  The servers declare ISO-8859-1 but
      * send UTF-8 bytes (the HTTP header says so), hence the override. */
-    xmlDocPtr doc = xmlReadMemory(text, (int)text_len, NULL,
-                                  "UTF-8",
-                                  XML_PARSE_RECOVER | XML_PARSE_NONET |
-                                  XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (ctxt == NULL) {
+        strbuf_free(&clean);
+        boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+        return NULL;
+    }
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)text_len, NULL,
+                                      "UTF-8",
+                                      XML_PARSE_RECOVER | XML_PARSE_NONET |
+                                      XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    /* libxml2 stops at a text node over XML_MAX_TEXT_LENGTH (10,000,000
+     * bytes; e.g. a huge stderr_out) with a "memory" error, and RECOVER
+     * would hand back the tree cut there: an error, never a silently cut
+     * value (issue 10 #7). */
+    int stopped = ctxt->errNo == XML_ERR_NO_MEMORY;
+    xmlFreeParserCtxt(ctxt);
     strbuf_free(&clean);
+    if (stopped) {
+        if (doc != NULL)
+            xmlFreeDoc(doc);
+        boinc_fail(err, BOINC_E_PARSE, 200, "reply holds a text too large to "
+                   "read whole (over %d bytes, or out of memory)",
+                   XML_MAX_TEXT_LENGTH);
+        return NULL;
+    }
     if (doc == NULL || xmlDocGetRootElement(doc) == NULL) {
         if (doc != NULL)
             xmlFreeDoc(doc);

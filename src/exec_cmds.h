@@ -13,11 +13,20 @@
 
 #include "exec.h"
 
+#include <time.h>
+
 /* exec_query.c */
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
 
 /* exec_fetch.c */
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
+
+/* Remove what an interrupted fetch of f left in its directories (temp
+ * files, zip work directories) last modified before cutoff.  Called by
+ * every fetch for its own job and by start-up recovery for fetches an
+ * earlier run left unfinished (issue 10 #5). */
+void exec_fetch_cleanup(const gahp_fetch_output *f,
+                        const struct timespec *cutoff);
 
 /* exec_manage.c */
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);

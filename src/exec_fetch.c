@@ -23,12 +23,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Everything one fetch needs, passed between the steps. */
@@ -152,6 +154,23 @@ static int selected(const gahp_fetch_output *f, const char *name)
     return f->all || find_spec(f, name) != NULL;
 }
 
+/*
+ * ALL places every produced file under its own name in the iwd, so a
+ * server-chosen ".bashrc" or ".ssh" would land among the user's hidden
+ * files: in ALL mode a name starting with '.' is refused unless a spec
+ * names it (issue 10 #8).  NULL, or the error token.
+ */
+static char *check_hidden(const gahp_fetch_output *f, char *const *names,
+                          size_t n, const char *what)
+{
+    for (size_t i = 0; f->all && i < n; i++)
+        if (names[i] != NULL && names[i][0] == '.' &&
+            find_spec(f, names[i]) == NULL)
+            return fail_fmt("fetch_output failed: %s %s starts with '.' and "
+                            "no file spec names it", what, names[i]);
+    return NULL;
+}
+
 /* ---- plain outputs: temp files first, then rename them all ------------- */
 
 typedef struct {
@@ -234,6 +253,9 @@ static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t)
             tok = fail_fmt("fetch_output failed: unsafe output name from "
                            "server: %s", name != NULL ? name : "(none)");
     }
+    if (tok == NULL)
+        tok = check_hidden(fc->f, t->output_names, t->n_outputs,
+                           "output name from server");
     for (size_t i = 0; tok == NULL && i < t->n_outputs; i++) {
         const char *name = t->output_names[i];
         if (!selected(fc->f, name))
@@ -376,6 +398,8 @@ static char *place_members(fetch_ctx *fc, const char *members_dir,
                            char *const *names, size_t n)
 {
     char *bad = check_specs(fc, names, n, "a member of the output archive");
+    if (bad == NULL)
+        bad = check_hidden(fc->f, names, n, "archive member");
     if (bad != NULL)
         return bad;
     for (size_t i = 0; i < n; i++) {
@@ -470,6 +494,45 @@ static char *fetch_zip(fetch_ctx *fc, const char *zip_name)
     strbuf_free(&dir);
     strbuf_free(&members);
     return tok;
+}
+
+/* ---- leftovers of interrupted fetches ------------------------------------ */
+
+static void cleanup_dir(const char *dir, const struct timespec *cutoff)
+{
+    char *errmsg = NULL;
+    if (outputs_remove_stale_before(dir, cutoff, &errmsg) < 0) {
+        log_warn("fetch_output: %s", errmsg ? errmsg : "out of memory");
+        free(errmsg);
+    }
+}
+
+void exec_fetch_cleanup(const gahp_fetch_output *f,
+                        const struct timespec *cutoff)
+{
+    if (f->iwd != NULL && f->iwd[0] != '\0')
+        cleanup_dir(f->iwd, cutoff);
+    /* Temps sit next to each destination: also the directories of the
+     * specs' <dst>s (a few; the same directory twice is harmless). */
+    for (size_t i = 0; i < f->nspecs; i++) {
+        char *dest = outputs_resolve(f->iwd, f->specs[i].dst);
+        char *slash = dest != NULL ? strrchr(dest, '/') : NULL;
+        if (slash != NULL) {
+            *(slash == dest ? slash + 1 : slash) = '\0';
+            cleanup_dir(dest, cutoff);
+        }
+        free(dest);
+    }
+}
+
+/* When this process's first fetch began: temps older than that belong to
+ * no fetch of this run (a fetch's temps are created after it starts). */
+static pthread_once_t epoch_once = PTHREAD_ONCE_INIT;
+static struct timespec fetch_epoch;
+
+static void set_fetch_epoch(void)
+{
+    clock_gettime(CLOCK_REALTIME, &fetch_epoch);
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -576,6 +639,8 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
     memset(&cj, 0, sizeof cj);
     boinc_error err = { BOINC_OK, 0, NULL };
     char *tok;
+    pthread_once(&epoch_once, set_fetch_epoch);
+    exec_fetch_cleanup(fc.f, &fetch_epoch);
     if (boinc_query_completed_job(ctx->client, &fc.project, fc.f->job, &cj,
                                   &err) != BOINC_OK) {
         /* Includes a stock server's truncated reply for failed jobs

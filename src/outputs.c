@@ -52,6 +52,11 @@ int outputs_name_is_safe(const char *name)
         return 0;
     if (strchr(name, '/'))
         return 0;
+    /* Control characters (LF, CR, TAB, ESC, DEL ...) in a file name break
+     * every line-oriented tool and log that shows it (issue 10 #8). */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
     return strlen(name) <= OUTPUTS_NAME_MAX;
 }
 
@@ -306,7 +311,7 @@ static const char *outputs_member_refusal(zip_t *za, zip_uint64_t i,
         return "member has no name";
     *name = st.name;
     if (!outputs_name_is_safe(st.name))
-        return "unsafe member name (empty, '.', '..', too long, or containing '/')";
+        return "unsafe member name (empty, '.', '..', too long, or containing '/' or a control character)";
     if (!(st.valid & ZIP_STAT_SIZE))
         return "member size unknown";
     if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
@@ -615,7 +620,66 @@ static int outputs_is_temp_name(const char *name)
     return 1;
 }
 
-long outputs_remove_stale_temps(const char *dir, char **errmsg)
+/* 1 if name is a zip work directory of exec_fetch: ".boinc_gahp.zip.XXXXXX". */
+static int outputs_is_zip_dir_name(const char *name)
+{
+    static const char prefix[] = ".boinc_gahp.zip.";
+    size_t plen = sizeof prefix - 1;
+    if (strncmp(name, prefix, plen) != 0 || strlen(name) != plen + 6)
+        return 0;
+    for (size_t i = plen; name[i] != '\0'; i++) {
+        char c = name[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9')))
+            return 0;
+    }
+    return 1;
+}
+
+/* Remove the plain files of directory dfd's entry name (opened without
+ * following symlinks), then the directory itself.  depth 1 also enters
+ * subdirectories one level down (the zip work directory's "members").
+ * Best effort; 0 if the directory is gone afterwards. */
+static int outputs_remove_tree(int parent, const char *name, int depth)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -1;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (depth > 0)
+                outputs_remove_tree(fd, de->d_name, depth - 1);
+        } else {
+            unlinkat(fd, de->d_name, 0);
+        }
+    }
+    closedir(d);
+    return unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Was st last modified before cutoff (NULL = always)? */
+static int outputs_older(const struct stat *st, const struct timespec *cutoff)
+{
+    if (cutoff == NULL)
+        return 1;
+    return st->st_mtim.tv_sec < cutoff->tv_sec ||
+           (st->st_mtim.tv_sec == cutoff->tv_sec &&
+            st->st_mtim.tv_nsec < cutoff->tv_nsec);
+}
+
+long outputs_remove_stale_before(const char *dir, const struct timespec *cutoff,
+                                 char **errmsg)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -626,19 +690,33 @@ long outputs_remove_stale_temps(const char *dir, char **errmsg)
     long removed = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (!outputs_is_temp_name(de->d_name))
+        int temp = outputs_is_temp_name(de->d_name);
+        int zipdir = !temp && outputs_is_zip_dir_name(de->d_name);
+        if (!temp && !zipdir)
             continue;
         struct stat st;
-        /* Never follow a symlink or remove anything but a plain file. */
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        /* Never follow a symlink; a temp is a plain file, a zip work
+         * directory a directory, and both older than cutoff. */
+        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !(temp ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)) ||
+            !outputs_older(&st, cutoff))
             continue;
-        if (unlinkat(dfd, de->d_name, 0) == 0) {
-            log_info("removed stale temporary file %s/%s", dir, de->d_name);
+        int rc = temp ? unlinkat(dfd, de->d_name, 0)
+                      : outputs_remove_tree(dfd, de->d_name, 1);
+        if (rc == 0) {
+            log_info("removed stale temporary %s %s/%s",
+                     temp ? "file" : "directory", dir, de->d_name);
             removed++;
         } else {
-            log_warn("cannot remove stale temporary file %s/%s: %s", dir, de->d_name, strerror(errno));
+            log_warn("cannot remove stale temporary %s %s/%s: %s",
+                     temp ? "file" : "directory", dir, de->d_name, strerror(errno));
         }
     }
     closedir(d);
     return removed;
+}
+
+long outputs_remove_stale_temps(const char *dir, char **errmsg)
+{
+    return outputs_remove_stale_before(dir, NULL, errmsg);
 }

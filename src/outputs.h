@@ -14,11 +14,13 @@
 #define BOINC_GAHP_OUTPUTS_H
 
 #include <stddef.h>
+#include <time.h>
 
 /*
  * 1 if name (an output open_name or a zip member name from the server) may
  * be used as a file name inside a destination directory, else 0.  Refused:
- * NULL, empty, longer than 255 bytes, containing '/', equal to "." or "..".
+ * NULL, empty, longer than 255 bytes, containing '/' or a control
+ * character (below 0x20, or DEL), equal to "." or "..".
  * With no '/' allowed the name is a single path component, so ".." as a
  * component can only be the whole name.  (A C string cannot contain '\0':
  * a name cut at an embedded NUL is checked as cut.)
@@ -91,5 +93,14 @@ int outputs_append_stderr(const char *path, const char *text, char **errmsg);
  * number removed, or -1 (errmsg set) if dir cannot be read.
  */
 long outputs_remove_stale_temps(const char *dir, char **errmsg);
+
+/*
+ * The same, also for zip work directories ".boinc_gahp.zip.XXXXXX" (with
+ * their "members" subdirectory), and only for entries last modified before
+ * cutoff (NULL = any): what a fetch interrupted by a crash left behind, while
+ * the temps of fetches running now (created after cutoff) stay.
+ */
+long outputs_remove_stale_before(const char *dir, const struct timespec *cutoff,
+                                 char **errmsg);
 
 #endif

@@ -8,6 +8,7 @@
 #include "recovery.h"
 
 #include "commands.h"
+#include "exec_cmds.h"
 #include "journal_recovery.h"
 #include "log.h"
 #include "protocol.h"
@@ -15,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Written once by the start-up hook, before any worker runs a request of
  * this session (workers_submit's mutex publishes it). */
@@ -129,6 +131,18 @@ static int requeue_row(recovery_state *st, const journal_request_row *row)
     return 0;
 }
 
+/* A fetch an earlier run left unfinished may have left temp files and zip
+ * work directories: remove them now, while no fetch runs (issue 10 #5). */
+static void cleanup_fetch(const journal_request_row *row)
+{
+    gahp_request *req = request_from_row(row);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (req != NULL)
+        exec_fetch_cleanup(&req->u.fetch, &now);
+    gahp_request_free(req);
+}
+
 static int decide_row(const journal_request_row *row, void *arg)
 {
     recovery_state *st = arg;
@@ -152,6 +166,8 @@ static int decide_row(const journal_request_row *row, void *arg)
     } else if (!unfinished && recovery_is_replayable(row->command)) {
         st->kept++;
     } else {
+        if (unfinished && strcmp(row->command, "BOINC_FETCH_OUTPUT") == 0)
+            cleanup_fetch(row);
         rc = row_list_add(&st->close, row->request_row);
     }
     if (rc != 0) {
