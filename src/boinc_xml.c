@@ -273,11 +273,13 @@ static xmlDocPtr parse_tree(const char *body, size_t len, boinc_error *err)
                                       "UTF-8",
                                       XML_PARSE_RECOVER | XML_PARSE_NONET |
                                       XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    /* libxml2 stops at a text node over XML_MAX_TEXT_LENGTH (10,000,000
-     * bytes; e.g. a huge stderr_out) with a "memory" error, and RECOVER
-     * would hand back the tree cut there: an error, never a silently cut
-     * value (issue 10 #7). */
-    int stopped = ctxt->errNo == XML_ERR_NO_MEMORY;
+    /* libxml2 halts at a text or CDATA node over XML_MAX_TEXT_LENGTH
+     * (10,000,000 bytes; e.g. a huge stderr_out), at its other resource
+     * limits and when out of memory, and RECOVER would hand back the tree
+     * cut there: an error, never a silently cut or dropped value (issue 10
+     * #7).  Only a halt sets disableSAX in recovery mode; ordinary
+     * well-formedness errors (PHP's HTML) do not. */
+    int stopped = ctxt->disableSAX != 0;
     xmlFreeParserCtxt(ctxt);
     strbuf_free(&clean);
     if (stopped) {

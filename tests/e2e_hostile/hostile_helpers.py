@@ -1,0 +1,231 @@
+"""Helpers for the hostile-input tests (issue 10): a scriptable hostile
+BOINC project on 127.0.0.1 (endless and huge replies, endless downloads,
+zip bombs, echoing and slow servers), and boinc_gahp started under an
+address-space limit so that a memory regression fails a test instead of
+the machine.
+
+The server is Python's own http.server: it stands in for a compromised
+or broken real project, which the emulator (a faithful one) never is.
+"""
+import functools
+import http.server
+import io
+import os
+import resource
+import subprocess
+import sys
+import threading
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e_core"))
+
+import gahp_client  # noqa: E402
+from gahp_client import Gahp, escape, split_tokens  # noqa: E402,F401
+
+XML_HEAD = '<?xml version="1.0" encoding="ISO-8859-1" ?>\n'
+AUTH = "5f0c1d2e3a4b5c6d7e8f90a1b2c3d4e5"
+
+
+def is_asan_build():
+    """ASan reserves terabytes of shadow memory: RLIMIT_AS must stay off."""
+    with open(gahp_client.gahp_binary(), "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+class LimitedGahp(Gahp):
+    """boinc_gahp with RLIMIT_AS (bytes) and/or a umask set in the child."""
+
+    def __init__(self, journal, args=(), env=None, as_limit=None, umask=None, **kw):
+        if as_limit is not None and is_asan_build():
+            as_limit = None
+
+        def preexec():
+            if as_limit is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (as_limit, as_limit))
+            if umask is not None:
+                os.umask(umask)
+
+        real = subprocess.Popen
+        gahp_client.subprocess.Popen = functools.partial(real, preexec_fn=preexec)
+        try:
+            super().__init__(journal, args=args, env=env, **kw)
+        finally:
+            gahp_client.subprocess.Popen = real
+
+
+def zip_bytes(members):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def completed_job_xml(stderr_text=None, cdata=True):
+    se = ""
+    if stderr_text is not None and cdata:
+        se = "<stderr_out><![CDATA[%s]]></stderr_out>\n" % stderr_text
+    elif stderr_text is not None:
+        se = "<stderr_out>%s</stderr_out>\n" % stderr_text
+    return ("<query_completed_job>\n<completed_job>\n<error_mask>0</error_mask>\n"
+            "<canonical_resultid>7</canonical_resultid>\n<exit_status>0</exit_status>\n"
+            "<elapsed_time>1.5</elapsed_time>\n<cpu_time>1.25</cpu_time>\n%s"
+            "</completed_job>\n</query_completed_job>\n" % se)
+
+
+def templates_xml(outputs):
+    refs = "".join("<file_ref><file_name>f%d</file_name><open_name>%s</open_name>"
+                   "</file_ref>\n" % (i, n) for i, n in enumerate(outputs))
+    return ("<get_templates>\n<templates>\n<input_template></input_template>\n"
+            "<output_template>\n<result>\n%s</result>\n</output_template>\n"
+            "</templates>\n</get_templates>\n" % refs)
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    """Behaviour comes from server.cfg (a dict the test sets):
+      post:     "ok" | "endless" | "echo" | "slow" | callable(body) -> xml text
+      outputs:  output names for get_templates
+      stderr:   stderr_out text for query_completed_job
+      download: bytes | "endless" | list of bytes per file_num
+    """
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def _reply(self, body, ctype="text/xml;charset=UTF-8"):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _endless(self, ctype, chunk):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        frame = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+        try:
+            while not self.server.stopping:
+                self.wfile.write(frame)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n).decode("utf-8", "replace")
+        srv = self.server
+        with srv.lock:
+            srv.posts.append(body)
+        cfg = srv.cfg
+        mode = cfg.get("post", "ok")
+        if "<query_completed_job>" in body and mode in ("ok",):
+            xml = completed_job_xml(cfg.get("stderr"), cfg.get("cdata", True))
+        elif "<get_templates>" in body and mode in ("ok",):
+            xml = templates_xml(cfg.get("outputs", []))
+        elif mode == "endless":
+            return self._endless("text/xml", b"<x>" + b"a" * 65536 + b"</x>")
+        elif mode == "echo":
+            # Echo what the client sent, headers included, behind a filler
+            # so that a 2000-character cut lands inside the secret.
+            text = ("E" * cfg.get("filler", 1990) + str(self.headers).replace("\n", " ")
+                    + " " + body)
+            xml = ("<error><error_num>-1</error_num><error_msg>%s</error_msg></error>\n"
+                   % text.replace("&", "&amp;").replace("<", "&lt;"))
+        elif mode == "slow":
+            srv.release.wait(120)
+            xml = "<ping><success>1</success></ping>\n"
+        elif callable(mode):
+            xml = mode(body)
+        else:
+            xml = "<ping><success>1</success></ping>\n"
+        self._reply((XML_HEAD + xml).encode())
+
+    def do_GET(self):
+        srv = self.server
+        with srv.lock:
+            srv.downloads += 1
+        d = srv.cfg.get("download", b"data")
+        if d == "endless":
+            return self._endless("application/octet-stream", b"\0" * 65536)
+        if isinstance(d, list):
+            num = int(self.path.split("file_num=")[1].split("&")[0])
+            d = d[num]
+        self._reply(d, "application/octet-stream")
+
+
+class HostileServer:
+    def __init__(self, cfg=None):
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.srv.daemon_threads = True
+        self.srv.cfg = cfg or {}
+        self.srv.posts = []
+        self.srv.downloads = 0
+        self.srv.stopping = False
+        self.srv.lock = threading.Lock()
+        self.srv.release = threading.Event()
+        self.port = self.srv.server_address[1]
+        self.url = "http://127.0.0.1:%d/proj/" % self.port
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    @property
+    def cfg(self):
+        return self.srv.cfg
+
+    def posts(self):
+        with self.srv.lock:
+            return list(self.srv.posts)
+
+    def stop(self):
+        self.srv.stopping = True
+        self.srv.release.set()
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+class Client:
+    """A boinc_gahp with one project selected; call() runs one async
+    command and returns the unescaped tokens of its result."""
+
+    def __init__(self, gahp, url, auth=AUTH):
+        self.gahp = gahp
+        self.next_id = 1
+        assert gahp.command("BOINC_SELECT_PROJECT %s %s" % (escape(url), escape(auth))) == "S"
+
+    def select(self, url, auth=AUTH):
+        assert self.gahp.command("BOINC_SELECT_PROJECT %s %s"
+                                 % (escape(url), escape(auth))) == "S"
+
+    def start(self, command, *args):
+        rid = self.next_id
+        self.next_id += 1
+        line = " ".join([command, str(rid)] + [escape(str(a)) for a in args])
+        assert self.gahp.command(line) == "S", line
+        return rid
+
+    def wait(self, rid, timeout=120):
+        line = self.gahp.wait_results(1, timeout=timeout)[0]
+        toks = split_tokens(line)
+        assert toks[0] == str(rid), line
+        return toks[1:]
+
+    def call(self, command, *args, timeout=120):
+        return self.wait(self.start(command, *args), timeout)
+
+    def fetch(self, job, iwd, stderr_file, mode, specs=(), timeout=120):
+        flat = [x for pair in specs for x in pair]
+        return self.call("BOINC_FETCH_OUTPUT", job, iwd, stderr_file, mode,
+                         len(specs), *flat, timeout=timeout)
+
+
+def secret_pieces(secret, n=8):
+    """Every substring of secret with n characters."""
+    return {secret[i:i + n] for i in range(len(secret) - n + 1)}
+
+
+def tree(d):
+    return sorted(os.path.relpath(os.path.join(r, x), str(d))
+                  for r, ds, fs in os.walk(str(d)) for x in ds + fs)

@@ -1,0 +1,128 @@
+"""Issue 10 #1, #3, #7: every reply, download and unpacked archive is
+bounded, and exceeding a bound is an error result, never memory growth or
+a silent cut.  Memory cases run under an address-space limit (skipped for
+ASan builds): a regression then fails the test instead of the machine."""
+import pytest
+
+from hostile_helpers import Client, completed_job_xml, tree, zip_bytes
+
+# Generous for normal operation of a 2-worker server (thread stacks, one
+# malloc arena per thread, libcurl, libxml2: ~0.3 GB of address space),
+# far below what an unbounded endless reply reaches (4 GB in 11 s).
+AS_LIMIT = 1536 * 1024 * 1024
+SMALL = ("--workers", "2", "--retry-budget", "1")
+
+
+def test_endless_reply_is_an_error_within_memory(server, make_gahp):
+    server.cfg["post"] = "endless"
+    g = make_gahp(SMALL + ("--max-reply-bytes", "8000000"), as_limit=AS_LIMIT)
+    c = Client(g, server.url)
+    toks = c.call("BOINC_PING")
+    assert toks == ["ping failed: bad reply: ping: reply larger than the limit of "
+                    "8000000 bytes (--max-reply-bytes)"], toks
+    # still healthy afterwards
+    server.cfg["post"] = "ok"
+    assert c.call("BOINC_PING") == ["NULL"]
+
+
+def test_endless_reply_default_limit_within_memory(server, make_gahp):
+    """The default limit (64 MiB) also holds under the address-space limit."""
+    server.cfg["post"] = "endless"
+    g = make_gahp(SMALL, as_limit=AS_LIMIT)
+    c = Client(g, server.url)
+    toks = c.call("BOINC_PING")
+    assert len(toks) == 1 and "reply larger than the limit of 67108864 bytes" in toks[0], toks
+
+
+def query_batch2_reply(njobs):
+    jobs = "".join("<job><job_name>job_%06d</job_name><status>IN_PROGRESS</status></job>\n"
+                   % i for i in range(njobs))
+    return ("<query_batch2>\n<server_time>1700000000.000000</server_time>\n"
+            "<batch_size>%d</batch_size>\n%s</query_batch2>\n" % (njobs, jobs))
+
+
+def test_default_limit_takes_a_100000_job_batch(server, make_gahp):
+    body = query_batch2_reply(100000)
+    server.cfg["post"] = lambda req: body
+    g = make_gahp(SMALL, as_limit=AS_LIMIT)
+    c = Client(g, server.url)
+    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=300)
+    assert toks[0] == "NULL" and toks[2] == "100000", toks[:4]
+    assert len(toks) == 3 + 2 * 100000
+
+
+def test_endless_download_is_an_error_and_leaves_nothing(server, make_gahp, tmp_path):
+    server.cfg.update(outputs=["out.dat"], download="endless")
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL + ("--max-output-bytes", "5000000"), as_limit=AS_LIMIT)
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err", "ALL")
+    assert len(toks) == 1 and "output file larger than the limit of 5000000 bytes" in toks[0], toks
+    assert tree(iwd) == []
+
+
+def test_fetch_total_limit(server, make_gahp, tmp_path):
+    server.cfg.update(outputs=["a", "b"], download=[b"x" * 600000, b"y" * 600000])
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL + ("--max-fetch-bytes", "1000000"))
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err", "ALL")
+    assert len(toks) == 1 and "larger than the limit of 400000 bytes" in toks[0], toks
+    assert tree(iwd) == []
+    # within the limit the same fetch succeeds
+    g2 = make_gahp(SMALL + ("--max-fetch-bytes", "1200000"), journal_path=str(tmp_path / "j2"))
+    c2 = Client(g2, server.url)
+    assert c2.fetch("j", str(iwd), "err", "ALL")[0] == "NULL"
+    assert tree(iwd) == ["a", "b"]
+
+
+def test_zip_bomb_refused_by_ratio(server, make_gahp, tmp_path):
+    bomb = zip_bytes([("zeros.bin", b"\0" * (50 * 1024 * 1024))])
+    assert len(bomb) < 100 * 1024
+    server.cfg.update(outputs=["out.zip"], download=bomb)
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL)
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err", "ALL")
+    assert len(toks) == 1 and toks[0].startswith("unpacking output failed"), toks
+    assert "--max-unzip-ratio" in toks[0], toks
+    assert tree(iwd) == []
+
+
+def test_zip_total_limit_and_ratio_option(server, make_gahp, tmp_path):
+    z = zip_bytes([("a.txt", b"A" * 300000), ("b.txt", b"B" * 300000)])
+    server.cfg.update(outputs=["out.zip"], download=z)
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL + ("--max-unzip-ratio", "1000000", "--max-unzip-bytes", "500000"))
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err", "ALL")
+    assert len(toks) == 1 and "--max-unzip-bytes" in toks[0], toks
+    assert tree(iwd) == []
+    g2 = make_gahp(SMALL + ("--max-unzip-ratio", "1000000"), journal_path=str(tmp_path / "j2"))
+    assert Client(g2, server.url).fetch("j", str(iwd), "err", "ALL")[0] == "NULL"
+    assert tree(iwd) == ["a.txt", "b.txt"]
+
+
+@pytest.mark.parametrize("cdata", [True, False])
+def test_stderr_over_10MB_is_never_cut_silently(cdata, server, make_gahp, tmp_path):
+    text = "line of stderr output\n" * 600000          # 13.2 MB
+    server.cfg.update(outputs=[], stderr=text, cdata=cdata)
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL)
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err.txt", "ALL")
+    err = iwd / "err.txt"
+    if toks[0] == "NULL":
+        assert err.read_text() == text          # written completely
+    else:
+        assert len(toks) == 1 and "too large" in toks[0], toks
+        assert not err.exists() or err.stat().st_size == 0
+    # a normal stderr still arrives
+    server.cfg["stderr"] = "short\n"
+    assert c.fetch("j", str(iwd), "err.txt", "ALL")[0] == "NULL"
+    assert err.read_text() == "short\n"
