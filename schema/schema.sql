@@ -15,13 +15,15 @@ CREATE TABLE sessions (
 );
 
 -- BOINC projects selected with BOINC_SELECT_PROJECT (or the config file).
--- The authenticator is stored because recovery needs it to resume work;
--- it is never written to logs or result lines.
+-- The authenticator (and a URL's password) is stored because recovery needs
+-- it to resume work; it is never written to logs, result lines or views.
 CREATE TABLE projects (
     id            INTEGER PRIMARY KEY,   -- project number
     url           TEXT NOT NULL,         -- normalised project URL, ends in '/'
     authenticator TEXT NOT NULL,         -- account authenticator (secret)
     first_used_at REAL NOT NULL,         -- first time a request used it
+    url_password  TEXT,                  -- (0006) password of the URL's user information
+                                         -- (secret); url then shows it as "***"
     UNIQUE (url, authenticator)
 );
 

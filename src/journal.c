@@ -491,8 +491,59 @@ int journal_session_end(journal *j, long long session_id, int clean)
 
 /* ---- projects ------------------------------------------------------------ */
 
-int journal_project_id(journal *j, const char *url, const char *authenticator,
-                       long long *project_id)
+/*
+ * A URL's password ("scheme://user:PASS@host/...") is a secret (issue 10
+ * #11): split url into the form the views show, with "***" for it, and
+ * the password (NULL when there is none).  Both malloc'd; -1 on ENOMEM.
+ */
+static int split_url_password(const char *url, char **shown, char **password)
+{
+    *shown = NULL;
+    *password = NULL;
+    const char *host = strstr(url, "://");
+    size_t auth_len = host != NULL ? strcspn(host + 3, "/") : 0;
+    const char *at = NULL, *colon = NULL;
+    for (size_t i = 0; host != NULL && i < auth_len; i++)
+        if (host[3 + i] == '@')
+            at = host + 3 + i;      /* the last '@' ends the user info */
+    if (at != NULL)
+        colon = memchr(host + 3, ':', (size_t)(at - (host + 3)));
+    if (colon == NULL || colon + 1 == at) {
+        *shown = strdup(url);
+        return *shown != NULL ? 0 : -1;
+    }
+    *password = strndup(colon + 1, (size_t)(at - colon - 1));
+    *shown = str_printf("%.*s***%s", (int)(colon + 1 - url), url, at);
+    return *shown != NULL && *password != NULL ? 0 : -1;
+}
+
+static void free_secret(char *s)
+{
+    if (s != NULL)
+        memset(s, 0, strlen(s));
+    free(s);
+}
+
+/* Keep the stored password of project id current (it may have changed). */
+static int update_url_password(journal *j, long long id, const char *password)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(j->db, "UPDATE projects SET url_password = ?"
+                           " WHERE id = ? AND url_password IS NOT ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return fail(j, "project password update");
+    sqlite3_bind_text(st, 1, password, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    sqlite3_bind_text(st, 3, password, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : fail(j, "project password update");
+}
+
+static int project_find_or_insert(journal *j, const char *url,
+                                  const char *password,
+                                  const char *authenticator,
+                                  long long *project_id)
 {
     if (prepare(j, &j->st_project_find,
                 "SELECT id FROM projects WHERE url = ? AND authenticator = ?") != 0)
@@ -503,21 +554,37 @@ int journal_project_id(journal *j, const char *url, const char *authenticator,
     if (rc == SQLITE_ROW) {
         *project_id = sqlite3_column_int64(j->st_project_find, 0);
         sqlite3_reset(j->st_project_find);
-        return 0;
+        return update_url_password(j, *project_id, password);
     }
     sqlite3_reset(j->st_project_find);
     if (rc != SQLITE_DONE)
         return fail(j, "project lookup");
     if (prepare(j, &j->st_project_insert,
-                "INSERT INTO projects (url, authenticator, first_used_at) VALUES (?, ?, ?)") != 0)
+                "INSERT INTO projects (url, authenticator, first_used_at, url_password)"
+                " VALUES (?, ?, ?, ?)") != 0)
         return -1;
     sqlite3_bind_text(j->st_project_insert, 1, url, -1, SQLITE_STATIC);
     sqlite3_bind_text(j->st_project_insert, 2, authenticator, -1, SQLITE_STATIC);
     sqlite3_bind_double(j->st_project_insert, 3, journal_now());
+    sqlite3_bind_text(j->st_project_insert, 4, password, -1, SQLITE_STATIC);
     if (step_done(j, j->st_project_insert, "project insert") != 0)
         return -1;
     *project_id = sqlite3_last_insert_rowid(j->db);
     return 0;
+}
+
+int journal_project_id(journal *j, const char *url, const char *authenticator,
+                       long long *project_id)
+{
+    char *shown, *password;
+    int rc = -1;
+    if (split_url_password(url, &shown, &password) == 0)
+        rc = project_find_or_insert(j, shown, password, authenticator, project_id);
+    else
+        snprintf(j->errmsg, sizeof j->errmsg, "project: out of memory");
+    free(shown);
+    free_secret(password);
+    return rc;
 }
 
 /* ---- requests ------------------------------------------------------------ */

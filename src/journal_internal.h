@@ -35,9 +35,14 @@ int journal_each(journal *j, const char *sql, const char *what, size_t n,
 
 /* The column list journal_step_request_rows expects, for FROM requests r
  * LEFT JOIN projects p ON p.id = r.project_id. */
+/* p.url shows a URL password as "user:***@" (migration 0006): the
+ * expression puts the stored password back for the code that connects. */
 #define JOURNAL_REQUEST_COLUMNS \
     "r.id, r.session_id, r.client_id, r.command, r.args, r.project_id," \
-    " p.url, p.authenticator, r.state, r.result"
+    " CASE WHEN p.url_password IS NULL OR instr(p.url, ':***@') = 0 THEN p.url" \
+    " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
+    " || substr(p.url, instr(p.url, ':***@') + 4) END," \
+    " p.authenticator, r.state, r.result"
 
 /* Step a prepared SELECT JOURNAL_REQUEST_COLUMNS ..., calling cb per row;
  * finalizes st.  A non-zero cb return stops and is returned. */

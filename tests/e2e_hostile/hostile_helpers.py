@@ -120,6 +120,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         srv = self.server
         with srv.lock:
             srv.posts.append(body)
+            srv.auths.append(self.headers.get("Authorization"))
         cfg = srv.cfg
         mode = cfg.get("post", "ok")
         if "<query_completed_job>" in body and mode in ("ok",):
@@ -129,12 +130,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif mode == "endless":
             return self._endless("text/xml", b"<x>" + b"a" * 65536 + b"</x>")
         elif mode == "echo":
-            # Echo what the client sent, headers included, behind a filler
-            # so that a 2000-character cut lands inside the secret.
-            text = ("E" * cfg.get("filler", 1990) + str(self.headers).replace("\n", " ")
-                    + " " + body)
-            xml = ("<error><error_num>-1</error_num><error_msg>%s</error_msg></error>\n"
-                   % text.replace("&", "&amp;").replace("<", "&lt;"))
+            return self._echo(body, cfg)
         elif mode == "slow":
             srv.release.wait(120)
             xml = "<ping><success>1</success></ping>\n"
@@ -143,6 +139,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             xml = "<ping><success>1</success></ping>\n"
         self._reply((XML_HEAD + xml).encode())
+
+    def _echo(self, body, cfg):
+        """Echo the secrets the client sent: the request body from its
+        <authenticator> on, placed so that a 2000-character cut of the
+        message lands inside the authenticator, and the URL's user:password
+        decoded from the Authorization header."""
+        import base64
+        basic = self.headers.get("Authorization", "")
+        creds = ""
+        if basic.startswith("Basic "):
+            creds = base64.b64decode(basic[6:]).decode("utf-8", "replace")
+        i = body.find("<authenticator>")
+        tail = body[i:] if i >= 0 else body
+        # messages are cut to cfg["cut"] characters, " [...]" included
+        filler = "E" * max(0, cfg.get("cut", 2000) - 6 - len("<authenticator>") - 16)
+        text = "%s%s creds=%s %s" % (filler, tail[:80], creds, tail)
+        text = text.replace("&", "&amp;").replace("<", "&lt;")
+        status = cfg.get("status", 200)
+        if status == 200:
+            out = "<error><error_num>-1</error_num><error_msg>%s</error_msg></error>\n" % text
+            return self._reply((XML_HEAD + out).encode())
+        page = ("<html><head><title>%d Oops</title></head><body><h1>Oops</h1>%s"
+                "</body></html>" % (status, text)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
 
     def do_GET(self):
         srv = self.server
@@ -163,6 +187,7 @@ class HostileServer:
         self.srv.daemon_threads = True
         self.srv.cfg = cfg or {}
         self.srv.posts = []
+        self.srv.auths = []
         self.srv.downloads = 0
         self.srv.stopping = False
         self.srv.lock = threading.Lock()
