@@ -1,0 +1,58 @@
+"""Issue 10 #10: one stalled project cannot occupy the whole worker pool.
+With 8 workers, requests of one project run at most 4 at a time, so a
+ping to a healthy project (the real emulator) is answered while the slow
+project's requests are all still held by the server: causality, not
+timing, is asserted (the slow server answers only after the test has the
+healthy result)."""
+import importlib.util
+import os
+import time
+
+import pytest
+
+from hostile_helpers import Client, split_tokens
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_emu():
+    path = os.path.join(HERE, "..", "emu_tests", "emu.py")
+    spec = importlib.util.spec_from_file_location("emu_helper_for_hostile", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture
+def healthy(tmp_path):
+    e = load_emu().Emulator(tmp_path / "emu", hosts=2)
+    e.start()
+    yield e
+    e.stop()
+
+
+def wait_posts(server, n, timeout=60):
+    deadline = time.monotonic() + timeout
+    while len(server.posts()) < n:
+        assert time.monotonic() < deadline, "server saw %d requests" % len(server.posts())
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("args,cap", [((), 4), (("--project-workers", "2"), 2)])
+def test_stalled_project_does_not_block_a_healthy_one(args, cap, server, healthy, make_gahp):
+    server.cfg["post"] = "slow"
+    g = make_gahp(("--workers", "8", "--retry-budget", "1") + args)
+    c = Client(g, server.url)
+    slow_ids = [c.start("BOINC_PING") for _ in range(10)]
+    wait_posts(server, cap)
+    c.select(healthy.url, healthy.authenticator)
+    hid = c.start("BOINC_PING")
+    # Answered while every slow request is still held by the server.
+    line = g.wait_results(1, timeout=60)[0]
+    assert split_tokens(line) == [str(hid), "NULL"], line
+    assert not server.srv.release.is_set()
+    assert len(server.posts()) == cap           # the cap held all along
+    server.srv.release.set()
+    lines = g.wait_results(len(slow_ids), timeout=120)
+    assert sorted(int(split_tokens(x)[0]) for x in lines) == slow_ids
+    assert all(split_tokens(x)[1] == "NULL" for x in lines)
