@@ -68,9 +68,10 @@ typedef struct {
                                      one is BOINC_E_IO; <= 0 = none */
 } boinc_options;
 
-/* 64 MiB: a query_batch2 reply for a 100,000-job batch is about 10 MB,
- * query_batch with details about 30 MB. */
-#define BOINC_DEFAULT_MAX_REPLY (64LL * 1024 * 1024)
+/* 32 MiB: a query_batch2 reply for a 100,000-job batch is about 7 MB,
+ * query_batch with job details about 15 MB.  Parsing costs about 14 times
+ * the reply (libxml2's tree), so this also bounds a worker's memory. */
+#define BOINC_DEFAULT_MAX_REPLY (32LL * 1024 * 1024)
 /* 4 GiB per output file. */
 #define BOINC_DEFAULT_MAX_DOWNLOAD (4LL * 1024 * 1024 * 1024)
 

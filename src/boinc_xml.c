@@ -272,6 +272,7 @@ static xmlDocPtr parse_tree(const char *body, size_t len, boinc_error *err)
     xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)text_len, NULL,
                                       "UTF-8",
                                       XML_PARSE_RECOVER | XML_PARSE_NONET |
+                                      XML_PARSE_COMPACT |
                                       XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     /* libxml2 halts at a text or CDATA node over XML_MAX_TEXT_LENGTH
      * (10,000,000 bytes; e.g. a huge stderr_out), at its other resource

@@ -39,7 +39,7 @@ static const char usage_text[] =
     "  --busy-timeout MS       SQLite busy timeout (default 5000)\n"
     "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
     "                          requests under their original request ids\n"
-    "  --max-reply-bytes N     largest RPC reply accepted (default 67108864)\n"
+    "  --max-reply-bytes N     largest RPC reply accepted (default 32 MiB)\n"
     "  --max-output-bytes N    largest output file downloaded (default 4 GiB)\n"
     "  --max-fetch-bytes N     all files of one fetch together (default 16 GiB)\n"
     "  --max-unzip-bytes N     unpacked size of a zip output (default 16 GiB)\n"

@@ -25,7 +25,7 @@ typedef struct {
     long busy_timeout_ms;       /* SQLite busy timeout (default 5000) */
     int requeue_undelivered;    /* recovery: answer an earlier run's requests
                                    under their original ids (default 0) */
-    long long max_reply_bytes;  /* per RPC reply (default 64 MiB) */
+    long long max_reply_bytes;  /* per RPC reply (default 32 MiB) */
     long long max_output_bytes; /* per downloaded output file (default 4 GiB) */
     long long max_fetch_bytes;  /* all files of one FETCH_OUTPUT (default 16 GiB) */
     long long max_unzip_bytes;  /* members of one zip output (default 16 GiB) */

@@ -26,12 +26,12 @@ def test_endless_reply_is_an_error_within_memory(server, make_gahp):
 
 
 def test_endless_reply_default_limit_within_memory(server, make_gahp):
-    """The default limit (64 MiB) also holds under the address-space limit."""
+    """The default limit (32 MiB) also holds under the address-space limit."""
     server.cfg["post"] = "endless"
     g = make_gahp(SMALL, as_limit=AS_LIMIT)
     c = Client(g, server.url)
     toks = c.call("BOINC_PING")
-    assert len(toks) == 1 and "reply larger than the limit of 67108864 bytes" in toks[0], toks
+    assert len(toks) == 1 and "reply larger than the limit of 33554432 bytes" in toks[0], toks
 
 
 def query_batch2_reply(njobs):
