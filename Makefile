@@ -2,6 +2,8 @@
 # `make check` installs missing Debian packages and runs every test;
 # `make check-asan` runs the same suite on an ASan+UBSan build;
 # `make demo` runs the end-to-end demo on the built-in BOINC emulator.
+# `make fuzz` runs each libFuzzer harness (tests/fuzz/) for a short while
+# (FUZZ_SECONDS each) with Debian's clang; not part of `make check`.
 #
 # Sources are picked up by wildcard so that each module owner can add files
 # without editing this file:
@@ -43,7 +45,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
-.PHONY: all deps check check-unit check-e2e check-asan demo bench clean
+.PHONY: all deps check check-unit check-e2e check-asan demo bench clean fuzz
 
 all: $(BUILD)/boinc_gahp $(BUILD)/boinc_emu
 
@@ -124,7 +126,37 @@ demo: deps all
 bench: all
 	/usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu
 
-clean:
-	rm -rf build build-asan
+# ---- fuzzing: libFuzzer harnesses in tests/fuzz/fuzz_<name>.c with seeds
+# in tests/fuzz/corpus/<name>/ (read-only; what the fuzzer finds goes to
+# build-fuzz/corpus/<name>/).  Run longer with e.g. `make fuzz FUZZ_SECONDS=3600`.
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 15
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+# clang (unlike gcc) flags vprintf-style wrappers that take a va_list under
+# -Wformat=2; their callers are checked through the format attributes.
 
--include $(wildcard $(BUILD)/src/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d)
+$(BUILD)/fuzz/%.o: tests/fuzz/%.c | $(BUILD)/gen/migrations.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(call pc_cflags,$(GAHP_PKGS)) -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB_OBJ) $(GEN_OBJ)
+	$(CC) $(SAN) -fsanitize=fuzzer -pthread -o $@ $^ $(call pc_libs,$(GAHP_PKGS)) -lm
+
+fuzz:
+	@command -v clang >/dev/null 2>&1 || $(MAKE) DEB_PKGS=clang deps
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g" SAN="$(FUZZ_SAN)" \
+	  WARN="$(WARN) -Wno-format-nonliteral" \
+	  $(addprefix build-fuzz/fuzz/fuzz_,$(FUZZ_NAMES))
+	@set -e; for f in $(FUZZ_NAMES); do \
+	  mkdir -p build-fuzz/corpus/$$f; \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  build-fuzz/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	    build-fuzz/corpus/$$f tests/fuzz/corpus/$$f; \
+	done
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(wildcard $(BUILD)/src/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d $(BUILD)/fuzz/*.d)
