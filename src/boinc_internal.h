@@ -117,6 +117,16 @@ int boinc_parse_templates(const char *body, size_t len, boinc_templates *out,
                           boinc_error *err);
 int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
                              boinc_query_result *out, boinc_error *err);
+/* Its two halves (for tests and the fuzz harness's differential check):
+ * the streaming reader, which only accepts a regular reply and returns
+ * BOINC_OK or -1 (nothing else set), and the tree parser, which takes
+ * anything libxml2 can recover and reports every error.  boinc_parse_
+ * query_batch2 runs boinc_reply_check, the stream, then the tree. */
+int boinc_parse_query_batch2_stream(const char *body, size_t len,
+                                    size_t nbatches, boinc_query_result *out);
+int boinc_parse_query_batch2_tree(const char *body, size_t len,
+                                  size_t nbatches, boinc_query_result *out,
+                                  boinc_error *err);
 int boinc_parse_completed_job(const char *body, size_t len,
                               boinc_completed_job *out, boinc_error *err);
 int boinc_parse_query_batches(const char *body, size_t len,

@@ -20,6 +20,7 @@
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/tree.h>
+#include <libxml/xmlreader.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -634,8 +635,9 @@ static int fill_batches(xmlNode **items, size_t nitems, size_t nbatches,
     return BOINC_OK;
 }
 
-int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
-                             boinc_query_result *out, boinc_error *err)
+int boinc_parse_query_batch2_tree(const char *body, size_t len,
+                                  size_t nbatches, boinc_query_result *out,
+                                  boinc_error *err)
 {
     memset(out, 0, sizeof *out);
     xmlDocPtr doc;
@@ -676,6 +678,173 @@ int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
     if (rc != BOINC_OK)
         boinc_query_result_free(out);
     return rc;
+}
+
+/* ---- query_batch2 as a stream ------------------------------------------- */
+/*
+ * A query_batch2 reply lists every job of the batches asked for: 100,000
+ * jobs are a 7 MB reply and, as a libxml2 tree, about 90 MB.  A reply of
+ * the regular shape (<query_batch2> holding <server_time>, then
+ * <batch_size> and <job> elements, and no parser complaint at all) is
+ * read with libxml2's streaming reader instead: one <job> subtree at a
+ * time is in memory (issue 10 #1).  Anything else (PHP notices, notices
+ * in <error>, odd nesting) returns BATCH2_IRREGULAR and is parsed again as
+ * a tree, so every result and message is exactly the tree parser's.
+ */
+#define BATCH2_IRREGULAR (-1)
+
+typedef struct {
+    boinc_query_result *out;
+    size_t nbatches;
+    long bi;                /* current batch, -1 before the first <batch_size> */
+    size_t filled;          /* jobs of batch bi seen so far */
+    size_t jobs_left;       /* "<job" occurrences not consumed: bounds sizes */
+    int complaints;         /* parser errors and warnings seen */
+} batch2_stream;
+
+static void count_complaint(void *arg, xmlErrorPtr error)
+{
+    (void)error;
+    ((batch2_stream *)arg)->complaints++;
+}
+
+/* Occurrences of "<job" in the text: an upper bound of the <job>s. */
+static size_t count_job_tags(const char *text, size_t len)
+{
+    size_t n = 0;
+    const char *end = text + len, *p = text;
+    while ((p = find_bytes(p, end, "<job")) != NULL) {
+        n++;
+        p += 4;
+    }
+    return n;
+}
+
+/* One <batch_size>: start the next batch.  BOINC_OK or BATCH2_IRREGULAR. */
+static int stream_batch_size(batch2_stream *bs, xmlNode *n)
+{
+    boinc_batch_status *b = bs->bi >= 0 ? &bs->out->batches[bs->bi] : NULL;
+    if ((b != NULL && bs->filled != b->njobs) ||
+        (size_t)(bs->bi + 1) >= bs->nbatches)
+        return BATCH2_IRREGULAR;
+    char *text = node_text(n, 1);
+    long size = -1;
+    int bad = text == NULL || boinc_parse_long(text, &size) != 0 || size < 0 ||
+              (size_t)size > bs->jobs_left;
+    free(text);
+    if (bad)
+        return BATCH2_IRREGULAR;
+    b = &bs->out->batches[++bs->bi];
+    b->jobs = calloc((size_t)size ? (size_t)size : 1, sizeof *b->jobs);
+    if (b->jobs == NULL)
+        return BATCH2_IRREGULAR;
+    b->njobs = (size_t)size;
+    bs->filled = 0;
+    return BOINC_OK;
+}
+
+/* One <job> of the current batch. */
+static int stream_job(batch2_stream *bs, xmlNode *n)
+{
+    boinc_batch_status *b = bs->bi >= 0 ? &bs->out->batches[bs->bi] : NULL;
+    if (b == NULL || bs->filled == b->njobs || bs->jobs_left == 0)
+        return BATCH2_IRREGULAR;
+    bs->jobs_left--;
+    boinc_error ignored = { BOINC_OK, 0, NULL };
+    int rc = fill_job_status(n, &b->jobs[bs->filled++], &ignored);
+    boinc_error_clear(&ignored);
+    return rc == BOINC_OK ? BOINC_OK : BATCH2_IRREGULAR;
+}
+
+/* Handle the element the reader is on (depth 1); *skip = 1 when its
+ * subtree was consumed. */
+static int stream_element(xmlTextReaderPtr r, batch2_stream *bs, int *skip)
+{
+    const char *name = (const char *)xmlTextReaderConstLocalName(r);
+    int is_time = name != NULL && strcmp(name, "server_time") == 0;
+    int is_size = name != NULL && strcmp(name, "batch_size") == 0;
+    int is_job = name != NULL && strcmp(name, "job") == 0;
+    if (!is_time && !is_size && !is_job)
+        return BATCH2_IRREGULAR;
+    /* server_time comes once, before any batch (as the tree parser would
+     * find it first). */
+    if (is_time != (bs->out->server_time == NULL))
+        return BATCH2_IRREGULAR;
+    xmlNode *n = xmlTextReaderExpand(r);
+    if (n == NULL)
+        return BATCH2_IRREGULAR;
+    *skip = 1;
+    if (is_time) {
+        double t;
+        bs->out->server_time = node_text(n, 1);
+        return bs->out->server_time != NULL &&
+               boinc_parse_double(bs->out->server_time, &t) == 0
+                   ? BOINC_OK : BATCH2_IRREGULAR;
+    }
+    return is_size ? stream_batch_size(bs, n) : stream_job(bs, n);
+}
+
+/* Walk the reader over the whole reply. */
+static int stream_walk(xmlTextReaderPtr r, batch2_stream *bs)
+{
+    int rc = xmlTextReaderRead(r);
+    if (rc != 1 || xmlTextReaderNodeType(r) != XML_READER_TYPE_ELEMENT ||
+        !xmlStrEqual(xmlTextReaderConstLocalName(r), BAD_CAST "query_batch2"))
+        return BATCH2_IRREGULAR;
+    rc = xmlTextReaderRead(r);
+    while (rc == 1 && bs->complaints == 0) {
+        int skip = 0;
+        if (xmlTextReaderDepth(r) == 1 &&
+            xmlTextReaderNodeType(r) == XML_READER_TYPE_ELEMENT &&
+            stream_element(r, bs, &skip) != BOINC_OK)
+            return BATCH2_IRREGULAR;
+        rc = skip ? xmlTextReaderNext(r) : xmlTextReaderRead(r);
+    }
+    if (rc != 0 || bs->complaints != 0 || bs->out->server_time == NULL ||
+        (size_t)(bs->bi + 1) != bs->nbatches ||
+        (bs->bi >= 0 && bs->filled != bs->out->batches[bs->bi].njobs))
+        return BATCH2_IRREGULAR;
+    return BOINC_OK;
+}
+
+int boinc_parse_query_batch2_stream(const char *body, size_t len,
+                                    size_t nbatches, boinc_query_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len > INT_MAX || has_bare_amp(body, len))
+        return BATCH2_IRREGULAR;
+    out->batches = calloc(nbatches ? nbatches : 1, sizeof *out->batches);
+    if (out->batches == NULL)
+        return BATCH2_IRREGULAR;
+    out->nbatches = nbatches;
+    batch2_stream bs = { out, nbatches, -1, 0, count_job_tags(body, len), 0 };
+    /* Same options as the tree parser, except that complaints are counted
+     * (any one means "irregular") instead of silenced. */
+    xmlTextReaderPtr r = xmlReaderForMemory(body, (int)len, NULL, "UTF-8",
+                                            XML_PARSE_RECOVER | XML_PARSE_NONET |
+                                            XML_PARSE_COMPACT);
+    int rc = BATCH2_IRREGULAR;
+    if (r != NULL) {
+        xmlTextReaderSetStructuredErrorHandler(r, count_complaint, &bs);
+        rc = stream_walk(r, &bs);
+        xmlFreeTextReader(r);
+    }
+    if (rc != BOINC_OK)
+        boinc_query_result_free(out);
+    return rc;
+}
+
+int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
+                             boinc_query_result *out, boinc_error *err)
+{
+    int rc = boinc_reply_check("query_batch2", body, len, err);
+    if (rc != BOINC_OK) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    if (boinc_parse_query_batch2_stream(body, len, nbatches, out) == BOINC_OK)
+        return BOINC_OK;
+    return boinc_parse_query_batch2_tree(body, len, nbatches, out, err);
 }
 
 int boinc_parse_completed_job(const char *body, size_t len,

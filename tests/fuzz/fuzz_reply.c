@@ -3,7 +3,9 @@
  * (boinc_xml.c): one input is one HTTP reply body, handed to every parser
  * in turn (the error check, success, batch id, templates, query_batch2,
  * query_completed_job, query_batches, query_batch, query_files, and the
- * get_output error page).  The first input byte picks the number of
+ * get_output error page), and a differential check of the streaming
+ * query_batch2 reader against the tree parser (abort() on any difference).
+ * The first input byte picks the number of
  * batches / files the caller asked for.  Built and run by `make fuzz`;
  * seeds in tests/fuzz/corpus/reply.
  */
@@ -14,6 +16,41 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int same_result(const boinc_query_result *a, const boinc_query_result *b)
+{
+    if (strcmp(a->server_time, b->server_time) != 0 || a->nbatches != b->nbatches)
+        return 0;
+    for (size_t i = 0; i < a->nbatches; i++) {
+        const boinc_batch_status *x = &a->batches[i], *y = &b->batches[i];
+        if (x->njobs != y->njobs)
+            return 0;
+        for (size_t j = 0; j < x->njobs; j++)
+            if (strcmp(x->jobs[j].name, y->jobs[j].name) != 0 ||
+                strcmp(x->jobs[j].status, y->jobs[j].status) != 0)
+                return 0;
+    }
+    return 1;
+}
+
+/* Differential check: whatever the streaming query_batch2 reader accepts,
+ * the tree parser must read to the very same result. */
+static void check_batch2_stream(const char *body, size_t len, size_t n)
+{
+    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_query_result s, t;
+    if (boinc_reply_check("query_batch2", body, len, &err) != BOINC_OK ||
+        boinc_parse_query_batch2_stream(body, len, n, &s) != BOINC_OK) {
+        boinc_error_clear(&err);
+        return;
+    }
+    if (boinc_parse_query_batch2_tree(body, len, n, &t, &err) != BOINC_OK ||
+        !same_result(&s, &t))
+        abort();
+    boinc_query_result_free(&s);
+    boinc_query_result_free(&t);
+    boinc_error_clear(&err);
+}
 
 static void run_parsers(const char *body, size_t len, size_t n)
 {
@@ -30,6 +67,7 @@ static void run_parsers(const char *body, size_t len, size_t n)
     boinc_query_result q;
     if (boinc_parse_query_batch2(body, len, n, &q, &err) == BOINC_OK)
         boinc_query_result_free(&q);
+    check_batch2_stream(body, len, n);
 
     boinc_completed_job cj;
     if (boinc_parse_completed_job(body, len, &cj, &err) == BOINC_OK)

@@ -1099,6 +1099,35 @@ static void test_query_batch2(void **state)
     boinc_error_clear(&e);
 }
 
+/* The real servers' query_batch2 replies take the streaming path (issue
+ * 10 #1: one <job> in memory at a time), not the tree fallback; an
+ * irregular reply is left to the tree parser. */
+static void test_query_batch2_stream_takes_real_replies(void **state)
+{
+    (void)state;
+    boinc_query_result r;
+    assert_int_equal(boinc_parse_query_batch2_stream(R_QB2_THREE,
+                                                     strlen(R_QB2_THREE), 3, &r),
+                     BOINC_OK);
+    assert_int_equal(r.batches[1].njobs, 3);
+    check_job(&r.batches[1], 2, "gahp3_job3", "ERROR");
+    boinc_query_result_free(&r);
+    assert_int_equal(boinc_parse_query_batch2_stream(R_QB2_MMT, strlen(R_QB2_MMT),
+                                                     1, &r),
+                     BOINC_OK);
+    boinc_query_result_free(&r);
+    static const char odd[] =
+        "<query_batch2><server_time>1</server_time><notice/>"
+        "<batch_size>0</batch_size></query_batch2>";
+    assert_int_equal(boinc_parse_query_batch2_stream(odd, strlen(odd), 1, &r), -1);
+    assert_null(r.batches);
+    boinc_error e = no_error();
+    assert_int_equal(boinc_parse_query_batch2(odd, strlen(odd), 1, &r, &e), BOINC_OK);
+    assert_int_equal(r.batches[0].njobs, 0);
+    boinc_query_result_free(&r);
+    boinc_error_clear(&e);
+}
+
 static void expect_batch2_parse_error(const char *body, size_t nbatches)
 {
     boinc_error e = no_error();
@@ -1619,6 +1648,7 @@ int main(void)
         cmocka_unit_test(test_create_and_submit_batch_ids),
         cmocka_unit_test(test_templates),
         cmocka_unit_test(test_query_batch2),
+        cmocka_unit_test(test_query_batch2_stream_takes_real_replies),
         cmocka_unit_test(test_query_batch2_count_mismatch),
         cmocka_unit_test(test_query_batch2_unescaped_ampersand),
         cmocka_unit_test(test_completed_job_done),
