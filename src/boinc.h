@@ -69,8 +69,10 @@ typedef struct {
 } boinc_options;
 
 /* 32 MiB: a query_batch2 reply for a 100,000-job batch is about 7 MB,
- * query_batch with job details about 15 MB.  Parsing costs about 14 times
- * the reply (libxml2's tree), so this also bounds a worker's memory. */
+ * query_batch with job details about 15 MB.  query_batch2 is read as a
+ * stream (about 2-3 times the reply in memory); the other replies are
+ * parsed as a libxml2 tree (about 14 times), so this also bounds a
+ * worker's memory. */
 #define BOINC_DEFAULT_MAX_REPLY (32LL * 1024 * 1024)
 /* 4 GiB per output file. */
 #define BOINC_DEFAULT_MAX_DOWNLOAD (4LL * 1024 * 1024 * 1024)

@@ -4,7 +4,7 @@ a silent cut.  Memory cases run under an address-space limit (skipped for
 ASan builds): a regression then fails the test instead of the machine."""
 import pytest
 
-from hostile_helpers import Client, completed_job_xml, tree, zip_bytes
+from hostile_helpers import Client, completed_job_xml, is_asan_build, tree, zip_bytes
 
 # Generous for normal operation of a 2-worker server (thread stacks, one
 # malloc arena per thread, libcurl, libxml2: ~0.3 GB of address space),
@@ -126,3 +126,29 @@ def test_stderr_over_10MB_is_never_cut_silently(cdata, server, make_gahp, tmp_pa
     server.cfg["stderr"] = "short\n"
     assert c.fetch("j", str(iwd), "err.txt", "ALL")[0] == "NULL"
     assert err.read_text() == "short\n"
+
+
+def hwm_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.skipif(is_asan_build(), reason="ASan's quarantine keeps freed memory resident")
+def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
+    """A 300,000-job query_batch2 reply (21 MB) is read as a stream: peak
+    RSS grows by a small multiple of the reply (buffer, job list, result
+    line), not by the ~14x a libxml2 tree costs."""
+    body = query_batch2_reply(300000)
+    g = make_gahp(SMALL)
+    c = Client(g, server.url)
+    assert c.call("BOINC_PING") == ["NULL"]
+    before = hwm_kb(g.proc.pid)
+    server.cfg["post"] = lambda req: body
+    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=300)
+    assert toks[0] == "NULL" and toks[2] == "300000", toks[:3]
+    grew = (hwm_kb(g.proc.pid) - before) * 1024
+    assert grew < 6 * len(body), "peak RSS grew by %.1f MB for a %.1f MB reply" % (
+        grew / 1e6, len(body) / 1e6)
