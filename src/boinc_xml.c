@@ -708,6 +708,33 @@ static void count_complaint(void *arg, xmlErrorPtr error)
     ((batch2_stream *)arg)->complaints++;
 }
 
+/* Is s[0..len) valid UTF-8 without NUL bytes?  libxml2 recovers from bad
+ * bytes differently in its reader and its tree parser (the reader
+ * re-decodes the rest as ISO-8859-1, without a complaint): such replies
+ * go to the tree parser, whose reading the code has always had. */
+static int plain_utf8(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2
+                 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        if (c == 0 || n == 0 || n > len - i || (n == 2 && c < 0xC2))
+            return 0;
+        unsigned long cp = n == 1 ? c : c & (0x7F >> n);
+        for (size_t k = 1; k < n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
 /* Occurrences of "<job" in the text: an upper bound of the <job>s. */
 static size_t count_job_tags(const char *text, size_t len)
 {
@@ -811,7 +838,8 @@ int boinc_parse_query_batch2_stream(const char *body, size_t len,
                                     size_t nbatches, boinc_query_result *out)
 {
     memset(out, 0, sizeof *out);
-    if (len > INT_MAX || has_bare_amp(body, len))
+    if (len > INT_MAX || has_bare_amp(body, len) ||
+        !plain_utf8((const unsigned char *)body, len))
         return BATCH2_IRREGULAR;
     out->batches = calloc(nbatches ? nbatches : 1, sizeof *out->batches);
     if (out->batches == NULL)
