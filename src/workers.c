@@ -38,7 +38,7 @@ typedef struct {
     exec_ctx ctx;
     pthread_t thread;
     int started;
-    const char *running_project;    /* URL of the request running, or NULL
+    const gahp_request *running;    /* the request running, or NULL
                                        (guarded by workers.mu) */
 } worker;
 
@@ -52,6 +52,7 @@ struct workers {
     size_t nworkers;
     worker *ws;
     size_t project_cap;             /* running requests per project */
+    const gahp_request **blocked;   /* scratch of take_eligible (nworkers) */
 
     pthread_mutex_t cmu;            /* completion list */
     pthread_cond_t ccv;
@@ -273,31 +274,56 @@ static void run_one(worker *wk, gahp_request *req)
     push_completion(wk->pool, c);
 }
 
-/* How many workers run a request of project url now (under w->mu). */
-static size_t running_for(const workers *w, const char *url)
+/* Do a and b go to the same project?  The journal's project id when both
+ * have one (cheap), else the URL. */
+static int same_project(const gahp_request *a, const gahp_request *b)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < w->nworkers; i++)
-        if (w->ws[i].running_project != NULL &&
-            strcmp(w->ws[i].running_project, url) == 0)
-            n++;
-    return n;
+    if (a->project_id > 0 && b->project_id > 0)
+        return a->project_id == b->project_id;
+    return a->project_url != NULL && b->project_url != NULL &&
+           strcmp(a->project_url, b->project_url) == 0;
+}
+
+/* The projects that have project_cap requests running now, one request
+ * standing for each, into w->blocked; returns their number (under w->mu).
+ * O(workers^2), and there are few workers. */
+static size_t find_blocked(workers *w)
+{
+    size_t nblocked = 0;
+    for (size_t i = 0; i < w->nworkers; i++) {
+        const gahp_request *r = w->ws[i].running;
+        if (r == NULL || r->project_url == NULL)
+            continue;
+        size_t known = 0, running = 0;
+        for (size_t k = 0; k < nblocked && !known; k++)
+            known = same_project(w->blocked[k], r);
+        for (size_t k = 0; !known && k < w->nworkers; k++)
+            running += w->ws[k].running != NULL &&
+                       same_project(w->ws[k].running, r);
+        if (!known && running >= w->project_cap)
+            w->blocked[nblocked++] = r;
+    }
+    return nblocked;
 }
 
 /*
  * Unlink and return the oldest queued request whose project is below its
  * cap, or NULL (under w->mu).  The cap keeps one stalled project from
  * holding every worker while requests of healthy projects wait behind it
- * (issue 10 #10); requests without a project are never held back.  The
- * queue is short in practice (HTCondor sends a few hundred requests at
- * most), so a linear scan is fine.
+ * (issue 10 #10); requests without a project are never held back.  Cost:
+ * one pass over the queue comparing with the (at most workers / cap)
+ * projects at their cap.
  */
 static work_item *take_eligible(workers *w)
 {
+    size_t nblocked = w->head != NULL ? find_blocked(w) : 0;
     work_item *prev = NULL;
     for (work_item *it = w->head; it != NULL; prev = it, it = it->next) {
-        const char *url = it->req->project_url;
-        if (url != NULL && running_for(w, url) >= w->project_cap)
+        int held = 0;
+        for (size_t k = 0; k < nblocked && !held; k++)
+            held = it->req->project_url != NULL &&
+                   same_project(w->blocked[k], it->req);
+        if (held)
             continue;
         if (prev != NULL)
             prev->next = it->next;
@@ -324,16 +350,18 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&w->mu);
             break;      /* it is NULL: a taken item always breaks the loop */
         }
-        wk->running_project = it->req->project_url;
+        wk->running = it->req;
         pthread_mutex_unlock(&w->mu);
 
         run_one(wk, it->req);
         pthread_mutex_lock(&w->mu);
-        wk->running_project = NULL;
+        wk->running = NULL;
         w->busy--;
-        /* A slot of this project is free: a worker waiting only because
-         * of the cap may now take a queued request. */
-        pthread_cond_broadcast(&w->cv);
+        /* A slot of this project is free.  This worker looks for work
+         * itself next; wake one more in case the cap held back a request
+         * it will not take. */
+        if (w->head != NULL)
+            pthread_cond_signal(&w->cv);
         pthread_mutex_unlock(&w->mu);
         gahp_request_free(it->req);
         free(it);
@@ -425,7 +453,8 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     if (w->project_cap < 1)
         w->project_cap = 1;
     w->ws = calloc(w->nworkers, sizeof *w->ws);
-    if (w->ws == NULL)
+    w->blocked = calloc(w->nworkers, sizeof *w->blocked);
+    if (w->ws == NULL || w->blocked == NULL)
         goto failed;
     if ((w->cj = journal_connect(primary, err)) == NULL)
         goto failed;
