@@ -91,3 +91,26 @@ def test_recovery_reconnects_with_the_stored_password(server, make_gahp, journal
     assert line.split(" ")[1] == "NULL", line
     want = "Basic " + base64.b64encode(("alice:" + PASSWORD).encode()).decode()
     assert server.srv.auths == [want, want]
+
+
+def test_older_journal_rows_are_masked_by_the_migration(make_gahp, journal):
+    """Projects recorded before migration 0006 get the same split."""
+    import os
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    db = sqlite3.connect(journal)
+    for name in ("0001_core.sql", "0002_recovery.sql"):
+        with open(os.path.join(repo, "migrations", name)) as f:
+            db.executescript(f.read())
+    db.execute("PRAGMA user_version = 2")
+    db.execute("INSERT INTO projects (url, authenticator, first_used_at) VALUES"
+               " ('http://alice:%s@127.0.0.1:9/p/', 'a', 1),"
+               " ('http://127.0.0.1:9/q/', 'b', 1)" % PASSWORD)
+    db.commit()
+    db.close()
+    os.chmod(journal, 0o600)
+    g = make_gahp()
+    g.quit()
+    db = sqlite3.connect(journal)
+    rows = db.execute("SELECT url, url_password FROM projects ORDER BY id").fetchall()
+    db.close()
+    assert rows == [("http://alice:***@127.0.0.1:9/p/", PASSWORD), ("http://127.0.0.1:9/q/", None)]
