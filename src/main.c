@@ -115,6 +115,7 @@ int main(int argc, char **argv)
     }
     log_info("boinc_gahp %s started (session %lld, journal %s, %d workers)",
              GAHP_VERSION_NUMBER, session_id, cfg.journal_path, cfg.workers);
+    log_info("configuration file: %s", cfg.config_file ? cfg.config_file : "none");
 
     int run_rc = protocol_banner(p) == 0 ? protocol_run(p) : -1;
 
