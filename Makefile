@@ -24,7 +24,8 @@ TEST_PKGS := cmocka
 # Debian packages needed to build and test; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libsqlite3-dev libcurl4-openssl-dev \
             libxml2-dev libssl-dev libzip-dev libmicrohttpd-dev libcmocka-dev \
-            python3 python3-pytest sqlite3 zip unzip ca-certificates
+            python3 python3-pytest sqlite3 zip unzip ca-certificates \
+            debhelper dpkg-dev fakeroot lintian man-db groff-base
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 CSTD   := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
@@ -126,5 +127,8 @@ bench: all
 
 clean:
 	rm -rf build build-asan
+
+# make install / uninstall / install-emulator, man pages, make deb / lint-deb
+include mk/install.mk
 
 -include $(wildcard $(BUILD)/src/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d)
