@@ -259,3 +259,47 @@ def test_default_user_file_preselects_a_project(home, tmp_path, ping_server, no_
     finally:
         g.stdin.close()
         assert g.wait(timeout=30) == 0
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+@pytest.fixture(scope="module")
+def relocated_gahp(tmp_path_factory):
+    """A build of the same sources whose system-wide file is in a temp dir
+    (GAHP_SYSTEM_CONFIG), so the last step of the search can be tested
+    without touching /etc."""
+    tmp = tmp_path_factory.mktemp("sysconf")
+    system = tmp / "etc" / "boinc_gahp.conf"
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    p = subprocess.run(["make", "-C", REPO, "-j2", "--no-print-directory", "BUILD=%s" % (tmp / "b"),
+                        "OPT=-O0 -g -DGAHP_SYSTEM_CONFIG='\"%s\"'" % system,
+                        str(tmp / "b" / "boinc_gahp")], capture_output=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr.decode()[-3000:]
+    return str(tmp / "b" / "boinc_gahp"), system
+
+
+def test_system_wide_file_is_the_last_resort(home, tmp_path, relocated_gahp):
+    binary, system = relocated_gahp
+    log = tmp_path / "g.log"
+
+    def workers_and_file(env=None):
+        if log.exists():
+            log.unlink()
+        e = clean_env(home, dict(env or {}, BOINC_GAHP_LOG_FILE=str(log)))
+        p = subprocess.run([binary], input=b"", capture_output=True, env=e, timeout=60)
+        assert p.returncode == 0, p.stderr
+        m = re.search(r"(\d+) workers\)\n.*configuration file: (.*)\n", log.read_text())
+        return int(m.group(1)), m.group(2)
+
+    assert workers_and_file() == (8, "none")
+    write_conf(system, "workers = 9\n", mode=0o644)        # readable by all: no secret in it
+    assert workers_and_file() == (9, str(system))
+    assert workers_and_file({"BOINC_GAHP_WORKERS": "10"}) == (10, str(system))
+    user = write_conf(user_conf(home), "workers = 11\n")   # replaces it entirely
+    assert workers_and_file() == (11, str(user))
+    user.unlink()
+    write_conf(system, "project_url = http://127.0.0.1:9/x/\nauthenticator = k\n", mode=0o644)
+    e = clean_env(home)
+    p = subprocess.run([binary], input=b"", capture_output=True, env=e, timeout=60)
+    assert p.returncode == 2 and b"group/others" in p.stderr
