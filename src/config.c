@@ -228,7 +228,7 @@ static int config_file_line(gahp_config *cfg, char *line, const char *path,
     *eq = '\0';
     char *key = trim(s), *value = trim(eq + 1);
     if (strcmp(key, "project_url") == 0) {
-        boinc_error berr = { 0, 0, NULL };
+        boinc_error berr = { 0 };
         char *url = boinc_normalize_url(value, &berr);
         if (url == NULL) {
             fprintf(err, "boinc_gahp: %s:%d: bad project_url: %s\n", path,

@@ -44,10 +44,42 @@ char *exec_boinc_error(const char *step, const boinc_error *err)
     return tok;
 }
 
+void exec_err_clear(exec_err *e)
+{
+    free(e->msg);
+    e->msg = NULL;
+    e->code = EXEC_OK;
+}
+
+void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail)
+{
+    exec_err_clear(e);
+    e->code = code;
+    e->msg = str_printf("%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+}
+
+void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err)
+{
+    exec_err_clear(e);
+    e->code = err->code == BOINC_E_NOMEM ? EXEC_E_NOMEM : EXEC_E_RPC;
+    int has_msg = err->msg != NULL && err->msg[0] != '\0';
+    e->msg = str_printf("%s failed: %s%s%s", what, boinc_code_name(err->code),
+                        has_msg ? ": " : "", has_msg ? err->msg : "");
+}
+
+char *exec_err_result(exec_err *e)
+{
+    /* A failure whose message could not be formed still answers with an
+     * error, never with success. */
+    char *tok = gahp_escape(e->msg != NULL ? e->msg : "out of memory");
+    exec_err_clear(e);
+    return tok;
+}
+
 static char *exec_ping(exec_ctx *ctx, const gahp_request *req)
 {
     boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     if (boinc_ping(ctx->client, &project, &err) == BOINC_OK) {
         boinc_error_clear(&err);
         return strdup("NULL");

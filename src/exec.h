@@ -28,6 +28,34 @@ typedef struct {
  */
 char *exec_request(exec_ctx *ctx, const gahp_request *req);
 
+/*
+ * The executors' one error convention: a code saying what kind of failure
+ * it was, and the message the client gets (unescaped, one line).  An
+ * executor fills one exec_err and turns it into its result tail with
+ * exec_err_result().
+ */
+typedef enum {
+    EXEC_OK = 0,
+    EXEC_E_NOMEM,       /* out of memory */
+    EXEC_E_REFUSED,     /* the request cannot be carried out as given */
+    EXEC_E_LOCAL,       /* a local file could not be read or written */
+    EXEC_E_JOURNAL,     /* the journal could not be read or written */
+    EXEC_E_RPC          /* a BOINC RPC failed (message from boinc.c) */
+} exec_code;
+
+typedef struct {
+    exec_code code;
+    char *msg;          /* malloc'd; NULL with a code set = out of memory */
+} exec_err;
+
+/* Set *e to code and "<what>: <detail>" (detail may be NULL). */
+void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail);
+/* Set *e from a failed RPC: "<what> failed: <boinc code name>: <message>". */
+void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
+/* The escaped one-token result for *e (NULL on ENOMEM); *e is cleared. */
+char *exec_err_result(exec_err *e);
+void exec_err_clear(exec_err *e);
+
 /* Helpers for executors: one escaped error token "<step>: <detail>". */
 char *exec_error(const char *step, const char *detail);
 /* "<step> failed: <boinc code name>: <message>" as one escaped token. */

@@ -598,7 +598,7 @@ void protocol_results_ready(void *protocol_ptr)
 
 int protocol_select_project(protocol *p, const char *url, const char *auth)
 {
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     char *norm = boinc_normalize_url(url, &err);
     if (norm == NULL) {
         log_warn("BOINC_SELECT_PROJECT: %s", err.msg ? err.msg : "bad URL");

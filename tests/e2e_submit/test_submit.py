@@ -45,7 +45,7 @@ def test_result_tokens_and_journal_state(client, emulator, inputs, journal):
     assert client.wait(rid) == ["NULL"]
     db = sqlite3.connect(journal)
     step, sid, njobs = db.execute(
-        "SELECT step, server_batch_id, njobs FROM batches WHERE name='jb'").fetchone()
+        "SELECT step, server_batch_id, njobs FROM audit_batches WHERE name='jb'").fetchone()
     assert step == "submitted" and sid > 0 and njobs == 1
     assert [r[0] for r in db.execute("SELECT name FROM jobs")] == ["jb#0"]
     files = db.execute("SELECT phys_name, state FROM batch_files").fetchall()
