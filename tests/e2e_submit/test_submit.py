@@ -320,3 +320,40 @@ def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, 
     cnt = emulator.counters()
     assert cnt["batches_by_name"] == {"lateb": 1}
     assert cnt["rpc"]["create_batch"] == 1
+
+
+def test_out_of_memory_reading_the_create_batch_reply_never_creates_a_second_batch(
+        make_client, emulator, inputs):
+    """The server created the batch, then memory ran out while the reply was
+    buffered (test fault point): the outcome is unknown, not "refused", so
+    the batch is found with query_batches and adopted - never created again."""
+    a = inputs("a.txt", b"oom\n")
+    c = make_client(env={"BOINC_GAHP_TEST_FAULT_AT": "reply_nomem.create_batch"})
+    assert c.call("BOINC_SUBMIT", "oom", "uppercase", 1, "oom#0", 0, 1, a, "in") == ["NULL"]
+    # a re-issue is answered from the journal
+    assert c.call("BOINC_SUBMIT", "oom", "uppercase", 1, "oom#0", 0, 1, a, "in") == ["NULL"]
+    counters = emulator.counters()
+    assert counters["rpc"]["create_batch"] == 1
+    assert counters["batches_by_name"] == {"oom": 1}
+    assert counters["jobs_by_name"] == {"oom#0": 1}
+    c.gahp.quit()
+    assert "create_batch outcome unknown" in c.gahp.stderr_text()
+
+
+def test_waiter_never_reports_success_when_the_owner_left_no_result(
+        make_client, emulator, inputs):
+    """Two identical submits at once: the second attaches to the running
+    first.  The first fails (the app does not exist) and its result is lost
+    (test fault point: no memory to copy it).  The waiter must not report
+    success: it answers from the journal, which says failed."""
+    a = inputs("a.txt", b"w\n")
+    emulator.fault("get_templates", "delay", count=1, delay_ms=1500)
+    c = make_client(args=("--retry-budget", "5", "--workers", "4"),
+                    env={"BOINC_GAHP_TEST_FAULT_AT": "nomem.submit_result"})
+    toks = ("wt", "no_such_app", 1, "wt#0", 0, 1, a, "in")
+    first = c.start("BOINC_SUBMIT", *toks)
+    second = c.start("BOINC_SUBMIT", *toks)
+    results = {first: c.wait(first), second: c.wait(second)}
+    assert all(r != ["NULL"] for r in results.values()), results
+    assert any("get_templates" in " ".join(r) for r in results.values()), results
+    assert emulator.counters()["batches_by_name"] == {}
