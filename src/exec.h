@@ -1,9 +1,8 @@
 /*
- * exec.h - the single dispatch point that runs one journaled request.
- *
- * A worker thread calls exec_request() with its own context.  Each command
- * has its own executor behind it (BOINC_PING here in exec.c; the others
- * are added as src/exec_<command>.c files).
+ * exec.h - what the executors share: the context a worker runs a request
+ * in, and the one error convention.  Each command's executor is in its
+ * own src/exec_<command>.c file, named by its row in command_table.c;
+ * dispatch.h runs a request.
  */
 #ifndef BOINC_GAHP_EXEC_H
 #define BOINC_GAHP_EXEC_H
@@ -20,13 +19,6 @@ typedef struct {
     int worker_index;
     long long session_id;       /* 0 until main sets it */
 } exec_ctx;
-
-/*
- * Run one request; return the malloc'd result tail: everything after
- * "<id> ", already escaped, with exactly the token count the client
- * expects (e.g. "NULL" or one escaped error token).  NULL only on ENOMEM.
- */
-char *exec_request(exec_ctx *ctx, const gahp_request *req);
 
 /*
  * The executors' one error convention: a code saying what kind of failure

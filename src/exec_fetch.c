@@ -15,7 +15,7 @@
 
 #include "log.h"
 #include "outputs.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 #include "testpoint.h"
 

@@ -1,5 +1,5 @@
 /*
- * exec_manage.c - BOINC_ABORT_JOBS (abort_jobs), BOINC_RETIRE_BATCH
+ * exec_manage.c - BOINC_PING (ping), BOINC_ABORT_JOBS (abort_jobs), BOINC_RETIRE_BATCH
  * (retire_batch by name) and BOINC_SET_LEASE (set_expire_time by name).
  * Each answers "NULL" or one error token; retire and lease are also
  * written to the journal's batches row when the journal knows the batch.
@@ -18,6 +18,13 @@ static char *rpc_tail(int rc, const char *step, boinc_error *err)
     char *tail = rc == BOINC_OK ? strdup("NULL") : exec_boinc_error(step, err);
     boinc_error_clear(err);
     return tail;
+}
+
+char *exec_ping(exec_ctx *ctx, const gahp_request *req)
+{
+    boinc_project project = { req->project_url, req->authenticator };
+    boinc_error err = { 0 };
+    return rpc_tail(boinc_ping(ctx->client, &project, &err), "ping", &err);
 }
 
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req)

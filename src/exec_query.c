@@ -8,7 +8,7 @@
 
 #include "journal_jobs.h"
 #include "log.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 
 #include <stdlib.h>

@@ -24,7 +24,7 @@
 
 #include "files.h"
 #include "log.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 #include "submit_batch_steps.h"
 #include "submit_files.h"

@@ -4,7 +4,7 @@
  */
 #include "submit_run.h"
 
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 
 #include <stdarg.h>

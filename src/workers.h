@@ -60,10 +60,12 @@ size_t workers_busy(workers *w);
 /*
  * Stop: idle workers exit, the committer commits what is already finished
  * and exits.  Does NOT wait for workers blocked in network I/O (QUIT must
- * be prompt); their requests stay unfinished in the journal.  The pool
- * memory is deliberately not freed when workers are still running; the
- * process exits right after.
+ * be prompt); their requests stay unfinished in the journal.  Returns the
+ * number of workers still executing: 0 = every thread has been joined and
+ * the pool freed; otherwise the pool is left alone, and the caller must
+ * keep the journal (and its lock) open and leave with _exit, because those
+ * workers may still write to the journal until the process ends.
  */
-void workers_shutdown(workers *w);
+size_t workers_shutdown(workers *w);
 
 #endif

@@ -357,3 +357,28 @@ def test_waiter_never_reports_success_when_the_owner_left_no_result(
     assert all(r != ["NULL"] for r in results.values()), results
     assert any("get_templates" in " ".join(r) for r in results.values()), results
     assert emulator.counters()["batches_by_name"] == {}
+
+
+def test_trailing_field_that_is_not_a_number_is_an_error_result_not_E(client, emulator, inputs):
+    """Users write +rsc_memory_bound = "2GB"; the grid manager passes the
+    attribute as is.  The line is well framed: S, then an error result that
+    names the field and the value (the job is held with a reason the user
+    can act on), and nothing is created on the server."""
+    a = inputs("a.txt", b"x\n")
+    rid = client.submit("gb", "uppercase", [("gb#0", [], [(a, "in")])],
+                        params=["NULL", "NULL", '"2GB"', "NULL", "NULL", "NULL"])
+    assert client.wait(rid) == ['rsc_memory_bound "2GB" is not a number']
+    rid = client.submit("gb2", "uppercase", [("gb2#0", [], [(a, "in")])],
+                        params=["1e12", "NULL", "NULL", "2GB", "NULL", "NULL"])
+    assert client.wait(rid) == ["rsc_disk_bound 2GB is not a number"]
+    assert emulator.counters()["batches_by_name"] == {}
+
+
+def test_raw_tab_in_an_argument_is_an_ordinary_byte(client, emulator, inputs):
+    """HTCondor does not escape TAB: it reaches the GAHP raw inside a token
+    and is part of the argument, not a reason for E."""
+    a = inputs("a.txt", b"tab\n")
+    line = "BOINC_SUBMIT 900 tb uppercase 1 tb#0 1 x\ty 1 %s in" % a.replace(" ", "\\ ")
+    assert client.gahp.command(line) == "S"
+    assert client.wait(900) == ["NULL"]
+    assert emulator.counters()["jobs_by_name"] == {"tb#0": 1}
