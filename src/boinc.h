@@ -18,8 +18,9 @@
  * backoff on transport errors and HTTP 5xx, within opts.retry_budget_ms.
  * Requests with side effects that a repeat would duplicate or that a real
  * server rejects on repeat (create_batch, submit_batch, upload_files,
- * query_files WITH a batch id) are sent exactly once; on a failure with err->reached set
- * their outcome is unknown and the caller resolves it (doc/recovery.md).
+ * query_files WITH a batch id) are sent exactly once; on a failure with
+ * err->reached set their outcome is unknown and the caller resolves it
+ * with a safe query (doc/recovery.md).
  */
 #ifndef BOINC_GAHP_BOINC_H
 #define BOINC_GAHP_BOINC_H

@@ -166,6 +166,9 @@ static int run_steps(submit_run *r)
                         "a batch needs at least one job");
     if (run_state(r) == BATCH_SUBMITTED)
         return 0;
+    if (r->batch.state != BATCH_NEW)
+        log_info("submit %s: resuming at state %s", r->s->batch,
+                 batch_state_name(run_state(r)));
     /* Hashing is cheap when the cache holds every file (no reads) and gives
      * the per-job physical names, so it runs on every attempt. */
     if (submit_plan_inputs(r, &nread) != 0)

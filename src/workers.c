@@ -39,14 +39,14 @@ typedef struct {
     exec_ctx ctx;
     pthread_t thread;
     int started;
-    int executing;              /* inside exec_request (guarded by pool mu) */
+    int executing;              /* inside dispatch_request (guarded by pool mu) */
+    int busy_at_stop;           /* executing when shutdown began */
 } worker;
 
 struct workers {
     pthread_mutex_t mu;             /* work queue */
     pthread_cond_t cv;
     work_item *head, *tail;
-    size_t busy;                    /* queued + executing */
     int stopping;
 
     size_t nworkers;
@@ -296,7 +296,6 @@ static void *worker_main(void *arg)
         free(it);
         pthread_mutex_lock(&w->mu);
         wk->executing = 0;
-        w->busy--;
         pthread_mutex_unlock(&w->mu);
     }
     return NULL;
@@ -319,7 +318,6 @@ void workers_submit(workers *w, gahp_request *req)
     else
         w->head = it;
     w->tail = it;
-    w->busy++;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -330,14 +328,6 @@ void workers_set_session(workers *w, long long session_id)
     for (size_t i = 0; i < w->nworkers; i++)
         w->ws[i].ctx.session_id = session_id;
     pthread_mutex_unlock(&w->mu);
-}
-
-size_t workers_busy(workers *w)
-{
-    pthread_mutex_lock(&w->mu);
-    size_t n = w->busy;
-    pthread_mutex_unlock(&w->mu);
-    return n;
 }
 
 static int init_worker(workers *w, worker *wk, int index,
@@ -440,8 +430,12 @@ size_t workers_shutdown(workers *w)
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
     pthread_cond_broadcast(&w->cv);
-    for (size_t i = 0; i < w->nworkers; i++)
+    /* Snapshot: a worker not executing now cannot start (stopping is set)
+     * and leaves its loop at once; one executing now may take long. */
+    for (size_t i = 0; i < w->nworkers; i++) {
+        w->ws[i].busy_at_stop = w->ws[i].executing;
         executing += w->ws[i].executing;
+    }
     pthread_mutex_unlock(&w->mu);
     pthread_mutex_lock(&w->cmu);
     w->cstop = 1;
@@ -451,6 +445,14 @@ size_t workers_shutdown(workers *w)
         pthread_join(w->committer, NULL);
     journal_close(w->cj);
     w->cj = NULL;
+    for (size_t i = 0; i < w->nworkers; i++) {
+        if (!w->ws[i].started)
+            continue;
+        if (w->ws[i].busy_at_stop)
+            pthread_detach(w->ws[i].thread);    /* never waited for */
+        else
+            pthread_join(w->ws[i].thread, NULL);
+    }
     if (executing > 0) {
         /* Workers busy in network I/O are not waited for (QUIT is prompt);
          * the caller keeps the journal lock and leaves with _exit, so
@@ -459,11 +461,6 @@ size_t workers_shutdown(workers *w)
                  "unfinished in the journal", executing);
         return executing;
     }
-    /* No worker is executing and none can start (stopping is set): each
-     * one leaves its loop at once. */
-    for (size_t i = 0; i < w->nworkers; i++)
-        if (w->ws[i].started)
-            pthread_join(w->ws[i].thread, NULL);
     free_pool(w);
     return 0;
 }

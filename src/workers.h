@@ -3,7 +3,7 @@
  * queue of completed results.
  *
  *   reader --workers_submit--> work queue (unbounded list) --> N workers
- *   worker: exec_request() --> completion list --> committer thread
+ *   worker: dispatch_request() --> completion list --> committer thread
  *   committer: ONE transaction for every completion waiting (group commit)
  *              --> results list (completion order) --> notify callback
  *   reader (RESULTS): workers_take_results() --> write, flush --> delivered
@@ -53,9 +53,6 @@ int workers_add_result(workers *w, long long request_row, long client_id,
 gahp_result *workers_take_results(workers *w, size_t *n);
 int workers_has_results(workers *w);
 void workers_results_free(gahp_result *r);
-
-/* Number of requests queued or executing (for tests and logs). */
-size_t workers_busy(workers *w);
 
 /*
  * Stop: idle workers exit, the committer commits what is already finished

@@ -293,7 +293,9 @@ def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, input
     """Replies slower than --http-timeout: safe requests are retried within
     the retry budget, then the request ends with one error token; the
     server keeps answering other requests meanwhile."""
-    c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"))
+    # real pauses: the delayed submit_batch must finish while the GAHP waits
+    c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"),
+                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
     emulator.fault("ping", "delay", count=100, delay_ms=3000)
     rid = c.start("BOINC_PING")
     assert c.gahp.command("VERSION").startswith("S $GahpVersion")   # not blocked
@@ -313,7 +315,9 @@ def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, 
     """create_batch times out on the client while the server is still
     working on it: the GAHP looks again after a pause and adopts the batch
     instead of creating a second one with the same name."""
-    c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"))
+    # real pauses: the server really is still working on the lost request
+    c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"),
+                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
     a = inputs("late.txt", b"late create\n")
     emulator.fault("create_batch", "delay", count=1, delay_ms=2500)
     assert c.call("BOINC_SUBMIT", "lateb", "uppercase", 1, "lateb#0", 0, 1, a, "in") == ["NULL"]
