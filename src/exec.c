@@ -11,34 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *exec_error(const char *step, const char *detail)
-{
-    strbuf raw = STRBUF_INIT;
-    if (strbuf_printf(&raw, "%s%s%s", step, detail ? ": " : "",
-                      detail ? detail : "") != 0) {
-        strbuf_free(&raw);
-        return NULL;
-    }
-    char *tok = gahp_escape(raw.data);
-    strbuf_free(&raw);
-    return tok;
-}
-
-char *exec_boinc_error(const char *step, const boinc_error *err)
-{
-    strbuf raw = STRBUF_INIT;
-    int rc = strbuf_printf(&raw, "%s failed: %s", step, boinc_code_name(err->code));
-    if (rc == 0 && err->msg != NULL && err->msg[0] != '\0')
-        rc = strbuf_printf(&raw, ": %s", err->msg);
-    if (rc != 0) {
-        strbuf_free(&raw);
-        return NULL;
-    }
-    char *tok = gahp_escape(raw.data);
-    strbuf_free(&raw);
-    return tok;
-}
-
 void exec_err_clear(exec_err *e)
 {
     free(e->msg);
@@ -69,4 +41,19 @@ char *exec_err_result(exec_err *e)
     char *tok = gahp_escape(e->msg != NULL ? e->msg : "out of memory");
     exec_err_clear(e);
     return tok;
+}
+
+/* The shorthands build the same exec_err and turn it into the token. */
+char *exec_error(const char *step, const char *detail)
+{
+    exec_err e = { 0 };
+    exec_err_set(&e, EXEC_E_REFUSED, step, detail);
+    return e.msg != NULL ? exec_err_result(&e) : NULL;
+}
+
+char *exec_boinc_error(const char *step, const boinc_error *err)
+{
+    exec_err e = { 0 };
+    exec_err_boinc(&e, step, err);
+    return e.msg != NULL ? exec_err_result(&e) : NULL;
 }

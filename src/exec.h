@@ -48,7 +48,9 @@ void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
 char *exec_err_result(exec_err *e);
 void exec_err_clear(exec_err *e);
 
-/* Helpers for executors: one escaped error token "<step>: <detail>". */
+/* Shorthands of the same convention: one escaped error token
+ * "<step>: <detail>" (exec_err_set) or "<step> failed: <class>: <message>"
+ * (exec_err_boinc); NULL on ENOMEM. */
 char *exec_error(const char *step, const char *detail);
 /* "<step> failed: <boinc code name>: <message>" as one escaped token. */
 char *exec_boinc_error(const char *step, const boinc_error *err);
