@@ -220,7 +220,7 @@ static char *read_secret_file(const char *path, const char *src, FILE *err)
 
 static int set_project_url(char **dst, const char *value, const char *src, FILE *err)
 {
-    boinc_error berr = { 0, 0, NULL };
+    boinc_error berr = { 0 };
     char *url = boinc_normalize_url(value, &berr);
     if (url == NULL) {
         fprintf(err, "boinc_gahp: %s: bad project URL: %s\n", src,
