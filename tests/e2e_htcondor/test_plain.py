@@ -1,0 +1,128 @@
+"""The simulated HTCondor grid manager's ordinary paths against the real
+boinc_gahp and boinc_emu: handshake, ids, submit -> DONE -> fetch ->
+retire, leases, aborts, two resources, CONDOR_VERSION."""
+import pathlib
+
+import pytest
+
+from gridmanager_sim import COMPLETED, REMOVED, LEASE_DURATION
+from sim_invariants import check_invariants
+
+
+def test_plain_submit_done_fetch_retire(make_gm, add_jobs, emulator):
+    gm = make_gm(seed=3)
+    add_jobs(gm, 4)
+    gm.run(max_processes=1)
+    check_invariants(gm, emulator)
+    assert len(gm.processes) == 1
+    # the batch was retired by its last job, on the server too
+    (batch,) = emulator.state()["batches"]
+    assert gm.retired == [batch["name"]] and batch["retired"]
+    assert batch["name"].startswith("condor#sim-schedd@127.0.0.1#uppercase#")
+
+
+def test_ids_start_at_2_in_every_process(make_gm, add_jobs, emulator):
+    """Ids restart at 2 in each grid-manager process; the GAHP accepts the
+    same ids again from the new process."""
+    gm = make_gm(seed=4)
+    add_jobs(gm, 3)
+    gm.stop_process_at_cycle = lambda n, cycle: n == 1 and cycle == 1
+    gm.run(max_processes=3)
+    check_invariants(gm, emulator)
+    assert len(gm.processes) == 2
+    assert [p.sent_ids[0] for p in gm.processes] == [2, 2]
+    assert gm.processes[0].banner.startswith("$GahpVersion:")
+
+
+def test_jobs_listed_in_a_different_order_per_process(make_gm, add_jobs, emulator):
+    """The simulator itself: a resubmit lists the same jobs in a new order
+    and takes the trailing fields from whichever job comes first."""
+    gm = make_gm(seed=5)
+    add_jobs(gm, 3, attrs={"rsc_fpops_est": "1e12"})
+    add_jobs(gm, 3, attrs={"rsc_fpops_est": "3e12", "delay_bound": "7200"})
+    gm.exit_before_submit = lambda n, name: n == 1
+    gm.run(max_processes=3)
+    check_invariants(gm, emulator)
+    # process 1 died before sending; process 2 found no batch and resubmitted
+    assert [s[0] for s in gm.submits] == [2]
+    assert any("no batch named" in " ".join(r[2]) for r in gm.results_log)
+
+
+@pytest.mark.needs_fix("A: CONDOR_VERSION answers S <version>")
+def test_condor_version_two_tokens(make_gm, add_jobs, emulator):
+    """CONDOR_VERSION must be answered with exactly two tokens, S <version>."""
+    gm = make_gm()
+    add_jobs(gm, 1)
+    gm.run(max_processes=1)
+    reply = gm.processes[0].condor_version_reply
+    assert reply is not None, "CONDOR_VERSION not listed by COMMANDS"
+    assert len(reply) == 2 and reply[0] == "S" and reply[1], reply
+    check_invariants(gm, emulator)
+
+
+def test_leases_renewed_every_two_hours(make_gm, add_jobs, emulator):
+    gm = make_gm(seed=6)
+    add_jobs(gm, 2)
+    start = gm.now
+
+    # keep the jobs unfinished for a few polls: nothing runs until advance(60)
+    polls = []
+
+    def slow_hook(proc):
+        polls.append(gm.now)
+        gm.now += 2 * 3600
+        if len(polls) >= 3:
+            emulator.advance(60)
+    gm.poll_hook = slow_hook
+    gm.run(max_processes=1)
+    check_invariants(gm, emulator)
+    batch = gm.submits[0][1]
+    leases = [t for name, t in gm.leases if name == batch]
+    assert len(leases) >= 2, gm.leases
+    assert leases[0] == start + LEASE_DURATION
+    assert all(b - a >= 2 * 3600 for a, b in zip(leases, leases[1:])), leases
+
+
+def test_abort_of_a_removed_job(make_gm, add_jobs, emulator):
+    gm = make_gm(seed=7)
+    jobs = add_jobs(gm, 3)
+
+    def hook(proc):
+        if jobs[0].submitted and jobs[0].state not in (REMOVED, COMPLETED):
+            gm.remove(jobs[0])
+        else:
+            emulator.advance(60)
+    gm.poll_hook = hook
+    gm.run(max_processes=1)
+    assert gm.unexpected_exits == []
+    assert jobs[0].state == REMOVED
+    assert [j.state for j in jobs[1:]] == [COMPLETED, COMPLETED]
+    aborts = [w for w in gm.wire_log if w[1].startswith("BOINC_ABORT_JOBS")]
+    assert len(aborts) == 1 and aborts[0][1].endswith(jobs[0].remote_name)
+    server = emulator.job(jobs[0].remote_name)
+    assert server["error_mask"] != 0 or server["status"] != "DONE", server
+    assert gm.retired == [jobs[0].batch_name]
+
+
+def test_two_resources_select_project_and_ping_each(make_gm, add_jobs, emulator, tmp_path):
+    other = tmp_path / "home" / ".boinc" / "other.auth"
+    other.write_text(emulator.users()["other_user"] + " trailing words ignored\n")
+    gm = make_gm(seed=8)
+    add_jobs(gm, 2)
+    add_jobs(gm, 2, res=(emulator.url, str(other)))
+    gm.run(max_processes=1)
+    check_invariants(gm, emulator)
+    pings = [w for w in gm.wire_log if w[1].startswith("BOINC_PING")]
+    assert len(pings) == 2
+    assert len(emulator.state()["batches"]) == 2
+    assert len({b["user_id"] for b in emulator.state()["batches"]}) == 2
+
+
+def test_stdout_stderr_paths_with_all(make_gm, add_jobs, emulator):
+    """ALL 0 with an error file: the app's stderr is appended to it."""
+    gm = make_gm(seed=9)
+    jobs = add_jobs(gm, 1, error=None)
+    jobs[0].error = str(pathlib.Path(jobs[0].iwd) / "job.err")
+    gm.run(max_processes=1)
+    check_invariants(gm, emulator)
+    assert pathlib.Path(jobs[0].error).stat().st_size > 0
