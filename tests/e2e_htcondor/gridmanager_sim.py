@@ -355,6 +355,7 @@ class GridManagerProcess:
             raise ClientExit("EOF before the banner: start-up failed", expected=True)
         self.banner = banner
         self.handshake()
+        self.gm.on_gahp_ready(self)
 
     def handshake(self):
         reply = self.command("COMMANDS")
@@ -419,6 +420,7 @@ class GridManagerProcess:
                 self.gm.wire_log.append((self.number, line, reply))
                 raise ClientExit("Bad %s Request: %r" % (command, reply))
             self.sent_ids.append(rid)
+            self.gm.on_request_accepted(self, command, rid)
             self.gm.wire_log.append((self.number, line, reply))
             self.pending[rid] = Request(rid, command, line, on_result, on_timeout,
                                         time.monotonic() + self.gm.call_timeout)
@@ -878,6 +880,8 @@ class GridManager:
     Hooks a test may set (all optional):
       env_for_process(n) -> extra environment for process n's GAHP
       on_gahp_started(proc) -> called right after the GAHP is spawned
+      on_gahp_ready(proc) -> called after the start-up handshake
+      on_request_accepted(proc, command, rid) -> after each `S` to a BOINC command
       poll_hook(proc) -> called after each poll cycle (move the emulator's clock)
       stop_process_at_cycle(n, cycle) -> True ends process n there (the GAHP
           sees EOF on stdin), as a grid-manager restart does; also usable
@@ -914,6 +918,8 @@ class GridManager:
         self.last_orders = {}
         self.env_for_process = lambda n: {}
         self.on_gahp_started = lambda proc: None
+        self.on_gahp_ready = lambda proc: None
+        self.on_request_accepted = lambda proc, command, rid: None
         self.poll_hook = lambda proc: None
         self.stop_process_at_cycle = lambda n, cycle: False
         self.exit_before_submit = lambda n, batch_name: False
