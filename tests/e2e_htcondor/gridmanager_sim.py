@@ -1002,6 +1002,9 @@ class GridManager:
                 proc.run()
             except ClientExit as e:
                 self.exits.append((proc.number, e.reason, e.expected))
+            except SimulatorError as e:
+                self.gave_up = str(e)       # a hang the real client would sit in
+                return self
             finally:
                 if proc.wire is not None:
                     proc.wire.close()

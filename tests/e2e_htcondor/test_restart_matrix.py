@@ -7,9 +7,11 @@ batch name and sending BOINC_SUBMIT; each time the grid manager restarts
 output, nothing held, no batch or job twice, no unexpected client exit."""
 import random
 import threading
+import time
 
 import pytest
 
+from gridmanager_sim import ClientExit
 from sim_invariants import check_invariants
 
 SUBMIT_POINTS = [
@@ -152,3 +154,37 @@ def test_many_jobs_across_restarts(make_gm, add_jobs, emulator):
     check_invariants(gm, emulator)
     # the restarts really met unconfirmed batches and the early stop
     assert any("rest of the reply not read" in line for line in gm.log), gm.log[-20:]
+
+
+@pytest.mark.needs_fix("E2: status replies from the journal (the early-stopping loop "
+                       "drops the statuses of every batch after the first one it confirms)")
+def test_unconfirmed_batches_whose_jobs_finished_before_the_restart(make_gm, add_jobs,
+                                                                     emulator):
+    """Three batches submitted in one poll; the grid manager dies before it
+    reads any submit result, and every job finishes on the server while no
+    grid manager runs.  The next process finds three unconfirmed batches:
+    each reply confirms one and drops the rest, and a batch confirmed by a
+    partial query has its DONE statuses older than the remembered
+    server_time.  Every job must still be reported DONE and fetched."""
+    gm = make_gm(seed=505)
+    for app, upper in (("uppercase", True), ("failer", False), ("quorum2", True)):
+        add_jobs(gm, 3, app=app, upper=upper)
+    submits = []
+
+    def accepted(proc, command, rid):
+        if proc.number != 1 or command != "BOINC_SUBMIT":
+            return
+        submits.append(rid)
+        if len(submits) < 3:
+            return
+        end = time.monotonic() + 30
+        while time.monotonic() < end and len(emulator.counters()["jobs_by_name"]) < 9:
+            time.sleep(0.05)
+        time.sleep(0.3)                 # let the GAHP journal its last result
+        emulator.advance(120)           # every job finishes on the server
+        raise ClientExit("grid manager killed before reading the results", expected=True)
+    gm.on_request_accepted = accepted
+    gm.run(max_processes=4)
+    assert gm.exits[0][1].startswith("grid manager killed"), gm.exits
+    assert sum("rest of the reply not read" in line for line in gm.log) >= 2, gm.log
+    check_invariants(gm, emulator)
