@@ -398,6 +398,7 @@ class GridManagerProcess:
         if not reply[0].startswith("S"):
             raise ClientExit("Bad BOINC_SELECT_PROJECT Request: %r" % (reply,))
         self.current_resource = resource
+        self.gm.selects.append((self.number, resource))
 
     def request(self, resource, command, body, on_result, on_timeout=None):
         """Queue a BOINC command; body is a function id -> the line's tail
@@ -913,6 +914,7 @@ class GridManager:
         self.log, self.wire_log, self.results_log = [], [], []
         self.submits, self.queries, self.query_errors = [], [], []
         self.timeouts, self.leases, self.retired = [], [], []
+        self.selects = []
         self.done_seen = set()
         self.cycles = 0
         self.last_orders = {}

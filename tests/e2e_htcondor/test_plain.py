@@ -114,6 +114,9 @@ def test_two_resources_select_project_and_ping_each(make_gm, add_jobs, emulator,
     check_invariants(gm, emulator)
     pings = [w for w in gm.wire_log if w[1].startswith("BOINC_PING")]
     assert len(pings) == 2
+    # SELECT_PROJECT only when the resource changes, never twice in a row
+    assert len({r for _, r in gm.selects}) == 2
+    assert all(a != b for (_, a), (_, b) in zip(gm.selects, gm.selects[1:])), gm.selects
     assert len(emulator.state()["batches"]) == 2
     assert len({b["user_id"] for b in emulator.state()["batches"]}) == 2
 

@@ -188,3 +188,33 @@ def test_unconfirmed_batches_whose_jobs_finished_before_the_restart(make_gm, add
     assert gm.exits[0][1].startswith("grid manager killed"), gm.exits
     assert sum("rest of the reply not read" in line for line in gm.log) >= 2, gm.log
     check_invariants(gm, emulator)
+
+
+@pytest.mark.needs_fix("E2: same-second margin (min_mod_time passed verbatim loses a "
+                       "change made in the same second as the previous server_time)")
+def test_same_second_changes_on_a_real_clock(tmp_path, add_jobs):
+    """On the emulator's real clock, with polls a fraction of a second apart
+    (the real client polls every 60 s; the real server's clock makes the
+    same collision with seconds-apart events), a job that finishes in the
+    same whole second as the previous partial query's server_time has a
+    mod_time that is not greater than it: passed verbatim, it is never
+    reported DONE and the job hangs."""
+    from submit_client import emu_mod
+    from gridmanager_sim import GridManager
+    e = emu_mod.Emulator(tmp_path / "emu_real", clock="real", hosts=2)
+    e.start()
+    try:
+        auth = tmp_path / "home" / ".boinc" / "real.auth"
+        auth.parent.mkdir(parents=True, exist_ok=True)
+        auth.write_text(e.authenticator + "\n")
+        gm = GridManager(tmp_path / "journal.db", tmp_path / "home", seed=606, max_cycles=80)
+        gm.poll_hook = lambda proc: time.sleep(0.15)
+        for _ in range(3):
+            add_jobs(gm, 3, res=(e.url, str(auth)))
+            gm.run(max_processes=1)
+            if gm.gave_up:
+                break
+        assert any(q[1] != "0" for q in gm.queries), "no partial query was made"
+        check_invariants(gm, e)
+    finally:
+        e.stop()
