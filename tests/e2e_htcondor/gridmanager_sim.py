@@ -915,6 +915,7 @@ class GridManager:
         self.submits, self.queries, self.query_errors = [], [], []
         self.timeouts, self.leases, self.retired = [], [], []
         self.selects = []
+        self.submit_orders = []
         self.done_seen = set()
         self.cycles = 0
         self.last_orders = {}
@@ -980,6 +981,7 @@ class GridManager:
             if len(order) < 2 or self.last_orders.get(key) != [j.id for j in order]:
                 break
         self.last_orders[key] = [j.id for j in order]
+        self.submit_orders.append([j.id for j in order])
         return order
 
     def order_query_batches(self, proc, names):

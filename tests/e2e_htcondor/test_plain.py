@@ -34,18 +34,28 @@ def test_ids_start_at_2_in_every_process(make_gm, add_jobs, emulator):
     assert gm.processes[0].banner.startswith("$GahpVersion:")
 
 
-def test_jobs_listed_in_a_different_order_per_process(make_gm, add_jobs, emulator):
-    """The simulator itself: a resubmit lists the same jobs in a new order
-    and takes the trailing fields from whichever job comes first."""
+def test_submit_lists_jobs_shuffled_with_the_first_jobs_trailing_fields(make_gm, add_jobs,
+                                                                         emulator):
+    """The simulator's submit line, checked on the wire: each process lists
+    the same jobs in another order, job names go unescaped, and the six
+    trailing fields are those of whichever job comes first."""
     gm = make_gm(seed=5)
     add_jobs(gm, 3, attrs={"rsc_fpops_est": "1e12"})
     add_jobs(gm, 3, attrs={"rsc_fpops_est": "3e12", "delay_bound": "7200"})
-    gm.exit_before_submit = lambda n, name: n == 1
-    gm.run(max_processes=3)
+    gm.exit_before_submit = lambda n, name: n == 1    # process 1 dies before sending
+    gm.run(max_processes=4)
     check_invariants(gm, emulator)
-    # process 1 died before sending; process 2 found no batch and resubmitted
-    assert [s[0] for s in gm.submits] == [2]
-    assert any("no batch named" in " ".join(r[2]) for r in gm.results_log)
+    assert len(gm.processes) == 2
+    (line,) = [w[1] for w in gm.wire_log if w[1].startswith("BOINC_SUBMIT")]
+    tokens = line.split(" ")
+    assert tokens[4] == "6"
+    sent = [t.rsplit("#", 1)[1] for t in tokens if t.startswith(tokens[2] + "#")]
+    assert len(gm.submit_orders) == 2 and gm.submit_orders[1] == sent
+    assert gm.submit_orders[0] != gm.submit_orders[1]
+    first = tokens[5].rsplit("#", 1)[1]
+    attrs = {"1": ["1e12", "NULL", "NULL", "NULL", "NULL", "NULL"],
+             "2": ["3e12", "NULL", "NULL", "NULL", "7200", "NULL"]}[first.split(".")[0]]
+    assert tokens[-6:] == attrs, (first, tokens[-6:])
 
 
 @pytest.mark.needs_fix("A: CONDOR_VERSION answers S <version>")

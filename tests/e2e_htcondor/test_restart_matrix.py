@@ -69,6 +69,7 @@ def test_grid_manager_dies_before_sending_the_submit(make_gm, add_jobs, emulator
     gm.run(max_processes=4)
     check_invariants(gm, emulator)
     assert len(gm.submits) == 1 and gm.submits[0][0] == 2
+    assert any("no batch named" in " ".join(r[2]) for r in gm.results_log)
 
 
 @pytest.mark.parametrize("cycle", [0, 1])
