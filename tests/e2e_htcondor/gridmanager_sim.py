@@ -425,6 +425,7 @@ class GridManagerProcess:
             self.gm.wire_log.append((self.number, line, reply))
             self.pending[rid] = Request(rid, command, line, on_result, on_timeout,
                                         time.monotonic() + self.gm.call_timeout)
+            self.gm.max_in_flight = max(self.gm.max_in_flight, len(self.pending))
 
     def poll_results(self):
         reply = self.command("RESULTS")
@@ -467,6 +468,8 @@ class GridManagerProcess:
     def wait_quiet(self):
         """Serve R lines and RESULTS until nothing is in flight."""
         while self.pending or self.backlog or self.results_wanted:
+            if self.backlog and len(self.pending) < MAX_IN_FLIGHT:
+                self._send_backlog()        # requeued ("Threads limit reached")
             if self.results_wanted or \
                     time.monotonic() - self.last_results_poll >= self.gm.results_poll_interval:
                 self.poll_results()
@@ -916,6 +919,7 @@ class GridManager:
         self.timeouts, self.leases, self.retired = [], [], []
         self.selects = []
         self.submit_orders = []
+        self.max_in_flight = 0
         self.done_seen = set()
         self.cycles = 0
         self.last_orders = {}

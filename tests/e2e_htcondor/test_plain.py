@@ -139,3 +139,13 @@ def test_stdout_stderr_paths_with_all(make_gm, add_jobs, emulator):
     gm.run(max_processes=1)
     check_invariants(gm, emulator)
     assert pathlib.Path(jobs[0].error).stat().st_size > 0
+
+
+def test_more_done_jobs_than_requests_in_flight(make_gm, add_jobs, emulator):
+    """60 jobs finish together: the client keeps at most 50 fetches in
+    flight and sends the rest as results come back."""
+    gm = make_gm(seed=10)
+    add_jobs(gm, 60)
+    gm.run(max_processes=1)
+    check_invariants(gm, emulator)
+    assert gm.max_in_flight == 50
