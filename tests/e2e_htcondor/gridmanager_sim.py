@@ -228,7 +228,8 @@ class Job:
         self.state = IDLE
         self.hold_reason = None
         self.exit_status = None
-        self.removing = False
+        self.removing = False                    # condor_rm or condor_hold pending
+        self.user_hold = False                   # ... and it was condor_hold
 
     @property
     def id(self):
@@ -810,6 +811,14 @@ class GridManagerProcess:
             job.hold("BOINC_FETCH_OUTPUT timed out")
         self.request(job.resource, "BOINC_FETCH_OUTPUT", body, done, timeout)
 
+    def cancelled(self, job):
+        """After the abort of a removed or user-held job."""
+        job.removing = False
+        if job.user_hold:
+            job.hold("via condor_hold")     # leaves the batch, never retires it
+        else:
+            self.leave_batch(job, REMOVED)
+
     def leave_batch(self, job, state):
         """A job leaves its batch; the last one to leave retires it."""
         batch = self.job_batch(job)
@@ -832,21 +841,18 @@ class GridManagerProcess:
             if not job.removing or job.id in self.fetching:
                 continue
             if not job.submitted:
-                job.removing = False
-                self.leave_batch(job, REMOVED)
+                self.cancelled(job)
                 continue
             self.fetching.add(job.id)
 
             def done(result, job=job):
                 self._two_tokens("BOINC_ABORT_JOBS", result)
                 self.fetching.discard(job.id)
-                job.removing = False
-                self.leave_batch(job, REMOVED)
+                self.cancelled(job)
 
             def timeout(job=job):
                 self.fetching.discard(job.id)
-                job.removing = False
-                self.leave_batch(job, REMOVED)
+                self.cancelled(job)
             self.request(job.resource, "BOINC_ABORT_JOBS", client_escape(job.remote_name),
                          done, timeout)
 
@@ -962,7 +968,12 @@ class GridManager:
         return [j for j in self.jobs if not j.terminal]
 
     def remove(self, job):
+        """condor_rm: one BOINC_ABORT_JOBS, then the job leaves the queue."""
         job.removing = True
+
+    def hold_by_user(self, job):
+        """condor_hold: one BOINC_ABORT_JOBS, then the job is held."""
+        job.removing = job.user_hold = True
 
     def release(self, job):
         """condor_release: the job goes back to idle (a new batch if its

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from gridmanager_sim import COMPLETED, REMOVED, LEASE_DURATION
+from gridmanager_sim import COMPLETED, HELD, REMOVED, LEASE_DURATION
 from sim_invariants import check_invariants
 
 
@@ -149,3 +149,23 @@ def test_more_done_jobs_than_requests_in_flight(make_gm, add_jobs, emulator):
     gm.run(max_processes=1)
     check_invariants(gm, emulator)
     assert gm.max_in_flight == 50
+
+
+def test_user_hold_aborts_and_the_last_held_job_never_retires(make_gm, add_jobs, emulator):
+    """condor_hold of every job of a running batch: one BOINC_ABORT_JOBS per
+    job, the jobs held, and no retire (the last job to leave is held)."""
+    gm = make_gm(seed=12)
+    jobs = add_jobs(gm, 2)
+
+    def hook(proc):
+        for job in jobs:
+            if job.submitted and not job.terminal:
+                gm.hold_by_user(job)
+    gm.poll_hook = hook
+    gm.run(max_processes=1)
+    check_invariants(gm, emulator, allowed_holds=("via condor_hold",))
+    assert [j.state for j in jobs] == [HELD, HELD]
+    aborts = sorted(w[1].split(" ", 2)[2] for w in gm.wire_log
+                    if w[1].startswith("BOINC_ABORT_JOBS"))
+    assert aborts == sorted(j.remote_name for j in jobs)
+    assert gm.retired == [] and not emulator.state()["batches"][0]["retired"]
