@@ -42,9 +42,20 @@ REISSUE_FIX = pytest.mark.needs_fix(
                                    if p != "submit.submitted" else p
                                    for p in SUBMIT_POINTS])
 def test_sigkill_at_submit_step(point, make_gm, add_jobs, emulator):
+    """The restarted GAHP resumes the cut submit in the background; its
+    submit_batch is slowed (1.5 s) so that the new grid manager's first
+    query meets the batch missing or with 0 jobs and resubmits it, in
+    another job order, while the resumed submit is still running."""
     gm = make_gm(seed=11)
     two_clusters(gm, add_jobs)
-    crash_once(gm, point)
+
+    def env(n):
+        if n == 1:
+            return {"BOINC_GAHP_TEST_CRASH_AT": point}
+        if n == 2:
+            emulator.fault("submit_batch", "delay", delay_ms=1500)
+        return {}
+    gm.env_for_process = env
     gm.run(max_processes=6)
     assert gm.exits[0][1].startswith("GAHP exited"), gm.exits
     check_invariants(gm, emulator)
