@@ -446,7 +446,8 @@ class GridManagerProcess:
             self.log("result with a bad id ignored: %r" % (tokens,))
             return
         if rid in self.reserved:
-            self.reserved.discard(rid)
+            self.reserved.discard(rid)      # the late result of a timed-out request
+            self.gm.results_log.append((self.number, "(timed out)", tokens))
             return
         req = self.pending.pop(rid, None)
         if req is None:
