@@ -154,8 +154,13 @@ def test_many_jobs_across_restarts(make_gm, add_jobs, emulator):
         add_jobs(gm, 4, app=app, upper=upper, attrs={"rsc_fpops_est": "1e12"})
         add_jobs(gm, 4, app=app, upper=upper, attrs={"rsc_fpops_est": "2e12",
                                                       "delay_bound": "7200"})
-    gm.env_for_process = lambda n: ({"BOINC_GAHP_TEST_CRASH_AT": "submit.submitted:2"}
-                                    if n == 1 else {})
+    def env(n):
+        if n == 1:
+            return {"BOINC_GAHP_TEST_CRASH_AT": "submit.submitted:2"}
+        if n == 2:      # the resumed submits run while the new process queries
+            emulator.fault("submit_batch", "delay", count=3, delay_ms=1000)
+        return {}
+    gm.env_for_process = env
     timers = kill_at_random(gm, 404, {2})
     gm.stop_process_at_cycle = lambda n, c: n == 3 and c == 1
     try:
