@@ -25,7 +25,12 @@ def gahp_binary():
 
 def gahp_env(extra=None):
     """Environment with every proxy pointing at a dead loopback port."""
-    env = dict(os.environ)
+    # Settings of the machine the tests run on must not leak in: drop the
+    # caller's BOINC_GAHP_* settings (test-only hooks stay) and name an empty configuration file,
+    # so neither ~/.config/boinc_gahp nor /etc/boinc_gahp is read.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BOINC_GAHP_") or k.startswith("BOINC_GAHP_TEST_")}
+    env["BOINC_GAHP_CONFIG"] = "/dev/null"
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
         env[k] = DEAD_PROXY
     env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1"
