@@ -777,7 +777,7 @@ static int stream_job(batch2_stream *bs, xmlNode *n)
     if (b == NULL || bs->filled == b->njobs || bs->jobs_left == 0)
         return BATCH2_IRREGULAR;
     bs->jobs_left--;
-    boinc_error ignored = { BOINC_OK, 0, NULL };
+    boinc_error ignored = { 0 };
     int rc = fill_job_status(n, &b->jobs[bs->filled++], &ignored);
     boinc_error_clear(&ignored);
     return rc == BOINC_OK ? BOINC_OK : BATCH2_IRREGULAR;

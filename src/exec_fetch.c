@@ -15,7 +15,7 @@
 
 #include "log.h"
 #include "outputs.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 #include "testpoint.h"
 
@@ -206,7 +206,7 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
         p->tmp = NULL;
         return fail_local("saving output failed", errmsg);
     }
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     long long nbytes = 0;
     /* What is left of the fetch's total bounds this file (issue 10 #3);
      * the per-file limit is the client's own. */
@@ -507,6 +507,13 @@ static void cleanup_dir(const char *dir, const struct timespec *cutoff)
     }
 }
 
+void exec_fetch_remove_leftovers(const gahp_request *req)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    exec_fetch_cleanup(&req->u.fetch, &now);
+}
+
 void exec_fetch_cleanup(const gahp_fetch_output *f,
                         const struct timespec *cutoff)
 {
@@ -577,7 +584,7 @@ static char *fetch_done(fetch_ctx *fc, const boinc_completed_job *cj)
 {
     boinc_templates t;
     memset(&t, 0, sizeof t);
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     if (boinc_get_templates_for_job(fc->ctx->client, &fc->project, fc->f->job,
                                     &t, &err) != BOINC_OK) {
         boinc_templates_free(&t);
@@ -637,7 +644,7 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
                      { req->project_url, req->authenticator }, 0 };
     boinc_completed_job cj;
     memset(&cj, 0, sizeof cj);
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     char *tok;
     pthread_once(&epoch_once, set_fetch_epoch);
     exec_fetch_cleanup(fc.f, &fetch_epoch);

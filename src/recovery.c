@@ -7,8 +7,9 @@
  */
 #include "recovery.h"
 
-#include "commands.h"
-#include "exec_cmds.h"
+#include "command_table.h"
+#include "dispatch.h"
+#include "gahp_text.h"
 #include "journal_recovery.h"
 #include "log.h"
 #include "protocol.h"
@@ -16,28 +17,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* Written once by the start-up hook, before any worker runs a request of
- * this session (workers_submit's mutex publishes it). */
-static int replay_possible;
-
-int recovery_replay_possible(void)
-{
-    return replay_possible;
-}
-
-int recovery_is_replayable(const char *command)
-{
-    static const char *const replayable[] = {
-        "BOINC_SUBMIT", "BOINC_FETCH_OUTPUT", "BOINC_ABORT_JOBS",
-        "BOINC_RETIRE_BATCH", "BOINC_SET_LEASE"
-    };
-    for (size_t i = 0; i < sizeof replayable / sizeof replayable[0]; i++)
-        if (strcmp(command, replayable[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* Growable list of request rows. */
 typedef struct {
@@ -88,7 +67,7 @@ static gahp_request *request_from_row(const journal_request_row *row)
     gahp_request *req = NULL;
     const char *why = NULL;
     if (gahp_tokenize(line.data, line.len, &args) == GAHP_TOK_OK &&
-        gahp_request_parse(args.argv, args.argc, &req, &why) == 0) {
+        command_parse_request(args.argv, args.argc, &req, &why) == 0) {
         req->journal_id = row->request_row;
         req->project_id = row->project_id;
         if (row->project_url != NULL) {
@@ -131,15 +110,17 @@ static int requeue_row(recovery_state *st, const journal_request_row *row)
     return 0;
 }
 
-/* A fetch an earlier run left unfinished may have left temp files and zip
- * work directories: remove them now, while no fetch runs (issue 10 #5). */
-static void cleanup_fetch(const journal_request_row *row)
+/* A request an earlier run left unfinished may have left files behind
+ * (a fetch's temp files and zip work directories): its command row says
+ * how to remove them; done now, while none of this run's requests runs
+ * (issue 10 #5). */
+static void remove_leftovers(const command_row *cmd, const journal_request_row *row)
 {
+    if (cmd == NULL || cmd->remove_leftovers == NULL)
+        return;
     gahp_request *req = request_from_row(row);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
     if (req != NULL)
-        exec_fetch_cleanup(&req->u.fetch, &now);
+        cmd->remove_leftovers(req);
     gahp_request_free(req);
 }
 
@@ -147,11 +128,13 @@ static int decide_row(const journal_request_row *row, void *arg)
 {
     recovery_state *st = arg;
     int unfinished = strcmp(row->state, JOURNAL_COMPLETED) != 0;
+    const command_row *cmd = command_find(row->command);
+    int resumable = cmd != NULL && cmd->resume_unfinished;
+    int replayable = cmd != NULL && cmd->replayable;
     int rc = 0;
     if (st->cfg->requeue_undelivered) {
         rc = requeue_row(st, row);
-    } else if (unfinished && strcmp(row->command, "BOINC_SUBMIT") == 0 &&
-               row->project_url != NULL) {
+    } else if (unfinished && resumable && row->project_url != NULL) {
         gahp_request *req = request_from_row(row);
         if (req == NULL) {
             rc = row_list_add(&st->close, row->request_row);
@@ -163,11 +146,11 @@ static int decide_row(const journal_request_row *row, void *arg)
             else
                 gahp_request_free(req);
         }
-    } else if (!unfinished && recovery_is_replayable(row->command)) {
+    } else if (!unfinished && replayable) {
         st->kept++;
     } else {
-        if (unfinished && strcmp(row->command, "BOINC_FETCH_OUTPUT") == 0)
-            cleanup_fetch(row);
+        if (unfinished)
+            remove_leftovers(cmd, row);
         rc = row_list_add(&st->close, row->request_row);
     }
     if (rc != 0) {
@@ -191,7 +174,7 @@ int recovery_start(journal *j, workers *w, protocol *p,
             journal_requests_close(j, st.close.v, st.close.n) != 0)
             rc = -1;
     }
-    replay_possible = st.kept > 0 || st.resumed.n > 0;
+    dispatch_set_replay_possible(st.kept > 0 || st.resumed.n > 0);
     if (rc != 0 || st.failed) {
         log_error("recovery failed: %s", journal_errmsg(j));
         rc = -1;
