@@ -27,17 +27,19 @@ XML_HEAD = '<?xml version="1.0" encoding="ISO-8859-1" ?>\n'
 AUTH = "5f0c1d2e3a4b5c6d7e8f90a1b2c3d4e5"
 
 
-def is_asan_build():
-    """ASan reserves terabytes of shadow memory: RLIMIT_AS must stay off."""
+def is_sanitizer_build():
+    """ASan and TSan reserve terabytes of shadow memory: RLIMIT_AS must stay
+    off, and their allocators keep freed memory resident (no RSS checks)."""
     with open(gahp_client.gahp_binary(), "rb") as f:
-        return b"__asan_init" in f.read()
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
 
 
 class LimitedGahp(Gahp):
     """boinc_gahp with RLIMIT_AS (bytes) and/or a umask set in the child."""
 
     def __init__(self, journal, args=(), env=None, as_limit=None, umask=None, **kw):
-        if as_limit is not None and is_asan_build():
+        if as_limit is not None and is_sanitizer_build():
             as_limit = None
 
         def preexec():

@@ -1,10 +1,10 @@
 """Issue 10 #1, #3, #7: every reply, download and unpacked archive is
 bounded, and exceeding a bound is an error result, never memory growth or
 a silent cut.  Memory cases run under an address-space limit (skipped for
-ASan builds): a regression then fails the test instead of the machine."""
+ASan/TSan builds): a regression then fails the test instead of the machine."""
 import pytest
 
-from hostile_helpers import Client, completed_job_xml, is_asan_build, tree, zip_bytes
+from hostile_helpers import Client, completed_job_xml, is_sanitizer_build, tree, zip_bytes
 
 # Generous for normal operation of a 2-worker server (thread stacks, one
 # malloc arena per thread, libcurl, libxml2: ~0.3 GB of address space),
@@ -136,7 +136,7 @@ def hwm_kb(pid):
     raise AssertionError("no VmHWM")
 
 
-@pytest.mark.skipif(is_asan_build(), reason="ASan's quarantine keeps freed memory resident")
+@pytest.mark.skipif(is_sanitizer_build(), reason="a sanitizer's allocator keeps freed memory resident")
 def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     """A 300,000-job query_batch2 reply (21 MB) is read as a stream: peak
     RSS grows by a small multiple of the reply (buffer, job list, result
