@@ -102,6 +102,9 @@ def test_every_setting_is_read_from_environment_and_file(home, tmp_path, no_syst
                "sync = normal\nretention_days = 0.5\nbusy_timeout = 100\n"
                "http_timeout = 5\nconnect_timeout = 2\nretry_budget = 0\n"
                "requeue_undelivered = yes\nca_file = /dev/null\nca_path = /tmp\n"
+               "max_reply_bytes = 65536\nmax_output_bytes = 1000\n"
+               "max_fetch_bytes = 2000\nmax_unzip_bytes = 3000\n"
+               "max_unzip_ratio = 10\nproject_workers = 1\n"
                % (j_file, flog))
     p = run(home)
     assert p.returncode == 0, p.stderr
@@ -154,6 +157,11 @@ def test_named_config_file_must_exist(home, tmp_path):
     ("RETENTION_DAYS", "inf", b"0..36500"), ("BUSY_TIMEOUT", "1e3", b"0..600000"),
     ("SYNC", "sometimes", b"normal, full"), ("LOG_LEVEL", "loud", b"error, warn"),
     ("REQUEUE_UNDELIVERED", "maybe", b"yes, no"),
+    ("MAX_REPLY_BYTES", "4095", b"4096..1125899906842624"),
+    ("MAX_OUTPUT_BYTES", "1125899906842625", b"1..1125899906842624"),
+    ("MAX_FETCH_BYTES", "0", b"1..1125899906842624"),
+    ("MAX_UNZIP_BYTES", "1k", b"1..1125899906842624"),
+    ("MAX_UNZIP_RATIO", "0", b"1..1000000"), ("PROJECT_WORKERS", "0", b"1..256"),
 ])
 def test_bad_environment_value_names_the_variable(home, name, value, expect):
     var = "BOINC_GAHP_" + name

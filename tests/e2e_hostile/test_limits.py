@@ -34,6 +34,21 @@ def test_endless_reply_default_limit_within_memory(server, make_gahp):
     assert len(toks) == 1 and "reply larger than the limit of 33554432 bytes" in toks[0], toks
 
 
+def test_reply_limit_from_environment_and_config_file(server, make_gahp, tmp_path):
+    """HTCondor starts the GAHP without arguments: the limit must also come
+    from BOINC_GAHP_MAX_REPLY_BYTES and the file key max_reply_bytes."""
+    server.cfg["post"] = "endless"
+    conf = tmp_path / "gahp.conf"
+    conf.write_text("max_reply_bytes = 9000\n")
+    for env, limit in (({"BOINC_GAHP_MAX_REPLY_BYTES": "8000"}, 8000),
+                       ({"BOINC_GAHP_CONFIG": str(conf)}, 9000)):
+        g = make_gahp(SMALL, env=env, as_limit=AS_LIMIT,
+                      journal_path=str(tmp_path / ("j%d.db" % limit)))
+        toks = Client(g, server.url).call("BOINC_PING")
+        assert toks == ["ping failed: bad reply: ping: reply larger than the limit of "
+                        "%d bytes (--max-reply-bytes)" % limit], toks
+
+
 def query_batch2_reply(njobs):
     jobs = "".join("<job><job_name>job_%06d</job_name><status>IN_PROGRESS</status></job>\n"
                    % i for i in range(njobs))
