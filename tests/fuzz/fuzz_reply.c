@@ -37,7 +37,7 @@ static int same_result(const boinc_query_result *a, const boinc_query_result *b)
  * the tree parser must read to the very same result. */
 static void check_batch2_stream(const char *body, size_t len, size_t n)
 {
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     boinc_query_result s, t;
     if (boinc_reply_check("query_batch2", body, len, &err) != BOINC_OK ||
         boinc_parse_query_batch2_stream(body, len, n, &s) != BOINC_OK) {
@@ -54,7 +54,7 @@ static void check_batch2_stream(const char *body, size_t len, size_t n)
 
 static void run_parsers(const char *body, size_t len, size_t n)
 {
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     long id = 0;
     boinc_parse_success("ping", body, len, &err);
     boinc_parse_batch_id("create_batch", body, len, &id, &err);

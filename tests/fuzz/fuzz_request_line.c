@@ -1,13 +1,13 @@
 /*
  * fuzz_request_line.c - libFuzzer harness for the GAHP request-line
  * parser: one input is one line as the reader hands it over (without its
- * LF), tokenised (gahp_tokenize) and parsed into a typed request
- * (gahp_request_parse) exactly as protocol.c does.  Built and run by
+ * LF), tokenised (gahp_tokenize) and parsed into a typed request through
+ * the command table (command_parse_request) exactly as protocol.c does.  Built and run by
  * `make fuzz` (clang, -fsanitize=fuzzer,address,undefined); seeds in
  * tests/fuzz/corpus/request_line.
  */
-#include "commands.h"
-#include "protocol.h"
+#include "command_table.h"
+#include "gahp_text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gahp_tokenize(line, size, &args) == GAHP_TOK_OK && args.argc > 0) {
         gahp_request *req = NULL;
         const char *why = NULL;
-        if (gahp_request_parse(args.argv, args.argc, &req, &why) == 0)
+        if (command_parse_request(args.argv, args.argc, &req, &why) == 0)
             gahp_request_free(req);
     }
     gahp_args_free(&args);
