@@ -2,7 +2,8 @@
  * journal.h - the SQLite journal: the only module that talks SQL.
  *
  * One journal file per server; one live server per journal (an exclusive
- * flock on "<journal>.lock" held for the process lifetime).  The primary
+ * lock on the database file itself, whatever path leads to it, held for
+ * the process lifetime: see take_server_lock in journal.c).  The primary
  * handle (journal_open) belongs to the reader thread; every other thread
  * (the completion committer, each worker) opens its OWN connection with
  * journal_connect() and uses it only from that thread.  Write transactions
@@ -26,7 +27,7 @@ typedef struct {
     const char *path;           /* database file */
     int sync_full;              /* 1 = PRAGMA synchronous=FULL, 0 = NORMAL */
     long busy_timeout_ms;       /* SQLite busy timeout per connection */
-    int take_lock;              /* 1 = take the "<path>.lock" server lock */
+    int take_lock;              /* 1 = take the server lock on the file */
 } journal_options;
 
 /* Request states, as stored in requests.state (the schema's CHECK also
