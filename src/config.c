@@ -7,6 +7,7 @@
 #include "boinc.h"
 #include "commands.h"
 #include "strbuf.h"
+#include "upload_limits.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +40,11 @@ static const char usage_text[] =
     "  --busy-timeout MS       SQLite busy timeout (default 5000)\n"
     "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
     "                          requests under their original request ids\n"
+    "  --upload-chunk-files N  files per upload_files request (default 20,\n"
+    "                          a stock PHP max_file_uploads)\n"
+    "  --upload-chunk-bytes N  bytes per upload_files request (default 8000000,\n"
+    "                          under a stock PHP post_max_size of 8M)\n"
+    "  --batch-expire SECONDS  expire time of a new batch from now (default 21600)\n"
     "  --config FILE           config file pre-selecting a project\n"
     "  --help                  this text\n"
     "  --version               print the version banner\n";
@@ -47,7 +53,7 @@ enum {
     OPT_JOURNAL = 256, OPT_WORKERS, OPT_LOG_FILE, OPT_LOG_LEVEL,
     OPT_HTTP_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_RETRY_BUDGET, OPT_CA_FILE,
     OPT_CA_PATH, OPT_SYNC, OPT_RETENTION, OPT_BUSY, OPT_CONFIG, OPT_HELP,
-    OPT_VERSION, OPT_REQUEUE
+    OPT_VERSION, OPT_REQUEUE, OPT_UPLOAD_FILES, OPT_UPLOAD_BYTES, OPT_BATCH_EXPIRE
 };
 
 static const struct option long_options[] = {
@@ -65,6 +71,9 @@ static const struct option long_options[] = {
     { "busy-timeout", required_argument, NULL, OPT_BUSY },
     { "config", required_argument, NULL, OPT_CONFIG },
     { "requeue-undelivered", no_argument, NULL, OPT_REQUEUE },
+    { "upload-chunk-files", required_argument, NULL, OPT_UPLOAD_FILES },
+    { "upload-chunk-bytes", required_argument, NULL, OPT_UPLOAD_BYTES },
+    { "batch-expire", required_argument, NULL, OPT_BATCH_EXPIRE },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 }
@@ -81,6 +90,9 @@ static void set_defaults(gahp_config *cfg)
     cfg->sync_full = 1;
     cfg->retention_days = 7;
     cfg->busy_timeout_ms = 5000;
+    cfg->upload_chunk_files = UPLOAD_DEFAULT_FILES;
+    cfg->upload_chunk_bytes = (long)UPLOAD_DEFAULT_BYTES;
+    cfg->batch_expire_s = 21600;
 }
 
 void config_free(gahp_config *cfg)
@@ -339,6 +351,13 @@ static int apply_option(gahp_config *cfg, int opt, const char *arg, FILE *err)
     case OPT_REQUEUE:
         cfg->requeue_undelivered = 1;
         return 0;
+    case OPT_UPLOAD_FILES:
+        return set_long(&cfg->upload_chunk_files, arg, 1, 100000, "--upload-chunk-files", err);
+    case OPT_UPLOAD_BYTES:
+        return set_long(&cfg->upload_chunk_bytes, arg, 65536, 1L << 40, "--upload-chunk-bytes", err);
+    case OPT_BATCH_EXPIRE:
+        /* at least a minute, at most ten years: never 0 (= never expires) */
+        return set_long(&cfg->batch_expire_s, arg, 60, 315360000L, "--batch-expire", err);
     default:
         return -1;
     }

@@ -25,6 +25,10 @@ typedef struct {
     long busy_timeout_ms;       /* SQLite busy timeout (default 5000) */
     int requeue_undelivered;    /* recovery: answer an earlier run's requests
                                    under their original ids (default 0) */
+    long upload_chunk_files;    /* files per upload_files request (default 20) */
+    long upload_chunk_bytes;    /* bytes per upload_files request (default 8000000) */
+    long batch_expire_s;        /* expire time of a created batch: now + this
+                                   (default 21600, the client's 6 h lease) */
     char *config_file;
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;

@@ -29,12 +29,15 @@
 #include "exec_submit.h"
 
 #include "files.h"
+#include "job_args.h"
+#include "journal_server.h"
 #include "journal_submit.h"
 #include "log.h"
 #include "protocol.h"
 #include "strbuf.h"
 #include "strset.h"
 #include "testpoint.h"
+#include "upload_limits.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -47,8 +50,6 @@
 /* Request size bounds for job_file.php (real servers run with PHP limits
  * of tens of MB per POST). */
 #define QUERY_CHUNK_FILES   1000
-#define UPLOAD_CHUNK_FILES  200
-#define UPLOAD_CHUNK_BYTES  (32LL * 1024 * 1024)
 /* Attempts for a step whose earlier attempt had an unknown outcome. */
 #define STEP_ATTEMPTS       3
 /* A reply lost to a timeout (or a crash right after sending) may belong to
@@ -563,8 +564,11 @@ static int create_batch_step(submit_run *r)
         testpoint("submit.create_sent");
         long id = 0;
         boinc_error err = { 0 };
+        /* A finite expire time: a batch a failed submit leaves behind is
+         * retired by the server then (the client sets its lease later). */
+        long expire_s = r->ctx->config ? r->ctx->config->batch_expire_s : 21600;
         if (boinc_create_batch(r->ctx->client, &r->project, r->s->batch, r->s->app,
-                               0.0, &id, &err) == BOINC_OK) {
+                               (double)time(NULL) + (double)expire_s, &id, &err) == BOINC_OK) {
             boinc_error_clear(&err);
             if (set_step(r, BATCH_CREATED, id) != 0)
                 return -1;
@@ -737,8 +741,79 @@ static int local_paths_for(journal_batch_file *f, size_t n, const char *const *n
     return k == count ? 0 : -1;
 }
 
+/* Upload limits for this project: the configured chunk, lowered to what
+ * the server taught earlier (journal). */
+static int current_limits(submit_run *r, upload_limits *lim)
+{
+    const gahp_config *cfg = r->ctx->config;
+    lim->max_files = cfg ? cfg->upload_chunk_files : UPLOAD_DEFAULT_FILES;
+    lim->max_bytes = cfg ? cfg->upload_chunk_bytes : UPLOAD_DEFAULT_BYTES;
+    long files = 0;
+    long long bytes = 0;
+    int found = 0;
+    if (journal_upload_limits_get(r->ctx->journal, r->req->project_id, &files, &bytes,
+                                  &found) != 0)
+        return fail_journal(r);
+    if (found && files >= 1 && files < lim->max_files)
+        lim->max_files = files;
+    if (found && bytes > UPLOAD_REQUEST_OVERHEAD && bytes < lim->max_bytes)
+        lim->max_bytes = bytes;
+    return 0;
+}
+
+/*
+ * The server refused a chunk with one of its PHP limit errors.  PHP threw
+ * the request away as a whole (post_max_size, max_file_uploads) or stopped
+ * at the file too large (upload_max_filesize): what made it is found with a
+ * safe batch-less query_files, so nothing is ever uploaded twice.  Then
+ * either a smaller chunk is learned (journaled per project; returns 2 so
+ * the caller re-plans), or a single file is too large: the submit fails
+ * naming it, its size and the php.ini setting to raise.
+ */
+static int upload_limit_hit(submit_run *r, const char *const *names, const long long *sizes,
+                            size_t len, const boinc_error *err)
+{
+    long received = 0;
+    char *file_name = NULL;
+    upload_limit_kind kind = upload_limit_classify(err->msg, &received, &file_name);
+    if (resolve_presence(r, names, len, BFILE_UPLOADED) != 0) {
+        free(file_name);
+        return -1;
+    }
+    upload_limits lim;
+    if (current_limits(r, &lim) != 0) {
+        free(file_name);
+        return -1;
+    }
+    long long chunk_bytes = upload_request_bytes(sizes, len);
+    size_t big = 0;
+    if (kind == UPLOAD_LIMIT_FILESIZE) {
+        while (big < len && (file_name == NULL || strcmp(names[big], file_name) != 0))
+            big++;
+    }
+    free(file_name);
+    if (kind == UPLOAD_LIMIT_FILESIZE ||
+        upload_limits_shrink(&lim, kind, len, chunk_bytes, received) != 0) {
+        if (big == len)
+            big = 0;
+        return fail_msgf(r, BATCH_FILES_KNOWN, "upload_files",
+                         "input %s is %lld bytes, more than the server accepts in one "
+                         "upload (%s); raise %s in the project's php.ini", names[big],
+                         sizes[big], err->msg ? err->msg : "", upload_limit_setting(kind));
+    }
+    log_warn("submit %s: server refused a chunk of %zu files (%lld bytes): %s; "
+             "chunks from now on: %ld files, %lld bytes", r->s->batch, len, chunk_bytes,
+             err->msg ? err->msg : "", lim.max_files, lim.max_bytes);
+    if (journal_upload_limits_learn(r->ctx->journal, r->req->project_id, lim.max_files,
+                                    lim.max_bytes, err->msg ? err->msg : "",
+                                    (double)time(NULL)) != 0)
+        return fail_journal(r);
+    testpoint("submit.limit_learned");
+    return 2;
+}
+
 static int upload_chunk(submit_run *r, const char *const *names, const char *const *paths,
-                        size_t len)
+                        const long long *sizes, size_t len)
 {
     for (int attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
         if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, names, len,
@@ -755,6 +830,12 @@ static int upload_chunk(submit_run *r, const char *const *names, const char *con
                 return fail_journal(r);
             testpoint("submit.uploaded");
             return 0;
+        }
+        if (err.code == BOINC_E_SERVER &&
+            upload_limit_kind_of(err.msg) != UPLOAD_LIMIT_NONE) {
+            rc = upload_limit_hit(r, names, sizes, len, &err);
+            boinc_error_clear(&err);
+            return rc;
         }
         if (server_refused(&err)) {
             journal_batch_files_set_state(r->ctx->journal, r->batch.id, names, len,
@@ -781,7 +862,13 @@ static int upload_chunk(submit_run *r, const char *const *names, const char *con
 
 static int upload_absent(submit_run *r)
 {
-    for (int round = 0; round < STEP_ATTEMPTS; round++) {
+    /* Rounds end with an unknown outcome (at most STEP_ATTEMPTS) or a
+     * learned limit (each one smaller: bounded by the halvings). */
+    int unknown = 0;
+    for (int round = 0; unknown < STEP_ATTEMPTS && round < 128; round++) {
+        upload_limits lim;
+        if (current_limits(r, &lim) != 0)
+            return -1;
         journal_batch_file *f = NULL;
         size_t n = 0;
         if (journal_batch_files_list(r->ctx->journal, r->batch.id, &f, &n) != 0)
@@ -793,15 +880,15 @@ static int upload_absent(submit_run *r)
         int rc = -1;
         if (files_in_state(f, n, BFILE_ABSENT, &names, &sizes, &count) != 0 ||
             local_paths_for(f, n, names, count, &paths) != 0 ||
-            files_plan_chunks(sizes, count, UPLOAD_CHUNK_FILES, UPLOAD_CHUNK_BYTES,
-                              &starts, &nchunks) != 0) {
+            upload_plan_chunks(sizes, count, &lim, &starts, &nchunks) != 0) {
             fail_msg(r, NULL, "out of memory", NULL);
             goto done;
         }
         rc = 0;
         for (size_t c = 0; c < nchunks && rc == 0; c++) {
             size_t end = c + 1 < nchunks ? starts[c + 1] : count;
-            rc = upload_chunk(r, names + starts[c], paths + starts[c], end - starts[c]);
+            rc = upload_chunk(r, names + starts[c], paths + starts[c], sizes + starts[c],
+                              end - starts[c]);
         }
 done:
         free(names);
@@ -811,6 +898,8 @@ done:
         journal_batch_files_free(f, n);
         if (rc <= 0)
             return rc;
+        if (rc == 1)
+            unknown++;
     }
     return fail_msg(r, BATCH_FILES_KNOWN, "upload_files", "gave up after repeated unknown outcomes");
 }
@@ -873,61 +962,39 @@ out:
 
 /* ---- step 5: submit_batch ---------------------------------------------------- */
 
-/*
- * One argument of a job, for BOINC's command_line string.  Real servers
- * hand command_line to a shell inside double quotes, so `"`, `$`, backquote
- * and backslash would be mangled: refused.  An argument that is empty or
- * holds white space is single-quoted (literal inside the server's double
- * quotes, and grouped by the client's command-line parser).
- */
-static int append_arg(strbuf *sb, const char *arg, const char **why)
-{
-    int quote = arg[0] == '\0';
-    for (const char *p = arg; *p; p++) {
-        if (*p == '"' || *p == '$' || *p == '`' || *p == '\\' || *p == '\n' || *p == '\r') {
-            *why = "contains one of \" $ ` \\ or a line break, which BOINC servers mangle";
-            return -1;
-        }
-        if (*p == ' ' || *p == '\t')
-            quote = 1;
-    }
-    if (quote && strchr(arg, '\'') != NULL) {
-        *why = "has both white space and a single quote";
-        return -1;
-    }
-    if (sb->len > 0 && strbuf_putc(sb, ' ') != 0)
-        return -2;
-    if (quote)
-        return strbuf_printf(sb, "'%s'", arg) != 0 ? -2 : 0;
-    return strbuf_puts(sb, arg) != 0 ? -2 : 0;
-}
-
 static int build_command_lines(submit_run *r, char ***out)
 {
     const gahp_submit *s = r->s;
     char **lines = calloc(s->njobs ? s->njobs : 1, sizeof *lines);
     if (lines == NULL)
         return fail_msg(r, NULL, "out of memory", NULL);
+    size_t k = 0;
     for (size_t i = 0; i < s->njobs; i++) {
-        strbuf sb = STRBUF_INIT;
-        for (size_t a = 0; a < s->jobs[i].nargs; a++) {
-            const char *why = NULL;
-            int rc = append_arg(&sb, s->jobs[i].args[a], &why);
-            if (rc != 0) {
-                fail_msgf(r, effective_step(&r->batch), "submit refused",
-                          "argument %zu of job %s %s", a + 1, s->jobs[i].name,
-                          why ? why : "(out of memory)");
-                strbuf_free(&sb);
-                for (size_t k = 0; k < i; k++)
-                    free(lines[k]);
-                free(lines);
-                return -1;
-            }
+        /* The argument rule of real servers (job_args.h). */
+        char *why = NULL;
+        int rc = job_args_command_line(s->jobs[i].name, (const char *const *)s->jobs[i].args,
+                                       s->jobs[i].nargs, (const char *const *)&r->input_phys[k],
+                                       s->jobs[i].ninputs, &lines[i], &why);
+        k += s->jobs[i].ninputs;
+        if (rc != 0) {
+            fail_msg(r, effective_step(&r->batch), "submit refused",
+                     why ? why : "(out of memory)");
+            free(why);
+            for (size_t j = 0; j < i; j++)
+                free(lines[j]);
+            free(lines);
+            return -1;
         }
-        lines[i] = strbuf_detach(&sb);
     }
     *out = lines;
     return 0;
+}
+
+static void free_command_lines(char **lines, size_t n)
+{
+    for (size_t i = 0; lines != NULL && i < n; i++)
+        free(lines[i]);
+    free(lines);
 }
 
 /* After a submit_batch whose reply was lost: did the jobs get created? */
@@ -1045,11 +1112,7 @@ static int submit_step(submit_run *r)
         boinc_error_clear(&err);
     }
 out:
-    if (lines != NULL) {
-        for (size_t i = 0; i < s->njobs; i++)
-            free(lines[i]);
-        free(lines);
-    }
+    free_command_lines(lines, s->njobs);
     free(specs);
     return rc;
 }
@@ -1072,6 +1135,12 @@ static int run_steps(submit_run *r)
     testpoint("submit.hashed");
     if (reload_batch(r) != 0)
         return -1;
+    /* Arguments a real server cannot carry are refused before anything is
+     * created on the server. */
+    char **lines = NULL;
+    if (build_command_lines(r, &lines) != 0)
+        return -1;
+    free_command_lines(lines, r->s->njobs);
     if (r->batch.server_batch_id == 0 && check_templates(r) != 0)
         return -1;
     if (create_batch_step(r) != 0)
