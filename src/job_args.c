@@ -69,6 +69,10 @@ int job_args_command_line(const char *job_name, const char *const *args, size_t 
 {
     *command_line = NULL;
     *why = NULL;
+    /* The name is a word of the same line (and of the same SQL insert). */
+    const char *name_problem = job_arg_problem(job_name);
+    if (name_problem != NULL)
+        return refuse(why, "job name %s %s", job_name, name_problem);
     for (size_t i = 0; i < nargs; i++) {
         const char *problem = job_arg_problem(args[i]);
         if (problem != NULL)
