@@ -214,6 +214,7 @@ typedef struct {
     long canonical_instance_id;     /* 0 = none */
     size_t n_exit;                  /* failed instances, in reply order */
     int *exit_statuses;
+    char *status;                   /* <status> text (queued, error ...), or NULL */
 } boinc_job_detail;
 
 int boinc_query_job_detail(boinc_client *c, const boinc_project *p, long batch_id,

@@ -887,9 +887,12 @@ int boinc_parse_job_detail(const char *body, size_t len, const char *job_name,
             rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
         } else if (text != NULL && strcmp(text, job_name) == 0) {
             *found = 1;
+            xmlNode *status = child_elem(items[i], "status");
             if (child_long(items[i], "canonical_instance_id", &out->canonical_instance_id) < 0)
                 rc = boinc_fail(err, BOINC_E_PARSE, 200,
                                 "reply to query_batch: bad <canonical_instance_id>");
+            else if (status != NULL && (out->status = node_text(status, 1)) == NULL)
+                rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
             else
                 rc = job_exit_statuses(items[i], out, err);
         }
@@ -909,6 +912,7 @@ void boinc_job_detail_free(boinc_job_detail *d)
     if (d == NULL)
         return;
     free(d->exit_statuses);
+    free(d->status);
     memset(d, 0, sizeof *d);
 }
 

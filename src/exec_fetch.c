@@ -581,6 +581,13 @@ static char *failed_job_fallback(fetch_ctx *fc, long long project_id)
         log_info("fetch %s: query_completed_job failed; exit status %d from query_batch",
                  fc->f->job, cj.exit_status);
         tok = success_tail(&cj);
+    } else if (found && d.canonical_instance_id == 0 && d.status != NULL &&
+               strcmp(d.status, "error") == 0) {
+        tok = fail_fmt("job %s failed: no instance reported an exit status (the "
+                       "server's query_completed_job failed)", fc->f->job);
+    } else if (found && d.canonical_instance_id == 0 && d.status != NULL &&
+               strcmp(d.status, "done") != 0) {
+        tok = fail_fmt("job %s is not finished", fc->f->job);
     }
     if (found)
         boinc_job_detail_free(&d);

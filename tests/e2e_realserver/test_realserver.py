@@ -108,6 +108,22 @@ def test_exit_status_of_a_failed_job_on_a_stock_server(client, emulator, inputs,
     assert emulator.counters()["rpc"]["query_batch"] >= 1
 
 
+def test_unfinished_and_aborted_jobs_on_a_stock_server(client, emulator, inputs, tmp_path):
+    assert emulator.control("quirks")["qcj-stock"] is True     # the default
+    a = inputs("a.txt", b"a\n")
+    assert client.call("BOINC_SUBMIT", "ua", "uppercase", 2, "ua#0", 0, 1, a, "in",
+                       "ua#1", 0, 1, a, "in") == ["NULL"]
+    out = tmp_path / "o"
+    out.mkdir()
+    assert client.call("BOINC_FETCH_OUTPUT", "ua#0", str(out), "e", "ALL", 0) == \
+        ["job ua#0 is not finished"]
+    assert client.call("BOINC_ABORT_JOBS", "ua#1") == ["NULL"]
+    res = client.call("BOINC_FETCH_OUTPUT", "ua#1", str(out), "e", "ALL", 0)
+    assert res == ["job ua#1 failed: no instance reported an exit status (the server's "
+                   "query_completed_job failed)"], res
+    assert list(out.iterdir()) == []
+
+
 def test_learned_chunk_limit_survives_a_restart(make_client, emulator, inputs, journal):
     emulator.set_limits(max_file_uploads=5)
     first = make_client()

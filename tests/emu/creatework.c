@@ -125,7 +125,16 @@ int create_work_check(int index, const char *name, char **cmdline, char *const *
     } else {
         char **tok = xcalloc(CW_MAX_TOKENS + 1, sizeof *tok);
         int n = split_line(strbuf_str(&line), tok, CW_MAX_TOKENS - 1);
-        if (n < 0)
+        /* The arguments count one word each (as the reference counts them:
+         * arguments + input files + create_work's own words), although
+         * create_work's split keeps the quoted X as one token. */
+        char **xt = xcalloc(CW_MAX_TOKENS + 1, sizeof *xt);
+        int nx = *cmd ? split_line(cmd, xt, CW_MAX_TOKENS - 1) : 0;
+        for (int i = 0; i < CW_MAX_TOKENS; i++)
+            free(xt[i]);
+        free(xt);
+        int words = (n >= 0 && nx > 1) ? n - 1 + nx : n;
+        if (n < 0 || nx < 0 || words > CW_MAX_TOKENS - 1)
             m = xasprintf("create_work failed: create_work crashed (more than %d words on "
                           "job line %d)", CW_MAX_TOKENS - 1, index);
         else if (!line_matches(tok, n, name, cmd, inputs, ninputs))

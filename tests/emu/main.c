@@ -30,7 +30,7 @@ static void usage(FILE *fp)
           "  --clock real      backend runs continuously in real time (demo)\n"
           "  --config FILE     XML file adding or overriding apps (see doc/emulator.md)\n"
           "  --quirks LIST     comma list of php-warnings, qcj-stock, or none\n"
-          "                    (default: php-warnings)\n"
+          "                    (default: php-warnings,qcj-stock)\n"
           "  --php-limits SPEC stock (default: max_file_uploads=20, post_max_size=8M,\n"
           "                    upload_max_filesize=2M), none, or a comma list NAME=SIZE\n"
           "  --hosts N         simulated volunteer hosts (default 4)\n"
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--run-app") == 0)
         return run_app_main(argc, argv);
 
-    const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings";
+    const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings,qcj-stock";
     const char *clock = "manual", *php_limits = NULL;
     long port = 0, hosts = 4;
     log_level level = LOG_INFO;
