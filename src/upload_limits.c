@@ -106,13 +106,10 @@ int upload_limits_shrink(upload_limits *lim, upload_limit_kind kind, size_t nfil
         long long half = chunk_bytes / 2;
         if (half <= UPLOAD_REQUEST_OVERHEAD)
             half = UPLOAD_REQUEST_OVERHEAD + 1;
+        /* The next plan packs at most half the failed request's bytes, so
+         * chunks shrink until one file is alone (then it is too large). */
         if (half < lim->max_bytes)
             lim->max_bytes = half;
-        /* several files can still share a smaller request; also halve the
-         * count so that planning makes progress even if sizes are uneven */
-        long files = (long)(nfiles / 2);
-        if (files >= 1 && files < lim->max_files)
-            lim->max_files = files;
         return 0;
     }
     return -1;

@@ -170,3 +170,24 @@ def test_empty_ping_element_is_refused_like_a_real_server(emulator):
     assert emu_mod.error_msg(r.body).startswith("can't parse request message")
     r = emulator.rpc("<ping> </ping>")
     assert b"<success>1</success>" in r.body
+
+
+def test_post_size_limit_is_learned_and_a_single_file_over_it_named(make_client, emulator,
+                                                                    inputs, journal):
+    # a server with a smaller post_max_size than the default chunk assumes
+    emulator.set_limits(post_max_bytes=1 * MB)
+    c = make_client()
+    paths = [inputs("p%02d.bin" % i, os.urandom(300 * KB)) for i in range(10)]
+    assert c.wait(c.submit("pm", "uppercase", jobs_for(paths, "pm")), timeout=120) == ["NULL"]
+    cnt = emulator.counters()
+    assert cnt["php_limits"]["over_post_max_size"] >= 1
+    assert cnt["files_uploaded"] == 10
+    assert all(v == 1 for v in cnt["uploads_by_name"].values())
+    db = sqlite3.connect(journal)
+    assert db.execute("SELECT max_bytes FROM upload_limits").fetchone()[0] <= 1 * MB
+    db.close()
+    # one file larger than the POST limit: named with post_max_size
+    big_content = os.urandom(1 * MB + 100 * KB)
+    big = inputs("pbig.bin", big_content)
+    res = c.wait(c.submit("pm2", "uppercase", jobs_for([big], "pb")), timeout=120)
+    assert len(res) == 1 and phys(big_content) in res[0] and "post_max_size" in res[0], res
