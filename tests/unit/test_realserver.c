@@ -1,19 +1,27 @@
 /*
  * test_realserver.c - unit tests for the real-server rules on the GAHP
  * side: the job argument rule and create_work's line limits (job_args.c),
- * upload chunk planning and limit-error recognition (upload_limits.c).
+ * upload chunk planning and limit-error recognition (upload_limits.c),
+ * learned limits and job look-ups in a real journal (journal_server.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "job_args.h"
+#include "journal.h"
+#include "journal_server.h"
+#include "journal_submit.h"
 #include "upload_limits.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
 
 static void test_args_carried_verbatim(void **state)
 {
@@ -146,6 +154,63 @@ static void test_classify_and_shrink(void **state)
     assert_string_equal(upload_limit_setting(UPLOAD_LIMIT_FILESIZE), "upload_max_filesize");
 }
 
+static void test_journal_learned_limits_and_job_batch(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/boinc_gahp_test_realserver.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/j.db", dir);
+    journal_options o = { path, 0, 1000, 0 };
+    char *err = NULL;
+    journal *j = journal_open(&o, &err);
+    assert_non_null(j);
+    long long p1 = 0, p2 = 0;
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1:9/a/", "x", &p1), 0);
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1:9/b/", "x", &p2), 0);
+    long files = 0;
+    long long bytes = 0;
+    int found = 1;
+    assert_int_equal(journal_upload_limits_get(j, p1, &files, &bytes, &found), 0);
+    assert_int_equal(found, 0);
+    assert_int_equal(journal_upload_limits_learn(j, p1, 5, 8000000, "count", 1.0), 0);
+    /* a limit only goes down */
+    assert_int_equal(journal_upload_limits_learn(j, p1, 10, 3000000, "post", 2.0), 0);
+    assert_int_equal(journal_upload_limits_get(j, p1, &files, &bytes, &found), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(files, 5);
+    assert_int_equal(bytes, 3000000);
+    assert_int_equal(journal_upload_limits_get(j, p2, &files, &bytes, &found), 0);
+    assert_int_equal(found, 0);
+
+    /* the submit request that owns the batch (a row the FK needs) */
+    assert_int_equal(sqlite3_exec(journal_db(j),
+                                  "INSERT INTO sessions (started_at, pid, version) VALUES (1, 1, 't');"
+                                  "INSERT INTO requests (session_id, client_id, command, args,"
+                                  " state, accepted_at) VALUES (1, 2, 'BOINC_SUBMIT', '',"
+                                  " 'accepted', 1)", NULL, NULL, NULL), SQLITE_OK);
+    long long row = 0, sid = 0;
+    assert_int_equal(journal_batch_create(j, p1, "b", "uppercase", 1, "d41d", 1, &row), 0);
+    assert_int_equal(journal_job_server_batch(j, p1, "b#0", &sid, &found), 0);
+    assert_int_equal(found, 0);
+    assert_int_equal(journal_batch_set_step(j, row, BATCH_CREATED, 42), 0);
+    const char *names[] = { "b#0" };
+    assert_int_equal(journal_batch_set_submitted(j, row, names, 1), 0);
+    assert_int_equal(journal_job_server_batch(j, p1, "b#0", &sid, &found), 0);
+    assert_int_equal(found, 1);
+    assert_int_equal(sid, 42);
+    assert_int_equal(journal_job_server_batch(j, p2, "b#0", &sid, &found), 0);
+    assert_int_equal(found, 0);
+    journal_close(j);
+    unlink(path);
+    char side[160];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_line_limits),
         cmocka_unit_test(test_plan_within_limits),
         cmocka_unit_test(test_classify_and_shrink),
+        cmocka_unit_test(test_journal_learned_limits_and_job_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
