@@ -47,8 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Request size bounds for job_file.php (real servers run with PHP limits
- * of tens of MB per POST). */
+/* Names per query_files request (about 60 KB of XML, far below any PHP
+ * limit); upload_files chunks follow upload_limits.h. */
 #define QUERY_CHUNK_FILES   1000
 /* Attempts for a step whose earlier attempt had an unknown outcome. */
 #define STEP_ATTEMPTS       3
