@@ -63,6 +63,22 @@ def test_too_large_input_names_the_limit_and_leaves_nothing_forever(client, emul
     assert emulator.counters()["uploads_by_name"].get(phys(big_content)) is None
 
 
+def test_too_large_input_resumes_once_the_limit_is_raised(client, emulator, inputs):
+    ok_content = os.urandom(10 * KB)
+    ok = inputs("fine.bin", ok_content)
+    big_content = os.urandom(3 * MB)
+    big = inputs("big.bin", big_content)
+    jobs = jobs_for([ok, big], "rs")
+    res = client.wait(client.submit("raise", "uppercase", jobs), timeout=120)
+    assert len(res) == 1 and "upload_max_filesize" in res[0], res
+    emulator.set_limits(upload_max_filesize="4M")
+    # the client re-issues the same submit: the batch resumes
+    assert client.wait(client.submit("raise", "uppercase", jobs), timeout=120) == ["NULL"]
+    c = emulator.counters()
+    assert c["uploads_by_name"] == {phys(ok_content): 1, phys(big_content): 1}
+    assert c["batches_by_name"] == {"raise": 1} and len(c["jobs_by_name"]) == 2
+
+
 def test_arguments_reach_the_job_verbatim(client, emulator, inputs, tmp_path):
     a = inputs("a.txt", b"a\n")
     args = ["a$b", "x`y", "c\\d"]
