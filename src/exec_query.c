@@ -8,7 +8,7 @@
 
 #include "journal_jobs.h"
 #include "log.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 
 #include <stdlib.h>
@@ -173,7 +173,7 @@ char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_query_batches *q = &req->u.query;
     boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     boinc_query_result r;
     memset(&r, 0, sizeof r);
     /* min_mod_time goes to the server verbatim: it is the server_time

@@ -193,7 +193,7 @@ static void test_journal_learned_limits_and_job_batch(void **state)
     assert_int_equal(journal_batch_create(j, p1, "b", "uppercase", 1, "d41d", 1, &row), 0);
     assert_int_equal(journal_job_server_batch(j, p1, "b#0", &sid, &found), 0);
     assert_int_equal(found, 0);
-    assert_int_equal(journal_batch_set_step(j, row, BATCH_CREATED, 42), 0);
+    assert_int_equal(journal_batch_set_state(j, row, BATCH_CREATED, 42), 0);
     const char *names[] = { "b#0" };
     assert_int_equal(journal_batch_set_submitted(j, row, names, 1), 0);
     assert_int_equal(journal_job_server_batch(j, p1, "b#0", &sid, &found), 0);

@@ -1,0 +1,454 @@
+/*
+ * submit_files.c - query_files and upload_files of a submit (see
+ * submit_files.h).
+ */
+#include "submit_files.h"
+
+#include "files.h"
+#include "journal_server.h"
+#include "log.h"
+#include "submit_driver.h"
+#include "testpoint.h"
+#include "upload_limits.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t file_phase_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* One chunk of files a step works on. */
+typedef struct {
+    const char *const *names;
+    const char *const *paths;       /* upload only */
+    const long long *sizes;         /* upload only */
+    size_t len;
+    unsigned char *absent;          /* the server's answer to a query */
+    const char *present_state;      /* what a present file becomes */
+    int limit_learned;              /* upload only: a smaller chunk was learned */
+} file_chunk;
+
+static int set_files(submit_run *r, const file_chunk *c, const char *state)
+{
+    if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, c->names, c->len,
+                                      state) != 0)
+        return run_fail_journal(r);
+    return 0;
+}
+
+/* Journal a query answer: present files get c->present_state, the others
+ * absent. */
+static int record_presence(submit_run *r, const file_chunk *c)
+{
+    const char **present = calloc(c->len ? c->len : 1, sizeof *present);
+    const char **missing = calloc(c->len ? c->len : 1, sizeof *missing);
+    int rc = 0;
+    if (present == NULL || missing == NULL) {
+        rc = run_fail_nomem(r);
+    } else {
+        size_t np = 0, nm = 0;
+        for (size_t i = 0; i < c->len; i++) {
+            if (c->absent[i])
+                missing[nm++] = c->names[i];
+            else
+                present[np++] = c->names[i];
+        }
+        if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, present, np,
+                                          c->present_state) != 0 ||
+            journal_batch_files_set_state(r->ctx->journal, r->batch.id, missing, nm,
+                                          BFILE_ABSENT) != 0)
+            rc = run_fail_journal(r);
+    }
+    free(present);
+    free(missing);
+    return rc;
+}
+
+/* Probe (safe query, no batch id): 1 when the server has every file. */
+static int all_present(submit_run *r, void *arg)
+{
+    file_chunk *c = arg;
+    boinc_error err = { 0 };
+    if (boinc_query_files(r->ctx->client, &r->project, 0, c->names, c->len, c->absent,
+                          &err) != BOINC_OK) {
+        run_fail_boinc(r, (int)run_state(r), "query_files", &err);
+        boinc_error_clear(&err);
+        return -1;
+    }
+    for (size_t i = 0; i < c->len; i++)
+        if (c->absent[i])
+            return 0;
+    return 1;
+}
+
+/* Resolve one chunk whose outcome is unknown: ask, record.  An upload may
+ * still be in progress on the server, so absent files are looked for
+ * again (settle policy) before they count as absent. */
+static resolve_result resolve_chunk(submit_run *r, file_chunk *c)
+{
+    int settle = strcmp(c->present_state, BFILE_UPLOADED) == 0;
+    int found = settle ? settle_probe(r, all_present, c) : all_present(r, c);
+    if (found < 0)
+        return RESOLVE_FAILED;
+    return record_presence(r, c) == 0 ? RESOLVE_ACTED : RESOLVE_FAILED;
+}
+
+/* Resolve a list of names, chunk by chunk (a crash left them *_sent). */
+static int resolve_names(submit_run *r, const char *const *names, size_t n,
+                         const char *present_state)
+{
+    size_t max = r->limits.query_chunk_files;
+    for (size_t start = 0; start < n; start += max) {
+        file_chunk c = { .names = names + start, .len = n - start < max ? n - start : max,
+                         .present_state = present_state };
+        c.absent = calloc(c.len, 1);
+        if (c.absent == NULL)
+            return run_fail_nomem(r);
+        resolve_result res = resolve_chunk(r, &c);
+        free(c.absent);
+        if (res == RESOLVE_FAILED)
+            return -1;
+    }
+    return 0;
+}
+
+static resolve_result resolve_step(submit_run *r, void *arg)
+{
+    return resolve_chunk(r, arg);
+}
+
+/* ---- query_files with the batch id ------------------------------------------- */
+
+static int query_announce(submit_run *r, void *arg)
+{
+    return set_files(r, arg, BFILE_QUERY_SENT);
+}
+
+static int query_send(submit_run *r, void *arg, boinc_error *err)
+{
+    file_chunk *c = arg;
+    return boinc_query_files(r->ctx->client, &r->project, r->batch.server_batch_id,
+                             c->names, c->len, c->absent, err);
+}
+
+static int query_record(submit_run *r, void *arg)
+{
+    return record_presence(r, arg);
+}
+
+/* Refused: nothing was associated; ask again next time. */
+static void query_unannounce(submit_run *r, void *arg)
+{
+    const file_chunk *c = arg;
+    journal_batch_files_set_state(r->ctx->journal, r->batch.id, c->names, c->len,
+                                  BFILE_HASHED);
+}
+
+static const step_def query_files_step = {
+    .rpc = "query_files",
+    .sent_point = "submit.query_sent",
+    .done_point = "submit.query_done",
+    .resume_refused = BATCH_CREATED,
+    .resume_unknown = BATCH_CREATED,
+    .announce = query_announce,
+    .send = query_send,
+    .record_done = query_record,
+    .unannounce = query_unannounce,
+    .resolve = resolve_step,
+};
+
+static int query_new_files(submit_run *r, const char *const *names, size_t n)
+{
+    size_t max = r->limits.query_chunk_files;
+    for (size_t start = 0; start < n; start += max) {
+        file_chunk c = { .names = names + start, .len = n - start < max ? n - start : max,
+                         .present_state = BFILE_CONFIRMED };
+        c.absent = calloc(c.len, 1);
+        if (c.absent == NULL)
+            return run_fail_nomem(r);
+        int rc = step_run(r, &query_files_step, &c);
+        free(c.absent);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- upload_files -------------------------------------------------------------- */
+
+static int upload_announce(submit_run *r, void *arg)
+{
+    return set_files(r, arg, BFILE_UPLOAD_SENT);
+}
+
+static int upload_send(submit_run *r, void *arg, boinc_error *err)
+{
+    file_chunk *c = arg;
+    return boinc_upload_files(r->ctx->client, &r->project, r->batch.server_batch_id,
+                              c->names, c->paths, c->len, err);
+}
+
+static int upload_record(submit_run *r, void *arg)
+{
+    return set_files(r, arg, BFILE_UPLOADED);
+}
+
+static void upload_unannounce(submit_run *r, void *arg)
+{
+    const file_chunk *c = arg;
+    journal_batch_files_set_state(r->ctx->journal, r->batch.id, c->names, c->len,
+                                  BFILE_ABSENT);
+}
+
+/* This project's upload limits: the configured ones (r->limits), lowered
+ * to what the server taught earlier (journal_server.h). */
+static int current_limits(submit_run *r, upload_limits *lim)
+{
+    lim->max_files = (long)r->limits.upload_chunk_files;
+    lim->max_bytes = r->limits.upload_chunk_bytes;
+    long files = 0;
+    long long bytes = 0;
+    int found = 0;
+    if (journal_upload_limits_get(r->ctx->journal, r->req->project_id, &files, &bytes,
+                                  &found) != 0)
+        return run_fail_journal(r);
+    if (found && files >= 1 && files < lim->max_files)
+        lim->max_files = files;
+    if (found && bytes > UPLOAD_REQUEST_OVERHEAD && bytes < lim->max_bytes)
+        lim->max_bytes = bytes;
+    return 0;
+}
+
+/* One input is larger than the server takes in one request: fail naming
+ * it (physical and local name), its size and the php.ini setting. */
+static int fail_too_large(submit_run *r, const file_chunk *c, const char *name,
+                          upload_limit_kind kind, const boinc_error *err)
+{
+    size_t big = 0;
+    while (name != NULL && big < c->len && strcmp(c->names[big], name) != 0)
+        big++;
+    if (big == c->len)
+        big = 0;    /* the server named no file of this chunk: it held one */
+    return run_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
+                     "input %s (%s) is %lld bytes, more than the server accepts in one "
+                     "upload (%s); raise %s in the project's php.ini", c->names[big],
+                     c->paths[big], c->sizes[big], err->msg ? err->msg : "",
+                     upload_limit_setting(kind));
+}
+
+/* Journal the smaller chunk (before anything is sent again, so a crash
+ * cannot forget it); the caller re-plans the files still absent. */
+static int learn_limits(submit_run *r, file_chunk *c, const upload_limits *lim,
+                        long long chunk_bytes, const boinc_error *err)
+{
+    const char *why = err->msg ? err->msg : "";
+    log_warn("submit %s: server refused a chunk of %zu files (%lld bytes): %s; "
+             "chunks from now on: %ld files, %lld bytes", r->s->batch, c->len, chunk_bytes,
+             why, lim->max_files, lim->max_bytes);
+    if (journal_upload_limits_learn(r->ctx->journal, r->req->project_id, lim->max_files,
+                                    lim->max_bytes, why, (double)time(NULL)) != 0)
+        return run_fail_journal(r);
+    testpoint("submit.limit_learned");
+    c->limit_learned = 1;
+    return 1;
+}
+
+/*
+ * An upload refused with one of the server's PHP limit errors is a
+ * refusal the step recovers from (any other refusal: 0).  PHP threw the
+ * request away as a whole (post_max_size, max_file_uploads) or stopped at
+ * the file too large (upload_max_filesize): the batch-less query_files
+ * shows what the server kept, so nothing is ever uploaded twice.  Then a
+ * smaller chunk is learned (1), or a single file is too large: the submit
+ * fails naming it (-1).
+ */
+static int upload_recover_refusal(submit_run *r, void *arg, const boinc_error *err)
+{
+    file_chunk *c = arg;
+    long received = 0;
+    char *big_name = NULL;
+    if (err->code != BOINC_E_SERVER)
+        return 0;
+    upload_limit_kind kind = upload_limit_classify(err->msg, &received, &big_name);
+    if (kind == UPLOAD_LIMIT_NONE)
+        return 0;
+    int rc = -1;
+    upload_limits lim;
+    if (all_present(r, c) >= 0 && record_presence(r, c) == 0 &&
+        current_limits(r, &lim) == 0) {
+        long long chunk_bytes = upload_request_bytes(c->sizes, c->len);
+        if (kind == UPLOAD_LIMIT_FILESIZE ||
+            upload_limits_shrink(&lim, kind, c->len, chunk_bytes, received) != 0)
+            rc = fail_too_large(r, c, big_name, kind, err);
+        else
+            rc = learn_limits(r, c, &lim, chunk_bytes, err);
+    }
+    free(big_name);
+    return rc;
+}
+
+static const step_def upload_files_step = {
+    .rpc = "upload_files",
+    .sent_point = "submit.upload_sent",
+    .done_point = "submit.uploaded",
+    .resume_refused = BATCH_FILES_KNOWN,
+    .resume_unknown = BATCH_FILES_KNOWN,
+    .announce = upload_announce,
+    .send = upload_send,
+    .record_done = upload_record,
+    .unannounce = upload_unannounce,
+    .resolve = resolve_step,
+    .recover_refusal = upload_recover_refusal,
+};
+
+/* Names, sizes and local paths of the batch files in one state. */
+typedef struct {
+    const char **names;
+    const char **paths;
+    long long *sizes;
+    size_t count;
+} file_list;
+
+static void file_list_free(file_list *l)
+{
+    free(l->names);
+    free(l->paths);
+    free(l->sizes);
+    memset(l, 0, sizeof *l);
+}
+
+static int files_in_state(const journal_batch_file *f, size_t n, const char *state,
+                          file_list *out)
+{
+    memset(out, 0, sizeof *out);
+    out->names = calloc(n ? n : 1, sizeof *out->names);
+    out->paths = calloc(n ? n : 1, sizeof *out->paths);
+    out->sizes = calloc(n ? n : 1, sizeof *out->sizes);
+    if (out->names == NULL || out->paths == NULL || out->sizes == NULL) {
+        file_list_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(f[i].state, state) == 0) {
+            out->names[out->count] = f[i].phys_name;
+            out->paths[out->count] = f[i].local_path;
+            out->sizes[out->count] = f[i].size;
+            out->count++;
+        }
+    }
+    return 0;
+}
+
+/* *left = the files still absent; when may_upload, upload each of them
+ * once, in chunks within this project's limits (an unknown outcome's
+ * resolution may leave some absent for the next round; a learned limit
+ * ends the round, *learned = 1, and the next one re-plans). */
+static int upload_round(submit_run *r, size_t *left, int may_upload, int *learned)
+{
+    journal_batch_file *f = NULL;
+    size_t n = 0;
+    file_list l = { 0 };
+    size_t *starts = NULL, nchunks = 0;
+    upload_limits lim;
+    *left = 0;
+    *learned = 0;
+    if (current_limits(r, &lim) != 0)
+        return -1;
+    if (journal_batch_files_list(r->ctx->journal, r->batch.id, &f, &n) != 0)
+        return run_fail_journal(r);
+    int rc = -1;
+    if (files_in_state(f, n, BFILE_ABSENT, &l) != 0 ||
+        upload_plan_chunks(l.sizes, l.count, &lim, &starts, &nchunks) != 0) {
+        run_fail_nomem(r);
+        goto done;
+    }
+    *left = l.count;
+    rc = 0;
+    for (size_t c = 0; may_upload && c < nchunks && rc == 0 && !*learned; c++) {
+        size_t end = c + 1 < nchunks ? starts[c + 1] : l.count;
+        file_chunk ch = { .names = l.names + starts[c], .paths = l.paths + starts[c],
+                          .sizes = l.sizes + starts[c], .len = end - starts[c],
+                          .present_state = BFILE_UPLOADED };
+        ch.absent = calloc(ch.len, 1);
+        rc = ch.absent ? step_run(r, &upload_files_step, &ch) : run_fail_nomem(r);
+        *learned = ch.limit_learned;
+        free(ch.absent);
+    }
+done:
+    free(starts);
+    file_list_free(&l);
+    journal_batch_files_free(f, n);
+    return rc;
+}
+
+#define UPLOAD_ROUNDS 3
+/* Rounds cut short by a learned limit do not count as rounds: each learned
+ * limit is smaller than the last (halvings down to one file per chunk), so
+ * these are bounded; the cap only guards against a server that lies. */
+#define LEARNED_ROUNDS 64
+
+static int upload_absent(submit_run *r)
+{
+    int round = 0, learned_rounds = 0;
+    while (round <= UPLOAD_ROUNDS) {
+        size_t absent = 0;
+        int learned = 0;
+        if (upload_round(r, &absent, round < UPLOAD_ROUNDS, &learned) != 0)
+            return -1;
+        if (absent == 0)
+            return 0;
+        if (learned && learned_rounds < LEARNED_ROUNDS)
+            learned_rounds++;
+        else
+            round++;
+    }
+    return run_fail(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
+                    "gave up after repeated unknown outcomes");
+}
+
+/* Resolve files a crash or lost reply left *_sent, then query new ones. */
+static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
+{
+    static const struct { const char *state, *present_state; } uncertain[] = {
+        { BFILE_QUERY_SENT, BFILE_CONFIRMED },
+        { BFILE_UPLOAD_SENT, BFILE_UPLOADED },
+    };
+    file_list l;
+    for (size_t u = 0; u < 2; u++) {
+        if (files_in_state(f, n, uncertain[u].state, &l) != 0)
+            return run_fail_nomem(r);
+        int rc = resolve_names(r, l.names, l.count, uncertain[u].present_state);
+        file_list_free(&l);
+        if (rc != 0)
+            return -1;
+    }
+    if (files_in_state(f, n, BFILE_HASHED, &l) != 0)
+        return run_fail_nomem(r);
+    int rc = query_new_files(r, l.names, l.count);
+    file_list_free(&l);
+    return rc;
+}
+
+int submit_files_phase(submit_run *r)
+{
+    batch_state st = run_state(r);
+    if (st == BATCH_UPLOADED || st == BATCH_SUBMIT_SENT || st == BATCH_SUBMITTED)
+        return 0;
+    pthread_mutex_lock(&file_phase_mu);
+    journal_batch_file *f = NULL;
+    size_t n = 0;
+    int rc = -1;
+    if (journal_batch_files_list(r->ctx->journal, r->batch.id, &f, &n) != 0) {
+        run_fail_journal(r);
+        goto out;
+    }
+    if (learn_presence(r, f, n) != 0 || run_set_state(r, BATCH_FILES_KNOWN, 0) != 0 ||
+        upload_absent(r) != 0 || run_set_state(r, BATCH_UPLOADED, 0) != 0)
+        goto out;
+    rc = 0;
+out:
+    journal_batch_files_free(f, n);
+    pthread_mutex_unlock(&file_phase_mu);
+    return rc;
+}
