@@ -207,3 +207,20 @@ def test_post_size_limit_is_learned_and_a_single_file_over_it_named(make_client,
     big = inputs("pbig.bin", big_content)
     res = c.wait(c.submit("pm2", "uppercase", jobs_for([big], "pb")), timeout=120)
     assert len(res) == 1 and phys(big_content) in res[0] and "post_max_size" in res[0], res
+
+
+def test_expire_and_chunk_settings_from_environment_and_config_file(
+        make_client, emulator, inputs, tmp_path):
+    """The three settings of issue 9 are rows of the option table: a
+    BOINC_GAHP_* variable and a configuration-file key reach the requests."""
+    conf = tmp_path / "gahp.conf"
+    conf.write_text("upload_chunk_files = 4\n")
+    c = make_client(env={"BOINC_GAHP_CONFIG": str(conf), "BOINC_GAHP_BATCH_EXPIRE": "3600"})
+    paths = [inputs("s%02d.txt" % i, b"setting %d\n" % i) for i in range(10)]
+    assert c.wait(c.submit("sett", "uppercase", jobs_for(paths, "st"))) == ["NULL"]
+    cnt = emulator.counters()
+    assert cnt["php_limits"]["most_files_in_post"] == 4
+    assert cnt["rpc"]["upload_files"] == 3 and cnt["files_uploaded"] == 10
+    b = [b for b in emulator.state()["batches"] if b["name"] == "sett"][0]
+    now = emulator.time()
+    assert now + 3600 - 120 < b["expire_time"] <= now + 3600 + 60
