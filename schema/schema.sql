@@ -1,4 +1,5 @@
--- schema.sql: the current journal schema (PRAGMA user_version = 3), as the
+-- schema.sql: the current journal schema (migrations 0001, 0002, 0003, 0005;
+-- PRAGMA user_version = 4: the runner counts the files in order), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -115,6 +116,16 @@ CREATE TABLE batch_files (
                                          -- upload_files sent / we uploaded it
     updated_at REAL NOT NULL,            -- last state change
     PRIMARY KEY (batch_id, phys_name)
+);
+
+-- (0005) Upload limits learned from a project's limit errors (max_file_uploads,
+-- post_max_size): later submits and runs start with the smaller chunk.
+CREATE TABLE upload_limits (
+    project_id INTEGER PRIMARY KEY REFERENCES projects(id),  -- the project
+    max_files  INTEGER NOT NULL,         -- files per upload_files request (learned)
+    max_bytes  INTEGER NOT NULL,         -- file bytes per upload_files request (learned)
+    learned_at REAL NOT NULL,            -- when it was last lowered
+    reason     TEXT NOT NULL             -- the server's error that taught it
 );
 
 -- ---- audit views (migration 0002; doc/auditing.md) ----

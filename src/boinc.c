@@ -529,6 +529,45 @@ int boinc_query_batch_jobs(boinc_client *c, const boinc_project *p,
                    BOINC_RETRY, parse_batch_jobs, &o, err);
 }
 
+typedef struct {
+    const char *job_name;
+    boinc_job_detail *detail;
+    int *found;
+} detail_out;
+
+static int parse_job_detail(const char *rpc, const strbuf *body, void *out,
+                            boinc_error *err)
+{
+    (void)rpc;
+    detail_out *o = out;
+    return boinc_parse_job_detail(strbuf_str(body), body->len, o->job_name, o->detail,
+                                  o->found, err);
+}
+
+int boinc_query_job_detail(boinc_client *c, const boinc_project *p, long batch_id,
+                           const char *job_name, boinc_job_detail *out, int *found,
+                           boinc_error *err)
+{
+    start(err);
+    if (out != NULL)
+        memset(out, 0, sizeof *out);
+    if (found != NULL)
+        *found = 0;
+    int rc = check_call(c, p, err);
+    if (rc == BOINC_OK && (out == NULL || found == NULL || job_name == NULL))
+        rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing argument");
+    if (rc == BOINC_OK && batch_id <= 0)
+        rc = boinc_fail(err, BOINC_E_BADARG, 0, "bad batch id %ld", batch_id);
+    if (rc != BOINC_OK)
+        return rc;
+    strbuf req = STRBUF_INIT;
+    /* the same request as boinc_query_batch_jobs: by id, with job details */
+    int built = boinc_req_query_batch_jobs(&req, p->authenticator, batch_id);
+    detail_out o = { job_name, out, found };
+    return run_rpc(c, p, SUBMIT_RPC, "query_batch", built, &req, NULL, 0,
+                   BOINC_RETRY, parse_job_detail, &o, err);
+}
+
 void boinc_names_free(char **names, size_t n)
 {
     if (names == NULL)

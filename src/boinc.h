@@ -229,6 +229,24 @@ int boinc_query_batch_jobs(boinc_client *c, const boinc_project *p,
                            boinc_error *err);
 void boinc_names_free(char **names, size_t n);
 
+/*
+ * query_batch by id with <get_job_details>1</get_job_details>, for one job
+ * of the batch: what a stock server still tells about a job without a
+ * canonical instance when its query_completed_job is broken.  *found = 0
+ * when the batch does not list the job.
+ */
+typedef struct {
+    long canonical_instance_id;     /* 0 = none */
+    size_t n_exit;                  /* failed instances, in reply order */
+    int *exit_statuses;
+    char *status;                   /* <status> text (queued, error ...), or NULL */
+} boinc_job_detail;
+
+int boinc_query_job_detail(boinc_client *c, const boinc_project *p, long batch_id,
+                           const char *job_name, boinc_job_detail *out, int *found,
+                           boinc_error *err);
+void boinc_job_detail_free(boinc_job_detail *d);
+
 /* ---- job_file.php ------------------------------------------------------ */
 
 /*

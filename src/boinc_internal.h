@@ -134,6 +134,8 @@ int boinc_parse_query_batches(const char *body, size_t len,
                               boinc_error *err);
 int boinc_parse_batch_jobs(const char *body, size_t len, char ***names,
                            size_t *n, boinc_error *err);
+int boinc_parse_job_detail(const char *body, size_t len, const char *job_name,
+                           boinc_job_detail *out, int *found, boinc_error *err);
 int boinc_parse_absent_files(const char *body, size_t len, size_t n,
                              unsigned char *absent, boinc_error *err);
 

@@ -1059,6 +1059,84 @@ int boinc_parse_batch_jobs(const char *body, size_t len, char ***names,
     return BOINC_OK;
 }
 
+/* The <exit_status> children of one <job> of a query_batch reply. */
+static int job_exit_statuses(xmlNode *job, boinc_job_detail *out, boinc_error *err)
+{
+    size_t cap = 0;
+    for (xmlNode *c = job->children; c != NULL; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "exit_status") != 0)
+            continue;
+        char *text = node_text(c, 1);
+        long v = 0;
+        if (text == NULL)
+            return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+        int bad = boinc_parse_long(text, &v) != 0 || v < INT_MIN || v > INT_MAX;
+        free(text);
+        if (bad)
+            return boinc_fail(err, BOINC_E_PARSE, 200,
+                              "reply to query_batch: <exit_status> is not a number");
+        if (out->n_exit == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            int *grown = realloc(out->exit_statuses, ncap * sizeof *grown);
+            if (grown == NULL)
+                return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+            out->exit_statuses = grown;
+            cap = ncap;
+        }
+        out->exit_statuses[out->n_exit++] = (int)v;
+    }
+    return BOINC_OK;
+}
+
+int boinc_parse_job_detail(const char *body, size_t len, const char *job_name,
+                           boinc_job_detail *out, int *found, boinc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    xmlDocPtr doc;
+    int rc = open_reply("query_batch", body, len, &doc, err);
+    if (rc != BOINC_OK)
+        return rc;
+    xmlNode **items = NULL;
+    size_t count = 0, cap = 0;
+    if (collect_named(xmlDocGetRootElement(doc), "job", &items, &count, &cap) != 0)
+        rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+    for (size_t i = 0; i < count && rc == BOINC_OK && !*found; i++) {
+        xmlNode *name = child_elem(items[i], "name");
+        char *text = name ? node_text(name, 1) : NULL;
+        if (name != NULL && text == NULL) {
+            rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+        } else if (text != NULL && strcmp(text, job_name) == 0) {
+            *found = 1;
+            xmlNode *status = child_elem(items[i], "status");
+            if (child_long(items[i], "canonical_instance_id", &out->canonical_instance_id) < 0)
+                rc = boinc_fail(err, BOINC_E_PARSE, 200,
+                                "reply to query_batch: bad <canonical_instance_id>");
+            else if (status != NULL && (out->status = node_text(status, 1)) == NULL)
+                rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+            else
+                rc = job_exit_statuses(items[i], out, err);
+        }
+        free(text);
+    }
+    free(items);
+    xmlFreeDoc(doc);
+    if (rc != BOINC_OK) {
+        boinc_job_detail_free(out);
+        *found = 0;
+    }
+    return rc;
+}
+
+void boinc_job_detail_free(boinc_job_detail *d)
+{
+    if (d == NULL)
+        return;
+    free(d->exit_statuses);
+    free(d->status);
+    memset(d, 0, sizeof *d);
+}
+
 int boinc_parse_absent_files(const char *body, size_t len, size_t n,
                              unsigned char *absent, boinc_error *err)
 {

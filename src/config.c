@@ -44,7 +44,6 @@ typedef enum {
     OT_STRING,      /* char *, non-empty */
     OT_INT,         /* int in min..max */
     OT_LONG,        /* long in min..max */
-    OT_BYTES,       /* long long byte count in min..max */
     OT_DOUBLE,      /* double in min..max */
     OT_CHOICE,      /* int: index of the value in choices[] */
     OT_FLAG,        /* int 0/1: bare --name; yes/no/true/false/on/off/1/0 elsewhere */
@@ -62,7 +61,7 @@ typedef struct {
     const char *key;       /* configuration-file key, or NULL */
     option_type type;
     size_t field;          /* offsetof(gahp_config, ...) of the value */
-    double min, max;       /* bounds of OT_INT / OT_LONG / OT_BYTES / OT_DOUBLE */
+    double min, max;       /* bounds of OT_INT / OT_LONG / OT_DOUBLE */
     const char *const *choices;   /* OT_CHOICE: NULL-terminated */
     const char *def;       /* built-in default, as text; NULL = none */
     const char *metavar;   /* value placeholder in --help */
@@ -93,16 +92,21 @@ static const option_row option_table[] = {
     { "retention-days",      "BOINC_GAHP_RETENTION_DAYS",    "retention_days",      OT_DOUBLE,      F(retention_days),           0,  36500,    NULL,       "7",    "DAYS",    "prune delivered requests older than this at start-up" },
     { "busy-timeout",        "BOINC_GAHP_BUSY_TIMEOUT",      "busy_timeout",        OT_LONG,        F(busy_timeout_ms),          0,  600000,   NULL,       "5000", "MS",      "SQLite busy timeout" },
     { "requeue-undelivered", "BOINC_GAHP_REQUEUE_UNDELIVERED", "requeue_undelivered", OT_FLAG,      F(requeue_undelivered),      0,  0,        NULL,       "no",   NULL,      "at start-up, answer an earlier run's unanswered requests under their original ids" },
-    /* Limits against hostile servers (issue 10).  Byte counts stop at 2^50
-     * (1 PiB): a limit is never "unlimited".  The reply default equals
+    /* Limits against hostile servers (issue 10).  Byte counts (long: 64
+     * bits on every LP64 target) stop at 2^50 (1 PiB): a limit is never
+     * "unlimited".  The reply default equals
      * BOINC_DEFAULT_MAX_REPLY, the output default BOINC_DEFAULT_MAX_DOWNLOAD. */
-    { "max-reply-bytes",     "BOINC_GAHP_MAX_REPLY_BYTES",   "max_reply_bytes",     OT_BYTES,       F(max_reply_bytes),       4096,  1125899906842624.0, NULL, "33554432",    "BYTES", "largest RPC reply accepted (32 MiB)" },
-    { "max-output-bytes",    "BOINC_GAHP_MAX_OUTPUT_BYTES",  "max_output_bytes",    OT_BYTES,       F(max_output_bytes),         1,  1125899906842624.0, NULL, "4294967296",  "BYTES", "largest output file downloaded (4 GiB)" },
-    { "max-fetch-bytes",     "BOINC_GAHP_MAX_FETCH_BYTES",   "max_fetch_bytes",     OT_BYTES,       F(max_fetch_bytes),          1,  1125899906842624.0, NULL, "17179869184", "BYTES", "all files of one FETCH_OUTPUT together (16 GiB)" },
-    { "max-unzip-bytes",     "BOINC_GAHP_MAX_UNZIP_BYTES",   "max_unzip_bytes",     OT_BYTES,       F(max_unzip_bytes),          1,  1125899906842624.0, NULL, "17179869184", "BYTES", "unpacked size of one zip output (16 GiB)" },
+    { "max-reply-bytes",     "BOINC_GAHP_MAX_REPLY_BYTES",   "max_reply_bytes",     OT_LONG,        F(max_reply_bytes),       4096,  1125899906842624.0, NULL, "33554432",    "BYTES", "largest RPC reply accepted (32 MiB)" },
+    { "max-output-bytes",    "BOINC_GAHP_MAX_OUTPUT_BYTES",  "max_output_bytes",    OT_LONG,        F(max_output_bytes),         1,  1125899906842624.0, NULL, "4294967296",  "BYTES", "largest output file downloaded (4 GiB)" },
+    { "max-fetch-bytes",     "BOINC_GAHP_MAX_FETCH_BYTES",   "max_fetch_bytes",     OT_LONG,        F(max_fetch_bytes),          1,  1125899906842624.0, NULL, "17179869184", "BYTES", "all files of one FETCH_OUTPUT together (16 GiB)" },
+    { "max-unzip-bytes",     "BOINC_GAHP_MAX_UNZIP_BYTES",   "max_unzip_bytes",     OT_LONG,        F(max_unzip_bytes),          1,  1125899906842624.0, NULL, "17179869184", "BYTES", "unpacked size of one zip output (16 GiB)" },
     { "max-unzip-ratio",     "BOINC_GAHP_MAX_UNZIP_RATIO",   "max_unzip_ratio",     OT_LONG,        F(max_unzip_ratio),          1,  1000000,  NULL,       "200",  "N",       "unpacked bytes per byte of a zip output" },
     /* No default row value: 0 means max(1, workers / 2), decided in workers.c. */
     { "project-workers",     "BOINC_GAHP_PROJECT_WORKERS",   "project_workers",     OT_INT,         F(project_workers),          1,  CONFIG_MAX_WORKERS, NULL, NULL, "N",       "requests of one project running at once (default: half the workers, at least 1)" },
+    { "upload-chunk-files",  "BOINC_GAHP_UPLOAD_CHUNK_FILES", "upload_chunk_files", OT_LONG,      F(upload_chunk_files),       1,  100000,   NULL,       "20",   "N",       "files per upload_files request (a stock PHP max_file_uploads is 20)" },
+    { "upload-chunk-bytes",  "BOINC_GAHP_UPLOAD_CHUNK_BYTES", "upload_chunk_bytes", OT_LONG,      F(upload_chunk_bytes),       65536, 1099511627776.0, NULL, "8000000", "BYTES", "bytes per upload_files request (under a stock PHP post_max_size of 8M)" },
+    /* At least a minute, at most ten years: never 0, which means "never expires". */
+    { "batch-expire",        "BOINC_GAHP_BATCH_EXPIRE",      "batch_expire",        OT_LONG,        F(batch_expire_s),           60, 315360000, NULL,       "21600", "SECONDS", "expire time of a new batch, from its creation (a failed submit's batch goes then)" },
     { "config",              "BOINC_GAHP_CONFIG",            NULL,                  OT_CONFIG,      F(config_file),              0,  0,        NULL,       NULL,   "FILE",    "configuration file (default: the first of the FILES below that exists)" },
     { NULL,                  NULL,                           "project_url",         OT_PROJECT_URL, F(project_url),              0,  0,        NULL,       NULL,   "URL",     "project selected before the client's first line" },
     { NULL,                  NULL,                           "authenticator",       OT_SECRET,      F(authenticator),            0,  0,        NULL,       NULL,   "KEY",     "that project's authenticator (the file must then be mode 0600)" },
@@ -184,8 +188,6 @@ static int set_number(gahp_config *cfg, const option_row *row, const char *value
     }
     if (row->type == OT_INT)
         *(int *)field_of(cfg, row) = (int)l;
-    else if (row->type == OT_BYTES)
-        *(long long *)field_of(cfg, row) = l;
     else
         *(long *)field_of(cfg, row) = l;
     return 0;
@@ -259,7 +261,6 @@ static int apply_value(gahp_config *cfg, const option_row *row, const char *valu
         return set_string(str, value, src, err);
     case OT_INT:
     case OT_LONG:
-    case OT_BYTES:
     case OT_DOUBLE:
         return set_number(cfg, row, value, src, err);
     case OT_CHOICE:
@@ -336,7 +337,7 @@ static void print_row_help(const option_row *row, FILE *out)
         fprintf(out, "  %s =", row->key);
     print_value_hint(row, out);
     fprintf(out, "\n      %s", row->help);
-    if (row->type == OT_INT || row->type == OT_LONG || row->type == OT_BYTES)
+    if (row->type == OT_INT || row->type == OT_LONG)
         fprintf(out, " (%ld..%ld)", (long)row->min, (long)row->max);
     else if (row->type == OT_DOUBLE)
         fprintf(out, " (%g..%g)", row->min, row->max);

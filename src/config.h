@@ -26,13 +26,17 @@ typedef struct {
     long busy_timeout_ms;       /* SQLite busy timeout (default 5000) */
     int requeue_undelivered;    /* recovery: answer an earlier run's requests
                                    under their original ids (default 0) */
-    long long max_reply_bytes;  /* per RPC reply (default 32 MiB) */
-    long long max_output_bytes; /* per downloaded output file (default 4 GiB) */
-    long long max_fetch_bytes;  /* all files of one FETCH_OUTPUT (default 16 GiB) */
-    long long max_unzip_bytes;  /* members of one zip output (default 16 GiB) */
+    long max_reply_bytes;       /* per RPC reply (default 32 MiB) */
+    long max_output_bytes;      /* per downloaded output file (default 4 GiB) */
+    long max_fetch_bytes;       /* all files of one FETCH_OUTPUT (default 16 GiB) */
+    long max_unzip_bytes;       /* members of one zip output (default 16 GiB) */
     long max_unzip_ratio;       /* unpacked bytes per archive byte (default 200) */
     int project_workers;        /* in-flight requests per project; 0 = default
                                    max(1, workers / 2) */
+    long upload_chunk_files;    /* files per upload_files request (default 20) */
+    long upload_chunk_bytes;    /* bytes per upload_files request (default 8000000) */
+    long batch_expire_s;        /* expire time of a created batch: now + this
+                                   (default 21600, the client's 6 h lease) */
     char *config_file;          /* the file read (named or found), NULL = none */
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;

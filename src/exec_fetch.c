@@ -13,6 +13,7 @@
  */
 #include "exec_cmds.h"
 
+#include "journal_server.h"
 #include "log.h"
 #include "outputs.h"
 #include "gahp_text.h"
@@ -215,7 +216,7 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
     if (left <= 0)
         return fail_fmt("get_output of %s failed: the fetch already reached "
                         "--max-fetch-bytes (%lld bytes)", name,
-                        fc->ctx->config->max_fetch_bytes);
+                        (long long)fc->ctx->config->max_fetch_bytes);
     if (boinc_get_output_file(fc->ctx->client, &fc->project, fc->f->job,
                               p->file_num, p->fd, &nbytes, &err) != BOINC_OK) {
         strbuf step = STRBUF_INIT;
@@ -638,6 +639,50 @@ static char *fetch_failed(fetch_ctx *fc, const boinc_completed_job *cj)
     return or_nomem(tok);
 }
 
+/*
+ * A stock server's query_completed_job dies for a job without a canonical
+ * instance, but its query_batch with job details still lists the exit
+ * status of each failed instance.  The job's batch comes from the journal
+ * (the submit recorded it).  Returns the "NULL <exit> 0 0" tail, or NULL
+ * when the fallback has nothing to say (the caller keeps its error).
+ */
+static char *failed_job_fallback(fetch_ctx *fc, long long project_id)
+{
+    long long batch_id = 0;
+    int found = 0;
+    if (project_id <= 0 ||
+        journal_job_server_batch(fc->ctx->journal, project_id, fc->f->job, &batch_id,
+                                 &found) != 0 || !found)
+        return NULL;
+    boinc_job_detail d;
+    boinc_error err = { 0 };
+    char *tok = NULL;
+    found = 0;
+    if (boinc_query_job_detail(fc->ctx->client, &fc->project, (long)batch_id, fc->f->job,
+                               &d, &found, &err) == BOINC_OK &&
+        found && d.canonical_instance_id == 0 && d.n_exit > 0) {
+        /* the latest failed instance; no times nor stderr are available */
+        boinc_completed_job cj;
+        memset(&cj, 0, sizeof cj);
+        cj.has_exit_status = 1;
+        cj.exit_status = d.exit_statuses[d.n_exit - 1];
+        log_info("fetch %s: query_completed_job failed; exit status %d from query_batch",
+                 fc->f->job, cj.exit_status);
+        tok = success_tail(&cj);
+    } else if (found && d.canonical_instance_id == 0 && d.status != NULL &&
+               strcmp(d.status, "error") == 0) {
+        tok = fail_fmt("job %s failed: no instance reported an exit status (the "
+                       "server's query_completed_job failed)", fc->f->job);
+    } else if (found && d.canonical_instance_id == 0 && d.status != NULL &&
+               strcmp(d.status, "done") != 0) {
+        tok = fail_fmt("job %s is not finished", fc->f->job);
+    }
+    if (found)
+        boinc_job_detail_free(&d);
+    boinc_error_clear(&err);
+    return tok;
+}
+
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
 {
     fetch_ctx fc = { ctx, &req->u.fetch,
@@ -651,8 +696,11 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
     if (boinc_query_completed_job(ctx->client, &fc.project, fc.f->job, &cj,
                                   &err) != BOINC_OK) {
         /* Includes a stock server's truncated reply for failed jobs
-         * (BOINC_E_PARSE with the server's PHP error text). */
-        tok = fail_rpc("query_completed_job", &err);
+         * (BOINC_E_PARSE with the server's PHP error text): then the exit
+         * status may still come from query_batch. */
+        tok = err.code == BOINC_E_PARSE ? failed_job_fallback(&fc, req->project_id) : NULL;
+        if (tok == NULL)
+            tok = fail_rpc("query_completed_job", &err);
     } else if (cj.canonical_resultid != 0) {
         tok = fetch_done(&fc, &cj);
     } else if (cj.error_mask != 0) {

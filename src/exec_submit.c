@@ -4,6 +4,8 @@
  *
  * The submit is a state machine (submit_state.h) driven here:
  *   NEW -> HASHED            plan and hash the inputs (submit_inputs.c)
+ *   argument rule            refuse what a real server cannot carry, before
+ *                            anything is created (job_args.c)
  *   app check                get_templates (submit_batch_steps.c)
  *   -> CREATE_SENT -> CREATED      create_batch (submit_batch_steps.c)
  *   -> FILES_KNOWN -> UPLOADED     query_files, upload_files (submit_files.c)
@@ -23,76 +25,74 @@
 #include "exec_submit.h"
 
 #include "files.h"
-#include "log.h"
 #include "gahp_text.h"
-#include "strbuf.h"
+#include "job_args.h"
+#include "log.h"
 #include "submit_batch_steps.h"
 #include "submit_files.h"
 #include "submit_inputs.h"
 #include "submit_registry.h"
 #include "submit_run.h"
 #include "testpoint.h"
+#include "upload_limits.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-/* Request size bounds for job_file.php (real servers run with PHP limits
- * of tens of MB per POST). */
+/* Request size bounds for job_file.php.  Uploads fit a stock PHP
+ * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
+ * configuration says otherwise; submit_files.c lowers them further to
+ * what the server taught (journal_server.h).  A query_files request of
+ * 1000 names is about 60 KB of XML, far below any PHP limit. */
 static const submit_limits default_limits = {
     .query_chunk_files = 1000,
-    .upload_chunk_files = 200,
-    .upload_chunk_bytes = 32LL * 1024 * 1024,
+    .upload_chunk_files = UPLOAD_DEFAULT_FILES,
+    .upload_chunk_bytes = UPLOAD_DEFAULT_BYTES,
 };
+/* Expire time of a created batch when no configuration is given: the
+ * client's 6 h lease (config.c has the option). */
+#define DEFAULT_BATCH_EXPIRE_S 21600
+
+static submit_limits configured_limits(const gahp_config *cfg)
+{
+    submit_limits lim = default_limits;
+    if (cfg != NULL) {
+        lim.upload_chunk_files = (size_t)cfg->upload_chunk_files;
+        lim.upload_chunk_bytes = cfg->upload_chunk_bytes;
+    }
+    return lim;
+}
+
+/* A finite expire time: a batch that a failed submit leaves behind is
+ * retired by the server then (the client sets its own lease later). */
+static double batch_expire_time(const gahp_config *cfg)
+{
+    long expire_s = cfg != NULL ? cfg->batch_expire_s : DEFAULT_BATCH_EXPIRE_S;
+    return (double)time(NULL) + (double)expire_s;
+}
 
 /* ---- the jobs as submit_batch sends them ------------------------------------ */
 
 /*
- * One argument of a job, for BOINC's command_line string.  Real servers
- * hand command_line to a shell inside double quotes, so `"`, `$`, backquote
- * and backslash would be mangled: refused.  An argument that is empty or
- * holds white space is single-quoted (literal inside the server's double
- * quotes, and grouped by the client's command-line parser).
+ * The command line of job i (its inputs' physical names at phys) into
+ * *line, by the argument rule of real servers (job_args.h); -1 with r's
+ * error set when the job breaks it (an error result naming the job and
+ * the argument) or memory ran out.
  */
-static int append_arg(strbuf *sb, const char *arg, const char **why)
-{
-    int quote = arg[0] == '\0';
-    for (const char *p = arg; *p; p++) {
-        if (*p == '"' || *p == '$' || *p == '`' || *p == '\\' || *p == '\n' || *p == '\r') {
-            *why = "contains one of \" $ ` \\ or a line break, which BOINC servers mangle";
-            return -1;
-        }
-        if (*p == ' ' || *p == '\t')
-            quote = 1;
-    }
-    if (quote && strchr(arg, '\'') != NULL) {
-        *why = "has both white space and a single quote";
-        return -1;
-    }
-    if (sb->len > 0 && strbuf_putc(sb, ' ') != 0)
-        return -2;
-    if (quote)
-        return strbuf_printf(sb, "'%s'", arg) != 0 ? -2 : 0;
-    return strbuf_puts(sb, arg) != 0 ? -2 : 0;
-}
-
-/* The command line of job i into *line; -1 with r's error set. */
-static int command_line(submit_run *r, size_t i, char **line)
+static int command_line(submit_run *r, size_t i, const char *const *phys, char **line)
 {
     const gahp_submit_job *job = &r->s->jobs[i];
-    strbuf sb = STRBUF_INIT;
-    for (size_t a = 0; a < job->nargs; a++) {
-        const char *why = NULL;
-        if (append_arg(&sb, job->args[a], &why) != 0) {
-            strbuf_free(&sb);
-            if (why == NULL)
-                return run_fail_nomem(r);
-            return run_failf(r, (int)run_state(r), EXEC_E_REFUSED, "submit refused",
-                             "argument %zu of job %s %s", a + 1, job->name, why);
-        }
-    }
-    *line = strbuf_detach(&sb);
-    if (*line == NULL && (*line = strdup("")) == NULL)
+    char *why = NULL;
+    int rc = job_args_command_line(job->name, (const char *const *)job->args, job->nargs,
+                                   phys, job->ninputs, line, &why);
+    if (rc < 0)
         return run_fail_nomem(r);
+    if (rc > 0) {
+        run_fail(r, (int)run_state(r), EXEC_E_REFUSED, "submit refused", why);
+        free(why);
+        return -1;
+    }
     return 0;
 }
 
@@ -132,7 +132,7 @@ static int build_jobs(submit_run *r, submit_jobs *j)
     size_t k = 0;
     for (size_t i = 0; i < s->njobs; i++) {
         char *line = NULL;
-        if (command_line(r, i, &line) != 0) {
+        if (command_line(r, i, (const char *const *)&r->input_phys[k], &line) != 0) {
             jobs_free(j);
             return -1;
         }
@@ -178,6 +178,12 @@ static int run_steps(submit_run *r)
     testpoint("submit.hashed");
     if (run_reload(r) != 0)
         return -1;
+    /* Arguments a real server cannot carry are refused before anything is
+     * created on the server. */
+    submit_jobs jobs;
+    if (build_jobs(r, &jobs) != 0)
+        return -1;
+    jobs_free(&jobs);
     if (r->batch.server_batch_id == 0 && submit_check_app(r) != 0)
         return -1;
     if (submit_create_batch(r) != 0 || submit_files_phase(r) != 0)
@@ -257,7 +263,8 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *diges
     r.s = &req->u.submit;
     r.project.url = req->project_url;
     r.project.authenticator = req->authenticator;
-    r.limits = default_limits;
+    r.limits = configured_limits(ctx->config);
+    r.create.expire_time = batch_expire_time(ctx->config);
 
     int found = 0;
     char *result = NULL;

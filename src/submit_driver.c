@@ -46,7 +46,12 @@ static int attempt(submit_run *r, const step_def *d, void *arg, int last)
     int rc = d->send(r, arg, &err);
     step_outcome o = step_classify(rc, &err);
     int ret = -1;
-    if (o == STEP_DONE) {
+    int recovered = 0;
+    if (o == STEP_REFUSED && d->recover_refusal != NULL)
+        recovered = d->recover_refusal(r, arg, &err);
+    if (recovered != 0) {
+        ret = recovered > 0 ? 0 : -1;
+    } else if (o == STEP_DONE) {
         ret = d->record_done(r, arg);
         if (ret == 0)
             testpoint(d->done_point);

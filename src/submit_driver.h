@@ -11,7 +11,9 @@
  *     done       the reply says it happened: record it;
  *     not sent   the request never left (bad argument, no memory before
  *                sending): nothing happened, fail resumable from before;
- *     refused    the server answered with an error: it did not act;
+ *     refused    the server answered with an error: it did not act
+ *                (a step may recover from some refusals itself, e.g.
+ *                a server limit it can learn and plan around);
  *     unknown    it may have reached the server and no usable reply came
  *                back (transport error, HTTP error, an unparseable reply,
  *                no memory while buffering or parsing it): ask the step's
@@ -58,6 +60,11 @@ typedef struct step_def {
     /* Undo the announcement after a refusal (NULL: nothing to undo). */
     void (*unannounce)(submit_run *r, void *arg);
     resolve_result (*resolve)(submit_run *r, void *arg);
+    /* A refusal the step recovers from itself (NULL: none): 0 when err is
+     * an ordinary refusal (the step fails), 1 when it was handled (the
+     * driver ends the step as done; arg says what happened), -1 when
+     * handling it failed (r's error set). */
+    int (*recover_refusal)(submit_run *r, void *arg, const boinc_error *err);
 } step_def;
 
 /* Run one step to its end: 0 done (or found done), -1 failed. */

@@ -5,12 +5,16 @@
 #include "submit_files.h"
 
 #include "files.h"
+#include "journal_server.h"
 #include "log.h"
 #include "submit_driver.h"
+#include "testpoint.h"
+#include "upload_limits.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t file_phase_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -18,9 +22,11 @@ static pthread_mutex_t file_phase_mu = PTHREAD_MUTEX_INITIALIZER;
 typedef struct {
     const char *const *names;
     const char *const *paths;       /* upload only */
+    const long long *sizes;         /* upload only */
     size_t len;
-    unsigned char *absent;          /* query only: the server's answer */
+    unsigned char *absent;          /* the server's answer to a query */
     const char *present_state;      /* what a present file becomes */
+    int limit_learned;              /* upload only: a smaller chunk was learned */
 } file_chunk;
 
 static int set_files(submit_run *r, const file_chunk *c, const char *state)
@@ -94,8 +100,8 @@ static int resolve_names(submit_run *r, const char *const *names, size_t n,
 {
     size_t max = r->limits.query_chunk_files;
     for (size_t start = 0; start < n; start += max) {
-        file_chunk c = { names + start, NULL, n - start < max ? n - start : max,
-                         NULL, present_state };
+        file_chunk c = { .names = names + start, .len = n - start < max ? n - start : max,
+                         .present_state = present_state };
         c.absent = calloc(c.len, 1);
         if (c.absent == NULL)
             return run_fail_nomem(r);
@@ -156,8 +162,8 @@ static int query_new_files(submit_run *r, const char *const *names, size_t n)
 {
     size_t max = r->limits.query_chunk_files;
     for (size_t start = 0; start < n; start += max) {
-        file_chunk c = { names + start, NULL, n - start < max ? n - start : max,
-                         NULL, BFILE_CONFIRMED };
+        file_chunk c = { .names = names + start, .len = n - start < max ? n - start : max,
+                         .present_state = BFILE_CONFIRMED };
         c.absent = calloc(c.len, 1);
         if (c.absent == NULL)
             return run_fail_nomem(r);
@@ -195,6 +201,93 @@ static void upload_unannounce(submit_run *r, void *arg)
                                   BFILE_ABSENT);
 }
 
+/* This project's upload limits: the configured ones (r->limits), lowered
+ * to what the server taught earlier (journal_server.h). */
+static int current_limits(submit_run *r, upload_limits *lim)
+{
+    lim->max_files = (long)r->limits.upload_chunk_files;
+    lim->max_bytes = r->limits.upload_chunk_bytes;
+    long files = 0;
+    long long bytes = 0;
+    int found = 0;
+    if (journal_upload_limits_get(r->ctx->journal, r->req->project_id, &files, &bytes,
+                                  &found) != 0)
+        return run_fail_journal(r);
+    if (found && files >= 1 && files < lim->max_files)
+        lim->max_files = files;
+    if (found && bytes > UPLOAD_REQUEST_OVERHEAD && bytes < lim->max_bytes)
+        lim->max_bytes = bytes;
+    return 0;
+}
+
+/* One input is larger than the server takes in one request: fail naming
+ * it (physical and local name), its size and the php.ini setting. */
+static int fail_too_large(submit_run *r, const file_chunk *c, const char *name,
+                          upload_limit_kind kind, const boinc_error *err)
+{
+    size_t big = 0;
+    while (name != NULL && big < c->len && strcmp(c->names[big], name) != 0)
+        big++;
+    if (big == c->len)
+        big = 0;    /* the server named no file of this chunk: it held one */
+    return run_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
+                     "input %s (%s) is %lld bytes, more than the server accepts in one "
+                     "upload (%s); raise %s in the project's php.ini", c->names[big],
+                     c->paths[big], c->sizes[big], err->msg ? err->msg : "",
+                     upload_limit_setting(kind));
+}
+
+/* Journal the smaller chunk (before anything is sent again, so a crash
+ * cannot forget it); the caller re-plans the files still absent. */
+static int learn_limits(submit_run *r, file_chunk *c, const upload_limits *lim,
+                        long long chunk_bytes, const boinc_error *err)
+{
+    const char *why = err->msg ? err->msg : "";
+    log_warn("submit %s: server refused a chunk of %zu files (%lld bytes): %s; "
+             "chunks from now on: %ld files, %lld bytes", r->s->batch, c->len, chunk_bytes,
+             why, lim->max_files, lim->max_bytes);
+    if (journal_upload_limits_learn(r->ctx->journal, r->req->project_id, lim->max_files,
+                                    lim->max_bytes, why, (double)time(NULL)) != 0)
+        return run_fail_journal(r);
+    testpoint("submit.limit_learned");
+    c->limit_learned = 1;
+    return 1;
+}
+
+/*
+ * An upload refused with one of the server's PHP limit errors is a
+ * refusal the step recovers from (any other refusal: 0).  PHP threw the
+ * request away as a whole (post_max_size, max_file_uploads) or stopped at
+ * the file too large (upload_max_filesize): the batch-less query_files
+ * shows what the server kept, so nothing is ever uploaded twice.  Then a
+ * smaller chunk is learned (1), or a single file is too large: the submit
+ * fails naming it (-1).
+ */
+static int upload_recover_refusal(submit_run *r, void *arg, const boinc_error *err)
+{
+    file_chunk *c = arg;
+    long received = 0;
+    char *big_name = NULL;
+    if (err->code != BOINC_E_SERVER)
+        return 0;
+    upload_limit_kind kind = upload_limit_classify(err->msg, &received, &big_name);
+    if (kind == UPLOAD_LIMIT_NONE)
+        return 0;
+    int rc = -1;
+    upload_limits lim;
+    if (all_present(r, c) >= 0 && record_presence(r, c) == 0 &&
+        current_limits(r, &lim) == 0) {
+        long long chunk_bytes = upload_request_bytes(c->sizes, c->len);
+        if (kind == UPLOAD_LIMIT_FILESIZE ||
+            upload_limits_shrink(&lim, kind, c->len, chunk_bytes, received) != 0)
+            rc = fail_too_large(r, c, big_name, kind, err);
+        else
+            rc = learn_limits(r, c, &lim, chunk_bytes, err);
+    }
+    free(big_name);
+    return rc;
+}
+
 static const step_def upload_files_step = {
     .rpc = "upload_files",
     .sent_point = "submit.upload_sent",
@@ -206,6 +299,7 @@ static const step_def upload_files_step = {
     .record_done = upload_record,
     .unannounce = upload_unannounce,
     .resolve = resolve_step,
+    .recover_refusal = upload_recover_refusal,
 };
 
 /* Names, sizes and local paths of the batch files in one state. */
@@ -247,32 +341,38 @@ static int files_in_state(const journal_batch_file *f, size_t n, const char *sta
 }
 
 /* *left = the files still absent; when may_upload, upload each of them
- * once, in chunks (an unknown outcome's resolution may leave some absent
- * for the next round). */
-static int upload_round(submit_run *r, size_t *left, int may_upload)
+ * once, in chunks within this project's limits (an unknown outcome's
+ * resolution may leave some absent for the next round; a learned limit
+ * ends the round, *learned = 1, and the next one re-plans). */
+static int upload_round(submit_run *r, size_t *left, int may_upload, int *learned)
 {
     journal_batch_file *f = NULL;
     size_t n = 0;
     file_list l = { 0 };
     size_t *starts = NULL, nchunks = 0;
-    int rc = -1;
+    upload_limits lim;
     *left = 0;
+    *learned = 0;
+    if (current_limits(r, &lim) != 0)
+        return -1;
     if (journal_batch_files_list(r->ctx->journal, r->batch.id, &f, &n) != 0)
         return run_fail_journal(r);
+    int rc = -1;
     if (files_in_state(f, n, BFILE_ABSENT, &l) != 0 ||
-        files_plan_chunks(l.sizes, l.count, r->limits.upload_chunk_files,
-                          r->limits.upload_chunk_bytes, &starts, &nchunks) != 0) {
+        upload_plan_chunks(l.sizes, l.count, &lim, &starts, &nchunks) != 0) {
         run_fail_nomem(r);
         goto done;
     }
     *left = l.count;
     rc = 0;
-    for (size_t c = 0; may_upload && c < nchunks && rc == 0; c++) {
+    for (size_t c = 0; may_upload && c < nchunks && rc == 0 && !*learned; c++) {
         size_t end = c + 1 < nchunks ? starts[c + 1] : l.count;
-        file_chunk ch = { l.names + starts[c], l.paths + starts[c], end - starts[c],
-                          NULL, BFILE_UPLOADED };
+        file_chunk ch = { .names = l.names + starts[c], .paths = l.paths + starts[c],
+                          .sizes = l.sizes + starts[c], .len = end - starts[c],
+                          .present_state = BFILE_UPLOADED };
         ch.absent = calloc(ch.len, 1);
         rc = ch.absent ? step_run(r, &upload_files_step, &ch) : run_fail_nomem(r);
+        *learned = ch.limit_learned;
         free(ch.absent);
     }
 done:
@@ -283,15 +383,25 @@ done:
 }
 
 #define UPLOAD_ROUNDS 3
+/* Rounds cut short by a learned limit do not count as rounds: each learned
+ * limit is smaller than the last (halvings down to one file per chunk), so
+ * these are bounded; the cap only guards against a server that lies. */
+#define LEARNED_ROUNDS 64
 
 static int upload_absent(submit_run *r)
 {
-    for (int round = 0; round <= UPLOAD_ROUNDS; round++) {
+    int round = 0, learned_rounds = 0;
+    while (round <= UPLOAD_ROUNDS) {
         size_t absent = 0;
-        if (upload_round(r, &absent, round < UPLOAD_ROUNDS) != 0)
+        int learned = 0;
+        if (upload_round(r, &absent, round < UPLOAD_ROUNDS, &learned) != 0)
             return -1;
         if (absent == 0)
             return 0;
+        if (learned && learned_rounds < LEARNED_ROUNDS)
+            learned_rounds++;
+        else
+            round++;
     }
     return run_fail(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
                     "gave up after repeated unknown outcomes");

@@ -18,17 +18,18 @@
 #include <stddef.h>
 
 /* Bounds of the requests a submit sends.  One struct so that a caller can
- * tune them in one place (real servers run with PHP limits of tens of MB
- * per POST). */
+ * tune them in one place (exec_submit.c: a stock PHP's limits, or the
+ * configured ones; submit_files.c lowers the upload bounds further to the
+ * limits learned from the project's replies). */
 typedef struct {
     size_t query_chunk_files;       /* names per query_files request */
     size_t upload_chunk_files;      /* files per upload_files request */
     long long upload_chunk_bytes;   /* bytes per upload_files request */
 } submit_limits;
 
-/* Parameters of create_batch (extensible: expire time ...). */
+/* Parameters of create_batch (extensible). */
 typedef struct {
-    double expire_time;             /* 0 = none */
+    double expire_time;             /* absolute; exec_submit.c sets it finite */
 } create_batch_params;
 
 typedef struct {

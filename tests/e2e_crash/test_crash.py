@@ -287,6 +287,31 @@ def test_journal_of_an_older_schema_is_migrated_on_open(journal):
     assert rows and all("secret" not in repr(r) for r in rows)
 
 
+def test_journal_at_migration_0003_gets_the_upload_limits_table(journal):
+    """Lane numbers leave gaps (0004 comes later): a journal built by
+    0001..0003 gets the next migration file (0005, upload_limits), and the
+    version counts the files applied."""
+    repo = os.path.join(os.path.dirname(__file__), "..", "..")
+    files = sorted(f for f in os.listdir(os.path.join(repo, "migrations")) if f.endswith(".sql"))
+    upto = [f for f in files if f[:4] <= "0003"]
+    assert len(upto) == 3 and any(f.startswith("0005") for f in files)
+    db = sqlite3.connect(journal)
+    for f in upto:
+        with open(os.path.join(repo, "migrations", f)) as fh:
+            db.executescript(fh.read())
+    db.execute("PRAGMA user_version = 3")
+    db.commit()
+    assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'upload_limits'"
+                      ).fetchone() == (0,)
+    db.close()
+    os.chmod(journal, 0o600)
+    g = Gahp(journal)
+    assert g.quit() == 0
+    db = sqlite3.connect(journal)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(files)
+    assert db.execute("SELECT count(*) FROM upload_limits").fetchone() == (0,)
+
+
 @pytest.mark.parametrize("point", ["fetch.downloaded", "fetch.renamed"])
 def test_fetch_interrupted_by_a_crash_completes_when_reissued(point, make_client, emulator,
                                                              inputs, tmp_path):

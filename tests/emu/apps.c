@@ -294,6 +294,16 @@ int apps_load_config(const char *path)
                 G.post_max_bytes = n;
             }
             free(v);
+        } else if (strcmp(tag, "max_file_uploads") == 0 ||
+                   strcmp(tag, "upload_max_filesize") == 0) {
+            char *v = node_text(c);
+            char *spec = xasprintf("%s=%s", tag, v);
+            if (php_limits_set(spec) != 0) {
+                log_error("boinc_emu: %s: bad <%s>", path, tag);
+                rc = -1;
+            }
+            free(spec);
+            free(v);
         } else if (strcmp(tag, "spawn") == 0) {
             char *v = node_text(c);
             if (strcmp(v, "exec") == 0)

@@ -41,8 +41,12 @@ static void counters(emu_reply *r)
     strbuf_puts(sb, "{\"rpc\": {");
     for (int i = 0; i < RPC_COUNT; i++)
         strbuf_printf(sb, "%s\"%s\": %ld", i ? ", " : "", rpc_names[i], G.rpc_count[i]);
-    strbuf_printf(sb, "}, \"files_uploaded\": %ld, \"bytes_uploaded\": %lld, \"uploads_by_name\": ",
-                  G.files_uploaded, G.bytes_uploaded);
+    strbuf_printf(sb, "}, \"files_uploaded\": %ld, \"bytes_uploaded\": %lld, "
+                  "\"php_limits\": {\"over_post_max_size\": %ld, \"over_max_file_uploads\": %ld, "
+                  "\"over_upload_max_filesize\": %ld, \"largest_post\": %lld, "
+                  "\"most_files_in_post\": %ld}, \"uploads_by_name\": ",
+                  G.files_uploaded, G.bytes_uploaded, G.over_post_max, G.over_file_uploads,
+                  G.over_upload_filesize, G.largest_post, G.most_files_in_post);
     json_map_query(sb, "SELECT name, times FROM uploads ORDER BY name");
     strbuf_puts(sb, ", \"batches_by_name\": ");
     json_map_query(sb, "SELECT name, COUNT(*) FROM batches GROUP BY name ORDER BY name");
@@ -338,22 +342,33 @@ static void quirks(const emu_request *rq, emu_reply *r)
     emu_unlock();
 }
 
-/* limits?post_max_bytes=N (0 = no limit) */
+/* limits?post_max_bytes=N&max_file_uploads=N&upload_max_filesize=N
+ * (0 = no limit), or limits?set=stock|none */
 static void limits(const emu_request *rq, emu_reply *r)
 {
-    const char *v = req_arg(rq, "post_max_bytes");
-    long n;
-    if (v != NULL) {
-        if (parse_long(v, &n) != 0 || n < 0) {
-            json_error(r, 400, "post_max_bytes must be an integer >= 0");
+    static const char *const names[] = { "post_max_bytes", "max_file_uploads",
+                                         "upload_max_filesize", "set" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = req_arg(rq, names[i]);
+        if (v == NULL)
+            continue;
+        /* post_max_bytes is post_max_size in bytes */
+        char *spec = i == 3 ? xstrdup(v)
+                   : xasprintf("%s=%s", i == 0 ? "post_max_size" : names[i], v);
+        emu_lock();
+        int rc = php_limits_set(spec);
+        emu_unlock();
+        free(spec);
+        if (rc != 0) {
+            json_error(r, 400, "limits are post_max_bytes, max_file_uploads, upload_max_filesize "
+                               "(sizes >= 0, 0 = none) or set=stock|none");
             return;
         }
-        emu_lock();
-        G.post_max_bytes = n;
-        emu_unlock();
     }
     emu_lock();
-    strbuf_printf(&r->body, "{\"post_max_bytes\": %lld}\n", G.post_max_bytes);
+    strbuf_printf(&r->body, "{\"post_max_bytes\": %lld, \"max_file_uploads\": %ld, "
+                  "\"upload_max_filesize\": %lld}\n", G.post_max_bytes, G.max_file_uploads,
+                  G.upload_max_filesize);
     emu_unlock();
 }
 

@@ -86,6 +86,7 @@ typedef struct {
     char *filename;         /* NULL for plain fields */
     char *data;             /* NUL-terminated copy */
     size_t len;
+    int upload_error;       /* PHP UPLOAD_ERR_INI_SIZE: file above upload_max_filesize */
 } emu_part;
 
 typedef struct {
@@ -127,6 +128,8 @@ typedef struct {
     int spawn_exec;             /* 1: posix_spawn a new boinc_emu; 0: fork only */
     int spawn_direct;           /* fork the server itself, not the helper */
     long long post_max_bytes;   /* PHP post_max_size emulation; 0 = none */
+    long max_file_uploads;      /* PHP max_file_uploads; 0 = none */
+    long long upload_max_filesize;  /* PHP upload_max_filesize; 0 = none */
     emu_app *apps; int napps;
     int quirk_php_warnings, quirk_qcj_stock;
     int default_behaviour;
@@ -135,6 +138,11 @@ typedef struct {
     long http_requests;
     long files_uploaded;
     long long bytes_uploaded;
+    /* What the PHP limits did (counters): requests refused or cut by each
+     * limit, and the largest request seen by a project script. */
+    long over_post_max, over_file_uploads, over_upload_filesize;
+    long long largest_post;
+    long most_files_in_post;
     volatile int stopping;
 } emu_globals;
 
@@ -161,6 +169,8 @@ void html_escape(strbuf *sb, const char *s, size_t len);
 int parse_long(const char *s, long *out);
 int parse_double(const char *s, double *out);
 int valid_phys_name(const char *s);
+int php_limits_set(const char *spec);       /* "stock", "none" or NAME=SIZE,... */
+int php_size(const char *s, long long *out);  /* php.ini size: 8M, 2097152 ... */
 
 /* db.c */
 int db_open(void);
@@ -208,6 +218,9 @@ int rpc_kind_of_request(const emu_request *rq, int job_file);
 const char *request_xml(const emu_request *rq, size_t *len);
 void php_warnings(strbuf *sb);
 void xml_error(strbuf *sb, const char *msg);
+/* creatework.c: 0, or -1 with the create_work failure appended to sb */
+int create_work_check(int index, const char *name, char **cmdline, char *const *inputs,
+                      int ninputs, strbuf *sb);
 
 /* users (db.c) */
 typedef struct { long long id; int submit; } emu_user;

@@ -96,6 +96,7 @@ static void add_part(emu_request *rq, const char *name, size_t nlen,
     if (dlen)
         memcpy(n->data, data, dlen);
     n->len = dlen;
+    n->upload_error = 0;
 }
 
 /* Value of a parameter like name="x" inside a header line. */
@@ -159,6 +160,51 @@ static void parse_multipart(emu_request *rq, const char *ctype)
             add_part(rq, name, nlen, fname, flen, data, (size_t)(next - data));
         p = next + 2;
     }
+}
+
+/*
+ * PHP's per-file limits on a parsed multipart POST: file parts past the
+ * max_file_uploads-th are dropped silently (the script never sees them);
+ * a file above upload_max_filesize stays in $_FILES with its error set
+ * and no content.
+ */
+static void apply_file_limits(emu_request *rq)
+{
+    emu_lock();
+    long max_files = G.max_file_uploads;
+    long long max_size = G.upload_max_filesize;
+    emu_unlock();
+    int nfiles = 0, kept = 0, dropped = 0, too_big = 0;
+    for (int i = 0; i < rq->nparts; i++) {
+        emu_part *p = &rq->parts[i];
+        if (p->filename == NULL) {
+            rq->parts[kept++] = *p;
+            continue;
+        }
+        if (max_files > 0 && nfiles >= max_files) {
+            free(p->name);
+            free(p->filename);
+            free(p->data);
+            dropped++;
+            continue;
+        }
+        nfiles++;
+        if (max_size > 0 && (long long)p->len > max_size) {
+            p->upload_error = 1;
+            p->data[0] = '\0';
+            p->len = 0;
+            too_big++;
+        }
+        rq->parts[kept++] = *p;
+    }
+    rq->nparts = kept;
+    emu_lock();
+    /* the count the client sent, before PHP dropped any */
+    if (nfiles + dropped > G.most_files_in_post)
+        G.most_files_in_post = nfiles + dropped;
+    G.over_file_uploads += dropped > 0;
+    G.over_upload_filesize += too_big;
+    emu_unlock();
 }
 
 static int hexval(char c)
@@ -482,10 +528,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rq->method = method;
     rq->path = url;
     rq->conn = conn;
+    int control = strncmp(url, "/control/", 9) == 0;
     emu_lock();
     long long post_max = G.post_max_bytes;
+    if (!control && (long long)rq->body.len > G.largest_post)
+        G.largest_post = (long long)rq->body.len;
+    if (post_max > 0 && (long long)rq->body.len > post_max && !control)
+        G.over_post_max++;
     emu_unlock();
-    if (post_max > 0 && (long long)rq->body.len > post_max && strncmp(url, "/control/", 9) != 0) {
+    if (post_max > 0 && (long long)rq->body.len > post_max && !control) {
         /* PHP drops the whole POST ($_POST and $_FILES are empty) */
         rq->over_limit = (long long)rq->body.len;
     } else if (!cc->too_big) {
@@ -494,6 +545,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             parse_multipart(rq, ct);
         else if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
             parse_urlencoded(rq);
+        if (!control)
+            apply_file_limits(rq);
     }
     emu_reply r;
     reply_init(&r);

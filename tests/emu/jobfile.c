@@ -223,6 +223,16 @@ static void upload_each(xmlNode *root, strbuf *sb, const emu_part **files, long 
             xml_error(sb, "bad filename");
             return;
         }
+        if (p->upload_error) {
+            /* PHP's UPLOAD_ERR_INI_SIZE as job_file.php reports it; the
+             * files before this one stay stored (no transaction). */
+            char *m = xasprintf("%s upload failed because: The uploaded file exceeds "
+                                "upload_max_filesize of php.ini.", name);
+            xml_error(sb, m);
+            free(m);
+            free(name);
+            return;
+        }
         count_upload(name, p->len);
         int rc = store_file(name, p);
         if (rc != 0) {

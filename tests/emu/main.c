@@ -21,7 +21,7 @@ int quirks_set(const char *list);
 static void usage(FILE *fp)
 {
     fputs("usage: boinc_emu --state-dir DIR [--port N] [--clock manual|real]\n"
-          "                 [--config FILE] [--quirks LIST] [--hosts N]\n"
+          "                 [--config FILE] [--quirks LIST] [--php-limits SPEC] [--hosts N]\n"
           "\n"
           "A stand-in BOINC project for tests and demos, listening on 127.0.0.1.\n"
           "  --state-dir DIR   SQLite state + download/upload/slot dirs (kept across restarts)\n"
@@ -30,7 +30,9 @@ static void usage(FILE *fp)
           "  --clock real      backend runs continuously in real time (demo)\n"
           "  --config FILE     XML file adding or overriding apps (see doc/emulator.md)\n"
           "  --quirks LIST     comma list of php-warnings, qcj-stock, or none\n"
-          "                    (default: php-warnings)\n"
+          "                    (default: php-warnings,qcj-stock)\n"
+          "  --php-limits SPEC stock (default: max_file_uploads=20, post_max_size=8M,\n"
+          "                    upload_max_filesize=2M), none, or a comma list NAME=SIZE\n"
           "  --hosts N         simulated volunteer hosts (default 4)\n"
           "  --log-level L     error, warn, info (default) or debug; logs go to stderr\n"
           "\n"
@@ -41,7 +43,7 @@ static void usage(FILE *fp)
           "Control API: GET counters|state|users|time, POST advance?seconds=S,\n"
           "  run?max_seconds=S, behaviour?job=J&behaviour=B[&instance=K] or ?default=B,\n"
           "  fault?endpoint=E&kind=K[&count=N|&probability=P][&delay_ms=D][&after=1],\n"
-          "  clear_faults, quirks?set=LIST, limits?post_max_bytes=N.  See doc/emulator.md.\n", fp);
+          "  clear_faults, quirks?set=LIST, limits?NAME=N (PHP limits).  See doc/emulator.md.\n", fp);
 }
 
 static int make_dirs(const char *state_dir)
@@ -73,8 +75,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--run-app") == 0)
         return run_app_main(argc, argv);
 
-    const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings";
-    const char *clock = "manual";
+    const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings,qcj-stock";
+    const char *clock = "manual", *php_limits = NULL;
     long port = 0, hosts = 4;
     log_level level = LOG_INFO;
     log_open(NULL, level);
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
         if (strcmp(o, "--state-dir") == 0) state_dir = v;
         else if (strcmp(o, "--config") == 0) config = v;
         else if (strcmp(o, "--quirks") == 0) quirks = v;
+        else if (strcmp(o, "--php-limits") == 0) php_limits = v;
         else if (strcmp(o, "--clock") == 0) clock = v;
         else if (strcmp(o, "--port") == 0) {
             if (parse_long(v, &port) != 0 || port < 0 || port > 65535) {
@@ -128,6 +131,9 @@ int main(int argc, char **argv)
     G.default_behaviour = BEH_SUCCEED;
     pthread_mutex_init(&G.lock, NULL);
     pthread_mutex_init(&G.pass_lock, NULL);
+    /* A stock server's PHP limits unless told otherwise (before --config,
+     * whose elements override, and --php-limits, which overrides both). */
+    php_limits_set("stock");
     if (quirks_set(quirks) != 0) {
         log_error("boinc_emu: --quirks takes php-warnings, qcj-stock or none");
         return 2;
@@ -143,6 +149,11 @@ int main(int argc, char **argv)
     xmlInitParser();
     if (apps_load_defaults() != 0 || (config && apps_load_config(config) != 0))
         return 2;
+    if (php_limits != NULL && php_limits_set(php_limits) != 0) {
+        log_error("boinc_emu: --php-limits takes stock, none or "
+                  "max_file_uploads=N,post_max_size=SIZE,upload_max_filesize=SIZE");
+        return 2;
+    }
     if (make_dirs(state_dir) != 0)
         return 1;
     /* the app runner is forked while this process is still small */

@@ -610,6 +610,14 @@ static void rpc_submit_batch(xmlNode *root, strbuf *sb)
         job_specs_free(js, n);
         return;
     }
+    /* create_work's job line and SQL (creatework.c); all or nothing */
+    for (int i = 0; i < n; i++) {
+        if (js[i].name != NULL && *js[i].name != '\0' &&
+            create_work_check(i, js[i].name, &js[i].cmdline, js[i].inputs, js[i].ninputs, sb) != 0) {
+            job_specs_free(js, n);
+            return;
+        }
+    }
     double delay_bound = app->delay_bound;
     xmlNode *params = child(batch, "job_params");
     double db = child_double(params, "delay_bound");
@@ -945,6 +953,20 @@ static void rpc_query_batches(xmlNode *root, strbuf *sb)
     strbuf_puts(sb, "</query_batches>\n");
 }
 
+/* An errored job's failed instances (client errors), one <exit_status>
+ * each, oldest first: what a real server lists with get_job_details. */
+static void print_failed_exit_statuses(strbuf *sb, long long job_id)
+{
+    sqlite3_stmt *st = db_prep("SELECT exit_status FROM instances WHERE job_id = ? "
+                               "AND outcome = ? ORDER BY id");
+    sqlite3_bind_int64(st, 1, job_id);
+    sqlite3_bind_int(st, 2, OUTCOME_CLIENT_ERROR);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        strbuf_printf(sb, "            <exit_status>%lld</exit_status>\n",
+                      sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+}
+
 static void rpc_query_batch(xmlNode *root, strbuf *sb)
 {
     emu_user u;
@@ -974,6 +996,8 @@ static void rpc_query_batch(xmlNode *root, strbuf *sb)
                                : sqlite3_column_int64(st, 3) ? "error"
                                : sqlite3_column_int64(st, 5) ? "in_progress" : "queued";
             strbuf_printf(sb, "            <status>%s</status>\n", status);
+            if (!canon && sqlite3_column_int64(st, 3))
+                print_failed_exit_statuses(sb, sqlite3_column_int64(st, 0));
         }
         strbuf_puts(sb, "        </job>\n");
     }
@@ -1040,6 +1064,14 @@ void handle_submit_rpc(const emu_request *rq, emu_reply *r, int *kind)
     emu_lock();
     if (root == NULL) {
         unparseable(sb, x, len);
+    } else if (root->children == NULL && root->properties == NULL) {
+        /* simplexml_load_string() of an element without content (e.g.
+         * <ping></ping>) is an empty object, which PHP treats as false */
+        strbuf m = STRBUF_INIT;
+        strbuf_puts(&m, "can't parse request message: ");
+        html_escape(&m, x, len);
+        xml_error(sb, strbuf_str(&m));
+        strbuf_free(&m);
     } else {
         const char *tag = (const char *)root->name;
         int k = RPC_OTHER;

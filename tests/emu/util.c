@@ -309,3 +309,68 @@ int valid_phys_name(const char *s)
     }
     return 1;
 }
+
+/* A php.ini size: digits with an optional K, M or G suffix (powers of
+ * 1024, as PHP reads them). */
+int php_size(const char *s, long long *out)
+{
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    long long mult = 1;
+    if (*end == 'K' || *end == 'k') mult = 1024LL, end++;
+    else if (*end == 'M' || *end == 'm') mult = 1024LL * 1024, end++;
+    else if (*end == 'G' || *end == 'g') mult = 1024LL * 1024 * 1024, end++;
+    if (errno != 0 || *end != '\0' || v < 0 || v > (1LL << 50) / mult)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+/*
+ * The PHP upload limits: "stock" (Debian's php.ini: max_file_uploads 20,
+ * post_max_size 8M, upload_max_filesize 2M), "none" (no limits), or a
+ * comma list of NAME=VALUE with those three names (0 = no limit); names
+ * not listed keep their value.  Caller holds emu_lock() or runs alone.
+ */
+int php_limits_set(const char *spec)
+{
+    if (strcmp(spec, "stock") == 0) {
+        G.max_file_uploads = 20;
+        G.post_max_bytes = 8LL * 1024 * 1024;
+        G.upload_max_filesize = 2LL * 1024 * 1024;
+        return 0;
+    }
+    if (strcmp(spec, "none") == 0) {
+        G.max_file_uploads = 0;
+        G.post_max_bytes = 0;
+        G.upload_max_filesize = 0;
+        return 0;
+    }
+    long files = G.max_file_uploads;
+    long long post = G.post_max_bytes, size = G.upload_max_filesize;
+    char *copy = xstrdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        long long v;
+        if (eq == NULL || php_size(eq + 1, &v) != 0) {
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        if (strcmp(t, "max_file_uploads") == 0 && v <= 1000000) files = (long)v;
+        else if (strcmp(t, "post_max_size") == 0) post = v;
+        else if (strcmp(t, "upload_max_filesize") == 0) size = v;
+        else rc = -1;
+    }
+    free(copy);
+    if (rc == 0) {
+        G.max_file_uploads = files;
+        G.post_max_bytes = post;
+        G.upload_max_filesize = size;
+    }
+    return rc;
+}

@@ -83,11 +83,13 @@ class Emulator:
     """A running boinc_emu.  Use as a context manager or call start()/stop()."""
 
     def __init__(self, state_dir, clock="manual", hosts=None, quirks=None,
-                 config=None, port=0, binary=None, extra_args=()):
+                 config=None, port=0, binary=None, extra_args=(), php_limits=None):
         self.state_dir = pathlib.Path(state_dir)
         self.clock = clock
         self.hosts = hosts
         self.quirks = quirks
+        # None: the emulator's default, a stock PHP (20 files, 8M post, 2M file)
+        self.php_limits = php_limits
         self.config = config
         self.port = port
         self.binary = binary or emu_binary()
@@ -106,6 +108,8 @@ class Emulator:
             cmd += ["--quirks", self.quirks]
         if self.config is not None:
             cmd += ["--config", str(self.config)]
+        if self.php_limits is not None:
+            cmd += ["--php-limits", self.php_limits]
         return cmd + self.extra_args
 
     def start(self, timeout=30):
@@ -258,6 +262,11 @@ class Emulator:
         """Emulate PHP's post_max_size: larger POSTs arrive empty (0 = off)."""
         return self.control("limits", "POST", post_max_bytes=n)
 
+    def set_limits(self, **limits):
+        """PHP limits: post_max_bytes, max_file_uploads, upload_max_filesize
+        (0 = none), or set="stock"/"none".  Returns all three."""
+        return self.control("limits", "POST", **limits)
+
     def job(self, name):
         for j in self.state()["jobs"]:
             if j["name"] == name:
@@ -352,8 +361,9 @@ def phys_name(data, ext=".txt"):
     return hashlib.md5(data).hexdigest() + ext
 
 
-def stage_files(e, auth, batch_id, contents, ext=".txt"):
-    """query_files + upload_files (only the absent ones, never twice);
+def stage_files(e, auth, batch_id, contents, ext=".txt", chunk=20):
+    """query_files + upload_files (only the absent ones, never twice, at
+    most `chunk` files per upload: a stock PHP's max_file_uploads);
     returns the physical names in order."""
     import re
     names, seen = [], []
@@ -366,11 +376,13 @@ def stage_files(e, auth, batch_id, contents, ext=".txt"):
     r = e.job_file(xml_simple("query_files", auth, batch_id=batch_id, phys_name=seen))
     absent = [int(i) for i in re.findall(r"<file>(\d+)</file>", r.text)]
     if absent:
-        up = [seen[i] for i in absent]
-        r2 = e.job_file(xml_simple("upload_files", auth, batch_id=batch_id, phys_name=up),
-                        [data[n] for n in up])
-        if b"<success/>" not in r2.body:
-            raise EmulatorError("upload failed: %r" % r2)
+        up_all = [seen[i] for i in absent]
+        for k in range(0, len(up_all), chunk):
+            up = up_all[k:k + chunk]
+            r2 = e.job_file(xml_simple("upload_files", auth, batch_id=batch_id, phys_name=up),
+                            [data[n] for n in up])
+            if b"<success/>" not in r2.body:
+                raise EmulatorError("upload failed: %r" % r2)
     return names
 
 

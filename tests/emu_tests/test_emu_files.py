@@ -101,7 +101,7 @@ def test_immutability_and_errors(e):
 def test_post_max_size(e):
     a = e.authenticator
     bid = new_batch(e)
-    assert e.set_post_max_bytes(2000) == {"post_max_bytes": 2000}
+    assert e.set_post_max_bytes(2000)["post_max_bytes"] == 2000
     big = b"x" * 5000
     n = emu.phys_name(big)
     r = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=n), [big])

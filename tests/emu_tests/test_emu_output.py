@@ -64,7 +64,8 @@ def test_error_and_aborted_jobs(e):
     assert j["status"] == "ERROR" and j["error_mask"] == 10     # too many errors + total
     r = e.get_output(cmd="workunit_file", auth_str=a, wu_name=jobs[0], file_num=0)
     assert r.body == ("ERROR: no canonical result for wu %s" % jobs[0]).encode()
-    # fixed server (default): error_resultid, exit status and wrapped stderr
+    # fixed server (quirk qcj-stock off): error_resultid, exit status and wrapped stderr
+    e.set_quirks("php-warnings")
     r = e.rpc(xml_simple("query_completed_job", a, job_name=jobs[0]))
     t = r.text
     assert "<error_mask>10</error_mask>" in t and "<error_resultid>" in t

@@ -1,0 +1,54 @@
+/*
+ * job_args.h - the argument rule for BOINC_SUBMIT: which job arguments a
+ * real BOINC server can carry, and the command_line string sent for them.
+ *
+ * A real server hands command_line, unescaped, to create_work's stdin as
+ * part of one line `--wu_name NAME --command_line "X" FILE...`, which is
+ * split on white space with '...' and "..." grouping and no escapes, and
+ * create_work puts X into an SQL insert without escaping it.  The volunteer
+ * client splits X again into the app's argv.  So an argument travels
+ * verbatim only if it is not empty and holds no white space, no quote
+ * (' or "), no line break and no other control character (XML 1.0 cannot
+ * carry those); everything else, including $, ` and \, arrives as sent.
+ * The whole line must also fit create_work's 4096-byte line buffer and its
+ * 100-slot token array.  doc/commands.md gives the rule to users.
+ */
+#ifndef BOINC_GAHP_JOB_ARGS_H
+#define BOINC_GAHP_JOB_ARGS_H
+
+#include <stddef.h>
+
+/* create_work reads each stdin line with fgets() into char[4096]: a line
+ * (newline included) must have at most 4095 bytes. */
+#define JOB_LINE_MAX_BYTES  4095
+/* create_work splits the line into char *argv[100], NULL-terminated by
+ * BOINC's parse_command_line: at most 99 tokens. */
+#define JOB_LINE_MAX_TOKENS 99
+
+/*
+ * Why arg cannot travel verbatim (a static phrase such as "is empty"), or
+ * NULL when it can.
+ */
+const char *job_arg_problem(const char *arg);
+
+/*
+ * Length in bytes and token count of the line submit_rpc_handler.php writes
+ * for a job with these arguments and physical input names (a leading space
+ * and the newline included, as the handler writes them).
+ */
+void job_line_measure(const char *job_name, const char *const *args, size_t nargs,
+                      const char *const *phys_names, size_t ninputs,
+                      size_t *bytes, size_t *tokens);
+
+/*
+ * Check every argument and the line limits of one job and build its
+ * command_line (arguments joined by single spaces, "" for none).
+ * Returns 0 with *command_line malloc'd; 1 when the job breaks the rule,
+ * with *why a malloc'd message naming the job and the argument; -1 when
+ * memory ran out.
+ */
+int job_args_command_line(const char *job_name, const char *const *args, size_t nargs,
+                          const char *const *phys_names, size_t ninputs,
+                          char **command_line, char **why);
+
+#endif
