@@ -355,13 +355,14 @@ static int copy_into_place(const char *src, const char *dest, char **errmsg)
  * a temp file, so dest is never half written either way. */
 static int place_member(const char *src, const char *dest, char **errmsg)
 {
-    if (rename(src, dest) == 0)
+    if (outputs_place(src, dest) == 0)
         return 0;
     if (errno == EXDEV)
         return copy_into_place(src, dest, errmsg);
     strbuf m = STRBUF_INIT;
     if (strbuf_printf(&m, "cannot create output file %s: %s", dest,
-                      strerror(errno)) == 0)
+                      errno == EEXIST ? "it exists and is not a regular file"
+                                      : strerror(errno)) == 0)
         *errmsg = strbuf_detach(&m);
     strbuf_free(&m);
     return -1;

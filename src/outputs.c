@@ -221,6 +221,25 @@ static void outputs_sync_parent(const char *path)
     free(dir);
 }
 
+/*
+ * rename(src, dest), unless dest exists and is not a regular file or a
+ * symbolic link: a device, FIFO or socket is never replaced.  rename()
+ * would swap the directory entry, and a server run as root that "wrote"
+ * an output to /dev/null would replace the device node itself.
+ * (rename replaces a symlink without following it, and fails on a
+ * directory by itself.)  0, or -1 with errno set.
+ */
+int outputs_place(const char *src, const char *dest)
+{
+    struct stat st;
+    if (lstat(dest, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) &&
+        !S_ISDIR(st.st_mode)) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(src, dest);
+}
+
 int outputs_commit_temp(int fd, char *tmp_path, const char *dest_path,
                         char **errmsg)
 {
@@ -229,8 +248,10 @@ int outputs_commit_temp(int fd, char *tmp_path, const char *dest_path,
         outputs_abort_temp(-1, tmp_path);
         return -1;
     }
-    if (rename(tmp_path, dest_path) != 0) {
-        outputs_set_err(errmsg, "cannot create output file %s: %s", dest_path, strerror(errno));
+    if (outputs_place(tmp_path, dest_path) != 0) {
+        outputs_set_err(errmsg, "cannot create output file %s: %s", dest_path,
+                        errno == EEXIST ? "it exists and is not a regular file"
+                                        : strerror(errno));
         outputs_abort_temp(-1, tmp_path);
         return -1;
     }
@@ -483,8 +504,10 @@ static void outputs_unstage(char **dests, char **tmps, size_t from, size_t n)
 static int outputs_zip_publish(char **dests, char **tmps, size_t n, char **errmsg)
 {
     for (size_t i = 0; i < n; i++) {
-        if (rename(tmps[i], dests[i]) != 0) {
-            outputs_set_err(errmsg, "cannot create output file %s: %s", dests[i], strerror(errno));
+        if (outputs_place(tmps[i], dests[i]) != 0) {
+            outputs_set_err(errmsg, "cannot create output file %s: %s", dests[i],
+                            errno == EEXIST ? "it exists and is not a regular file"
+                                            : strerror(errno));
             outputs_unstage(dests, tmps, i, n);
             return -1;
         }

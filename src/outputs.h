@@ -28,6 +28,12 @@
 int outputs_name_is_safe(const char *name);
 
 /*
+ * rename(src, dest), refusing (-1, errno EEXIST) when dest exists and is a
+ * device, FIFO or socket: such a node is never replaced by an output.
+ */
+int outputs_place(const char *src, const char *dest);
+
+/*
  * Create a new empty temporary file next to dest_path, named
  * ".<basename>.boinc_gahp.XXXXXX" (basename cut to 200 bytes), mode 0644
  * minus the umask, O_EXCL.  *fd gets the open (write-only) descriptor and

@@ -199,3 +199,17 @@ def test_single_transient_get_output_fault_is_retried(make_session, emu, iwd):
     emu.fault("get_output.php", "drop", count=1)
     assert_success(s.fetch("t#1", str(iwd), "err", "ALL"))
     assert (iwd / "sum").read_text() == "36\n"
+
+
+def test_output_never_replaces_a_fifo_or_device_node(session, emu, iwd):
+    """An output whose destination exists as a FIFO is an error result and
+    the FIFO stays: rename() would swap the node itself (run as root onto
+    /dev/null it replaced the device)."""
+    import stat
+    _twoinout(emu)
+    os.mkfifo(str(iwd / "sum"))
+    toks = session.fetch("t#1", str(iwd), "err", "ALL")
+    assert toks[0].startswith("saving output failed"), toks
+    assert "not a regular file" in " ".join(toks), toks
+    assert stat.S_ISFIFO(os.lstat(str(iwd / "sum")).st_mode)
+    assert not [n for n in listing(iwd) if "boinc_gahp" in n], listing(iwd)
