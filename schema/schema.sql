@@ -75,6 +75,9 @@ CREATE TABLE batches (
     request_id      INTEGER REFERENCES requests(id),  -- the submit that owns it
     created_at      REAL NOT NULL,       -- row creation
     updated_at      REAL NOT NULL,       -- last change
+    job_set_md5     TEXT,                -- (0004) MD5 of the job set (name, app, each job's name,
+                                         -- arguments, inputs; order-free); NULL: computed on first use
+    status_server_time REAL,             -- (0004) server_time of the last recorded status query
     UNIQUE (project_id, name)
 );
 

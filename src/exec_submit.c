@@ -34,6 +34,7 @@
 #include "protocol.h"
 #include "strbuf.h"
 #include "strset.h"
+#include "submit_identity.h"
 #include "testpoint.h"
 
 #include <errno.h>
@@ -1090,9 +1091,10 @@ static char *spec_digest(const gahp_request *req, char out[33])
 char *exec_submit(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_submit *s = &req->u.submit;
-    char digest[33];
-    if (spec_digest(req, digest) == NULL)
+    char digest[33], fp[SUBMIT_IDENTITY_LEN];
+    if (spec_digest(req, digest) == NULL || submit_identity_of(s, fp) != 0)
         return gahp_escape("submit failed: cannot digest the request");
+    int same = 1;
 
     active_submit *owner = NULL;
     int oom = 0;
@@ -1105,7 +1107,8 @@ char *exec_submit(exec_ctx *ctx, const gahp_request *req)
         journal_batch b;
         int found = 0;
         if (journal_batch_find(ctx->journal, req->project_id, s->batch, &b, &found) == 0 &&
-            found && strcmp(b.spec_md5, digest) != 0) {
+            found && submit_identity_same(ctx->journal, &b, fp, digest, &same) == 0 &&
+            !same) {
             journal_batch_free(&b);
             free(attached);
             return exec_error("submit refused", "this batch name was already submitted "
@@ -1127,7 +1130,9 @@ char *exec_submit(exec_ctx *ctx, const gahp_request *req)
     char *result = NULL;
     if (journal_batch_find(ctx->journal, req->project_id, s->batch, &r.batch, &found) != 0) {
         fail_journal(&r);
-    } else if (found && strcmp(r.batch.spec_md5, digest) != 0) {
+    } else if (found && submit_identity_same(ctx->journal, &r.batch, fp, digest, &same) != 0) {
+        fail_journal(&r);
+    } else if (found && !same) {
         fail_msg(&r, NULL, "submit refused",
                  "this batch name was already submitted with different jobs");
     } else if (found && strcmp(r.batch.step, BATCH_SUBMITTED) == 0) {
@@ -1138,6 +1143,7 @@ char *exec_submit(exec_ctx *ctx, const gahp_request *req)
             long long row = 0;
             if (journal_batch_create(ctx->journal, req->project_id, s->batch, s->app,
                                      (long)s->njobs, digest, req->journal_id, &row) != 0 ||
+                journal_batch_set_job_set(ctx->journal, row, fp) != 0 ||
                 reload_batch(&r) != 0) {
                 fail_journal(&r);
                 ok = 0;
