@@ -36,7 +36,7 @@ static const char usage_text[] =
     "  --ca-path DIR           CA directory for https\n"
     "  --sync full|normal      journal durability (default full)\n"
     "  --retention-days DAYS   keep delivered requests this long (default 7)\n"
-    "  --busy-timeout MS       SQLite busy timeout (default 5000)\n"
+    "  --busy-timeout MS       wait for another process's journal lock (default 60000)\n"
     "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
     "                          requests under their original request ids\n"
     "  --config FILE           config file pre-selecting a project\n"
@@ -80,7 +80,7 @@ static void set_defaults(gahp_config *cfg)
     cfg->retry_budget_s = 60;
     cfg->sync_full = 1;
     cfg->retention_days = 7;
-    cfg->busy_timeout_ms = 5000;
+    cfg->busy_timeout_ms = 60000;
 }
 
 void config_free(gahp_config *cfg)
