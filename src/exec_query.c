@@ -1,8 +1,19 @@
 /*
- * exec_query.c - BOINC_QUERY_BATCHES: one query_batch2 RPC for all the
- * requested batches, turned into
- *   NULL <server_time> {<n> {<job> <status>}*n}*nbatches
- * and the last seen job statuses recorded in the journal.
+ * exec_query.c - BOINC_QUERY_BATCHES, answered so that HTCondor's grid
+ * manager cannot lose a status (issue 8; doc/protocol.md, "Status
+ * queries"):
+ *
+ *  - the server is asked incrementally: min_mod_time is a margin below the
+ *    server_time of the last reply recorded for each requested batch (not
+ *    the client's value, which it only updates after partial queries), so
+ *    a change in the same second as that server_time is not lost;
+ *  - every status seen is recorded in the journal (jobs.status);
+ *  - the client gets, for every batch whose jobs the journal knows, the
+ *    FULL list of its jobs from the journal: never a 0-job group for a
+ *    batch that has jobs (the client would resubmit it), and every DONE or
+ *    ERROR repeated until the client has read it (its reply loop stops
+ *    after the first unconfirmed batch it confirms).  A batch the journal
+ *    does not know gets the server's group as is.
  */
 #include "exec_cmds.h"
 
@@ -11,8 +22,16 @@
 #include "protocol.h"
 #include "strbuf.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Server modification times have one-second resolution (and several web
+ * servers may answer): ask again for everything modified since this many
+ * seconds before the last recorded server_time.  A repeated status is a
+ * no-op for the client. */
+#define QUERY_MARGIN_S 5
 
 const char *exec_protocol_status(const char *server_status)
 {
@@ -47,7 +66,85 @@ static const char *check_reply(const boinc_query_result *r)
     return NULL;
 }
 
-static char *format_result(const boinc_query_result *r)
+/* " <job> <status>" for one job line. */
+static int put_job(strbuf *out, const char *name, const char *status)
+{
+    if (!is_known_status(status))
+        log_warn("query_batch2: job %s has unknown status %s; reported as "
+                 "IN_PROGRESS", name, status);
+    int rc = strbuf_putc(out, ' ');
+    if (rc == 0)
+        rc = gahp_escape_append(out, name);
+    if (rc == 0)
+        rc = strbuf_printf(out, " %s", exec_protocol_status(status));
+    return rc;
+}
+
+static int put_server_group(strbuf *out, const boinc_batch_status *bs)
+{
+    int rc = strbuf_printf(out, " %zu", bs->njobs);
+    for (size_t i = 0; rc == 0 && i < bs->njobs; i++)
+        rc = put_job(out, bs->jobs[i].name, bs->jobs[i].status);
+    return rc;
+}
+
+static int cmp_job_ptr(const void *a, const void *b)
+{
+    const boinc_job_status *x = *(const boinc_job_status *const *)a;
+    const boinc_job_status *y = *(const boinc_job_status *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* The server's newest status of job `name` in this reply, or NULL. */
+static const char *server_status(const boinc_job_status **index, size_t n,
+                                 const char *name)
+{
+    boinc_job_status key = { 0 };
+    const boinc_job_status *kp = &key;
+    key.name = (char *)name;
+    const boinc_job_status **hit = bsearch(&kp, index, n, sizeof *index, cmp_job_ptr);
+    return hit != NULL ? (*hit)->status : NULL;
+}
+
+/*
+ * The full group of a batch from the journal's job rows, each status
+ * overlaid with this reply's (so the answer is right even when recording
+ * failed).  Returns 0, 1 when the journal cannot serve it (use the
+ * server's group), -1 on ENOMEM.
+ */
+static int put_journal_group(exec_ctx *ctx, long long project_id,
+                             const char *batch, const boinc_batch_status *bs,
+                             strbuf *out)
+{
+    journal_job_row *rows = NULL;
+    size_t n = 0;
+    if (journal_jobs_list(ctx->journal, project_id, batch, &rows, &n) != 0 || n == 0) {
+        journal_jobs_list_free(rows, n);
+        return 1;
+    }
+    const boinc_job_status **index = calloc(bs->njobs ? bs->njobs : 1, sizeof *index);
+    if (index == NULL) {
+        journal_jobs_list_free(rows, n);
+        return -1;
+    }
+    for (size_t i = 0; i < bs->njobs; i++)
+        index[i] = &bs->jobs[i];
+    qsort(index, bs->njobs, sizeof *index, cmp_job_ptr);
+    int rc = strbuf_printf(out, " %zu", n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *st = server_status(index, bs->njobs, rows[i].name);
+        if (st == NULL)
+            st = rows[i].status != NULL ? rows[i].status : "IN_PROGRESS";
+        rc = put_job(out, rows[i].name, st);
+    }
+    free(index);
+    journal_jobs_list_free(rows, n);
+    return rc == 0 ? 0 : -1;
+}
+
+static char *format_result(exec_ctx *ctx, const gahp_request *req,
+                           const journal_batch_poll *poll,
+                           const boinc_query_result *r)
 {
     strbuf out = STRBUF_INIT;
     int rc = strbuf_puts(&out, "NULL ");
@@ -55,17 +152,16 @@ static char *format_result(const boinc_query_result *r)
         rc = gahp_escape_append(&out, r->server_time);
     for (size_t b = 0; rc == 0 && b < r->nbatches; b++) {
         const boinc_batch_status *bs = &r->batches[b];
-        rc = strbuf_printf(&out, " %zu", bs->njobs);
-        for (size_t i = 0; rc == 0 && i < bs->njobs; i++) {
-            const boinc_job_status *js = &bs->jobs[i];
-            if (!is_known_status(js->status))
-                log_warn("query_batch2: job %s has unknown status %s; "
-                         "reported as IN_PROGRESS", js->name, js->status);
-            rc = strbuf_putc(&out, ' ');
-            if (rc == 0)
-                rc = gahp_escape_append(&out, js->name);
-            if (rc == 0)
-                rc = strbuf_printf(&out, " %s", exec_protocol_status(js->status));
+        size_t mark = out.len;
+        rc = poll[b].njobs > 0
+                 ? put_journal_group(ctx, req->project_id, req->u.query.batches[b],
+                                     bs, &out)
+                 : 1;
+        if (rc == 1) {
+            out.len = mark;     /* drop any partial group */
+            if (out.data != NULL)
+                out.data[mark] = '\0';
+            rc = put_server_group(&out, bs);
         }
     }
     if (rc != 0) {
@@ -79,7 +175,7 @@ static char *format_result(const boinc_query_result *r)
  * is logged, not reported: the client's answer is the server's truth, and
  * the next query records the statuses again. */
 static void record_statuses(exec_ctx *ctx, const gahp_request *req,
-                            const boinc_query_result *r)
+                            const boinc_query_result *r, double server_time)
 {
     if (ctx->journal == NULL || req->project_id <= 0)
         return;
@@ -107,7 +203,8 @@ static void record_statuses(exec_ctx *ctx, const gahp_request *req,
     }
     long long changed = 0;
     if (journal_jobs_record_statuses(ctx->journal, req->project_id, reports,
-                                     r->nbatches, journal_now(), &changed) != 0)
+                                     r->nbatches, server_time, journal_now(),
+                                     &changed) != 0)
         log_warn("query_batch2: job statuses not recorded in the journal");
     else
         log_debug("query_batch2: %lld job status change(s) recorded", changed);
@@ -169,6 +266,69 @@ static int restore_batch_name(boinc_error *err, const gahp_query_batches *q)
     return 0;
 }
 
+/* What the journal knows of each requested batch (njobs 0 = not served
+ * from the journal, also when the journal cannot be read). */
+static journal_batch_poll *load_poll_states(exec_ctx *ctx, const gahp_request *req)
+{
+    const gahp_query_batches *q = &req->u.query;
+    journal_batch_poll *poll = calloc(q->nbatches ? q->nbatches : 1, sizeof *poll);
+    if (poll == NULL || ctx->journal == NULL || req->project_id <= 0)
+        return poll;
+    for (size_t b = 0; b < q->nbatches; b++)
+        if (journal_jobs_poll_state(ctx->journal, req->project_id, q->batches[b],
+                                    &poll[b]) != 0)
+            memset(&poll[b], 0, sizeof poll[b]);
+    return poll;
+}
+
+/* A margin below t, whole seconds; 0 (= every job) when t is not > 0. */
+static double with_margin(double t)
+{
+    return t > QUERY_MARGIN_S ? floor(t) - QUERY_MARGIN_S : 0;
+}
+
+/*
+ * min_mod_time for the server: the lowest of, per batch, the margin below
+ * the journal's last recorded server_time (0 when never recorded), or for
+ * a batch the journal does not serve, the margin below the client's value.
+ */
+static void server_min_mod_time(const gahp_query_batches *q,
+                                const journal_batch_poll *poll, char out[32])
+{
+    double client = 0, m = HUGE_VAL;
+    if (parse_double_strict(q->min_mod_time, &client) != 0 || !isfinite(client))
+        client = 0;
+    for (size_t b = 0; b < q->nbatches; b++) {
+        double t = poll[b].njobs > 0
+                       ? (poll[b].has_server_time ? poll[b].server_time : 0)
+                       : client;
+        t = with_margin(t);
+        if (t < m)
+            m = t;
+    }
+    if (!(m > 0) || m == HUGE_VAL)
+        snprintf(out, 32, "0");
+    else
+        snprintf(out, 32, "%.0f", m);
+}
+
+/* The server's reply turned into the client's answer (or an error). */
+static char *answer(exec_ctx *ctx, const gahp_request *req,
+                    const journal_batch_poll *poll, const boinc_query_result *r)
+{
+    const gahp_query_batches *q = &req->u.query;
+    const char *bad = r->nbatches != q->nbatches
+                          ? "reply does not answer every batch"
+                          : check_reply(r);
+    if (bad != NULL)
+        return exec_error("query_batch2 failed", bad);
+    double server_time = 0;
+    if (parse_double_strict(r->server_time, &server_time) != 0 || !isfinite(server_time))
+        server_time = 0;        /* recorded statuses, but no time: asks all next */
+    record_statuses(ctx, req, r, server_time);
+    return format_result(ctx, req, poll, r);
+}
+
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_query_batches *q = &req->u.query;
@@ -176,35 +336,25 @@ char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
     boinc_error err = { BOINC_OK, 0, NULL };
     boinc_query_result r;
     memset(&r, 0, sizeof r);
-    /* min_mod_time goes to the server verbatim: it is the server_time
-     * string of the previous answer, and reformatting could lose digits. */
-    if (boinc_query_batch2(ctx->client, &project, q->min_mod_time,
+    journal_batch_poll *poll = load_poll_states(ctx, req);
+    if (poll == NULL)
+        return NULL;
+    char mmt[32];
+    server_min_mod_time(q, poll, mmt);
+    log_debug("query_batch2: min_mod_time %s sent (client's %s)", mmt, q->min_mod_time);
+    char *tail;
+    if (boinc_query_batch2(ctx->client, &project, mmt,
                            (const char *const *)q->batches, q->nbatches, &r,
                            &err) != BOINC_OK) {
         /* The server's text stays last, so "no batch named NAME" ends the
          * message as HTCondor requires. */
-        if (restore_batch_name(&err, q) != 0) {
-            boinc_error_clear(&err);
-            boinc_query_result_free(&r);
-            return NULL;
-        }
-        char *tail = exec_boinc_error("query_batch2", &err);
-        boinc_error_clear(&err);
-        boinc_query_result_free(&r);
-        return tail;
+        tail = restore_batch_name(&err, q) != 0 ? NULL
+                                                 : exec_boinc_error("query_batch2", &err);
+    } else {
+        tail = answer(ctx, req, poll, &r);
     }
     boinc_error_clear(&err);
-    char *tail;
-    const char *bad = r.nbatches != q->nbatches
-                          ? "reply does not answer every batch"
-                          : check_reply(&r);
-    if (bad != NULL) {
-        tail = exec_error("query_batch2 failed", bad);
-    } else {
-        tail = format_result(&r);
-        if (tail != NULL)
-            record_statuses(ctx, req, &r);
-    }
     boinc_query_result_free(&r);
+    free(poll);
     return tail;
 }
