@@ -37,6 +37,8 @@ static const char usage_text[] =
     "  --sync full|normal      journal durability (default full)\n"
     "  --retention-days DAYS   keep delivered requests this long (default 7)\n"
     "  --busy-timeout MS       wait for another process's journal lock (default 60000)\n"
+    "  --submit-deadline SECONDS  answer a BOINC_SUBMIT still running after this\n"
+    "                          long with an error; it continues (default 270, 0 = off)\n"
     "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
     "                          requests under their original request ids\n"
     "  --config FILE           config file pre-selecting a project\n"
@@ -47,7 +49,7 @@ enum {
     OPT_JOURNAL = 256, OPT_WORKERS, OPT_LOG_FILE, OPT_LOG_LEVEL,
     OPT_HTTP_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_RETRY_BUDGET, OPT_CA_FILE,
     OPT_CA_PATH, OPT_SYNC, OPT_RETENTION, OPT_BUSY, OPT_CONFIG, OPT_HELP,
-    OPT_VERSION, OPT_REQUEUE
+    OPT_VERSION, OPT_REQUEUE, OPT_SUBMIT_DEADLINE
 };
 
 static const struct option long_options[] = {
@@ -65,6 +67,7 @@ static const struct option long_options[] = {
     { "busy-timeout", required_argument, NULL, OPT_BUSY },
     { "config", required_argument, NULL, OPT_CONFIG },
     { "requeue-undelivered", no_argument, NULL, OPT_REQUEUE },
+    { "submit-deadline", required_argument, NULL, OPT_SUBMIT_DEADLINE },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { NULL, 0, NULL, 0 }
@@ -81,6 +84,9 @@ static void set_defaults(gahp_config *cfg)
     cfg->sync_full = 1;
     cfg->retention_days = 7;
     cfg->busy_timeout_ms = 60000;
+    /* HTCondor gives up on a BOINC_SUBMIT after 300 s
+     * (GRIDMANAGER_GAHP_CALL_TIMEOUT): answer before that. */
+    cfg->submit_deadline_s = 270;
 }
 
 void config_free(gahp_config *cfg)
@@ -339,6 +345,8 @@ static int apply_option(gahp_config *cfg, int opt, const char *arg, FILE *err)
     case OPT_REQUEUE:
         cfg->requeue_undelivered = 1;
         return 0;
+    case OPT_SUBMIT_DEADLINE:
+        return set_long(&cfg->submit_deadline_s, arg, 0, 86400, "--submit-deadline", err);
     default:
         return -1;
     }

@@ -22,6 +22,7 @@ typedef struct {
     char *ca_path;
     int sync_full;              /* 1 = FULL (default), 0 = NORMAL */
     double retention_days;      /* pruning of delivered rows (default 7) */
+    long submit_deadline_s;     /* BOINC_SUBMIT answered by then (default 270, 0 = off) */
     long busy_timeout_ms;       /* wait for another process's journal lock (default 60000) */
     int requeue_undelivered;    /* recovery: answer an earlier run's requests
                                    under their original ids (default 0) */

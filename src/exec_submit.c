@@ -34,6 +34,7 @@
 #include "protocol.h"
 #include "strbuf.h"
 #include "strset.h"
+#include "submit_deadline.h"
 #include "submit_identity.h"
 #include "testpoint.h"
 
@@ -93,27 +94,47 @@ static void active_unref_locked(active_submit *a)
 }
 
 /*
+ * Wait (holding a reference, with active_mu held) until a is done or
+ * `until` (NULL = no limit) passes; returns a copy of its result, or NULL
+ * with *timed_out = 1, or NULL on ENOMEM.  Drops the reference.
+ */
+static char *wait_done_locked(active_submit *a, const struct timespec *until,
+                              int *timed_out)
+{
+    *timed_out = 0;
+    while (!a->done && !*timed_out) {
+        if (until == NULL)
+            pthread_cond_wait(&active_cv, &active_mu);
+        else if (pthread_cond_timedwait(&active_cv, &active_mu, until) == ETIMEDOUT)
+            *timed_out = !a->done;
+    }
+    char *copy = *timed_out ? NULL : strdup(a->result ? a->result : "NULL");
+    active_unref_locked(a);
+    return copy;
+}
+
+/*
  * Either register the caller as the owner of (project, name) and return
- * NULL with *owner set, or wait for the running owner and return a copy of
- * its result.  *oom is set when memory ran out.
+ * NULL with *owner set, or wait (until `until`) for the running owner and
+ * return a copy of its result.  *oom is set when memory ran out,
+ * *timed_out when the owner was still running at `until`.
  */
 static char *active_enter(long long project_id, const char *name,
-                          active_submit **owner, int *oom)
+                          const struct timespec *until, active_submit **owner,
+                          int *oom, int *timed_out)
 {
     *owner = NULL;
     *oom = 0;
+    *timed_out = 0;
     pthread_mutex_lock(&active_mu);
     active_submit *a = active_list;
     while (a && !(a->project_id == project_id && strcmp(a->name, name) == 0 && !a->done))
         a = a->next;
     if (a != NULL) {
         a->refs++;
-        while (!a->done)
-            pthread_cond_wait(&active_cv, &active_mu);
-        char *copy = strdup(a->result ? a->result : "NULL");
-        active_unref_locked(a);
+        char *copy = wait_done_locked(a, until, timed_out);
         pthread_mutex_unlock(&active_mu);
-        if (copy == NULL)
+        if (copy == NULL && !*timed_out)
             *oom = 1;
         return copy;
     }
@@ -1088,37 +1109,12 @@ static char *spec_digest(const gahp_request *req, char out[33])
     return files_md5_hex_mem(text, strlen(text), out) == 0 ? out : NULL;
 }
 
-char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+/* Run the submit as the owner of its registry entry; leaves the entry
+ * with the result and returns it. */
+static char *run_owned(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                       const char *fp, const char *digest)
 {
     const gahp_submit *s = &req->u.submit;
-    char digest[33], fp[SUBMIT_IDENTITY_LEN];
-    if (spec_digest(req, digest) == NULL || submit_identity_of(s, fp) != 0)
-        return gahp_escape("submit failed: cannot digest the request");
-    int same = 1;
-
-    active_submit *owner = NULL;
-    int oom = 0;
-    char *attached = active_enter(req->project_id, s->batch, &owner, &oom);
-    if (attached != NULL || oom) {
-        /* Same batch running in this process: its outcome is ours, if the
-         * jobs are the same (checked against the journal row below). */
-        if (oom)
-            return NULL;
-        journal_batch b;
-        int found = 0;
-        if (journal_batch_find(ctx->journal, req->project_id, s->batch, &b, &found) == 0 &&
-            found && submit_identity_same(ctx->journal, &b, fp, digest, &same) == 0 &&
-            !same) {
-            journal_batch_free(&b);
-            free(attached);
-            return exec_error("submit refused", "this batch name was already submitted "
-                              "with different jobs");
-        }
-        if (found)
-            journal_batch_free(&b);
-        return attached;
-    }
-
     submit_run r = { 0 };
     r.ctx = ctx;
     r.req = req;
@@ -1126,7 +1122,7 @@ char *exec_submit(exec_ctx *ctx, const gahp_request *req)
     r.project.url = req->project_url;
     r.project.authenticator = req->authenticator;
 
-    int found = 0;
+    int found = 0, same = 1;
     char *result = NULL;
     if (journal_batch_find(ctx->journal, req->project_id, s->batch, &r.batch, &found) != 0) {
         fail_journal(&r);
@@ -1164,4 +1160,107 @@ char *exec_submit(exec_ctx *ctx, const gahp_request *req)
     active_leave(owner, result);
     run_free(&r);
     return result;
+}
+
+/* ---- the deadline (doc/commands.md) ------------------------------------------ */
+
+typedef struct {
+    active_submit *owner;
+    char fp[SUBMIT_IDENTITY_LEN];
+    char digest[33];
+} detached_arg;
+
+static void run_detached(exec_ctx *ctx, const gahp_request *req, void *arg)
+{
+    detached_arg *a = arg;
+    free(run_owned(ctx, req, a->owner, a->fp, a->digest));
+    free(a);
+}
+
+static char *still_running(const exec_ctx *ctx)
+{
+    char *detail = str_printf("not finished after %ld s (the client gives up at "
+                              "300 s); it goes on, and a re-issue of this submit "
+                              "gets its outcome", ctx->config->submit_deadline_s);
+    char *tok = exec_error("submit still running", detail ? detail : "");
+    free(detail);
+    return tok;
+}
+
+/*
+ * The owner's run goes to a thread of its own; the worker answers with its
+ * result, or with an error once the deadline passes (the run goes on and
+ * stays bound to the batch name: a re-issue attaches to it or finds its
+ * outcome in the journal).
+ */
+static char *run_with_deadline(exec_ctx *ctx, const gahp_request *req,
+                               active_submit *owner, const char *fp,
+                               const char *digest, const struct timespec *until)
+{
+    detached_arg *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return run_owned(ctx, req, owner, fp, digest);
+    a->owner = owner;
+    memcpy(a->fp, fp, sizeof a->fp);
+    memcpy(a->digest, digest, sizeof a->digest);
+    pthread_mutex_lock(&active_mu);
+    owner->refs++;              /* the worker's, for the wait below */
+    pthread_mutex_unlock(&active_mu);
+    if (submit_run_detached(ctx, req, run_detached, a) != 0) {
+        free(a);
+        pthread_mutex_lock(&active_mu);
+        active_unref_locked(owner);
+        pthread_mutex_unlock(&active_mu);
+        return run_owned(ctx, req, owner, fp, digest);
+    }
+    int timed_out = 0;
+    pthread_mutex_lock(&active_mu);
+    char *result = wait_done_locked(owner, until, &timed_out);
+    pthread_mutex_unlock(&active_mu);
+    if (timed_out) {
+        log_warn("submit %s: still running after %ld s; answering the client, "
+                 "the submit goes on", req->u.submit.batch, ctx->config->submit_deadline_s);
+        return still_running(ctx);
+    }
+    return result;
+}
+
+char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+{
+    const gahp_submit *s = &req->u.submit;
+    char digest[33], fp[SUBMIT_IDENTITY_LEN];
+    if (spec_digest(req, digest) == NULL || submit_identity_of(s, fp) != 0)
+        return gahp_escape("submit failed: cannot digest the request");
+    /* Work resumed for the journal only (recovery) has nobody waiting. */
+    long deadline = ctx->config != NULL && !req->background
+                        ? ctx->config->submit_deadline_s : 0;
+    struct timespec until;
+    submit_deadline_at(deadline, &until);
+
+    active_submit *owner = NULL;
+    int oom = 0, timed_out = 0, same = 1;
+    char *attached = active_enter(req->project_id, s->batch, deadline > 0 ? &until : NULL,
+                                  &owner, &oom, &timed_out);
+    if (attached != NULL || oom || timed_out) {
+        /* Same batch running in this process: its outcome is ours, if the
+         * jobs are the same (checked against the journal row below). */
+        if (oom)
+            return NULL;
+        journal_batch b;
+        int found = 0;
+        if (journal_batch_find(ctx->journal, req->project_id, s->batch, &b, &found) == 0 &&
+            found && submit_identity_same(ctx->journal, &b, fp, digest, &same) == 0 &&
+            !same) {
+            journal_batch_free(&b);
+            free(attached);
+            return exec_error("submit refused", "this batch name was already submitted "
+                              "with different jobs");
+        }
+        if (found)
+            journal_batch_free(&b);
+        return timed_out ? still_running(ctx) : attached;
+    }
+    if (deadline > 0)
+        return run_with_deadline(ctx, req, owner, fp, digest, &until);
+    return run_owned(ctx, req, owner, fp, digest);
 }

@@ -11,6 +11,7 @@
 #include "workers.h"
 
 #include "exec.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "strbuf.h"
 
@@ -339,25 +340,8 @@ size_t workers_busy(workers *w)
 static int init_worker(workers *w, worker *wk, int index,
                        const gahp_config *cfg, journal *primary, char **err)
 {
-    boinc_options opts;
-    boinc_options_default(&opts);
-    opts.connect_timeout_ms = cfg->connect_timeout_s * 1000;
-    opts.total_timeout_ms = cfg->http_timeout_s * 1000;
-    opts.retry_budget_ms = cfg->retry_budget_s * 1000;
-    opts.ca_file = cfg->ca_file;
-    opts.ca_path = cfg->ca_path;
     wk->pool = w;
-    wk->ctx.config = cfg;
-    wk->ctx.worker_index = index;
-    wk->ctx.client = boinc_client_new(&opts);
-    if (wk->ctx.client == NULL) {
-        strbuf sb = STRBUF_INIT;
-        if (strbuf_printf(&sb, "cannot create BOINC client for worker %d", index) == 0)
-            *err = strbuf_detach(&sb);
-        return -1;
-    }
-    wk->ctx.journal = journal_connect(primary, err);
-    return wk->ctx.journal ? 0 : -1;
+    return exec_ctx_open(&wk->ctx, cfg, primary, index, err);
 }
 
 workers *workers_start(const gahp_config *cfg, journal *primary,
