@@ -326,6 +326,30 @@ static journal *journal_alloc(const char *path, int sync_full, long busy_ms)
     return j;
 }
 
+/*
+ * Force 0600 on an existing sidecar WITHOUT opening it: closing any file
+ * descriptor of the -shm file would drop every POSIX lock this process
+ * holds on it, among them SQLite's "dead man switch" shared lock, and an
+ * outside connection (an auditor's sqlite3 shell) closing later would then
+ * think it was the last one, truncate the -shm file and make this process
+ * die of SIGBUS in its mapping.
+ */
+static int ensure_private_sidecar(const char *path, char **err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        *err = str_printf("cannot stat %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if ((st.st_mode & 077) != 0 && chmod(path, 0600) != 0) {
+        *err = str_printf("cannot chmod 0600 %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int fix_sidecar_modes(journal *j, char **err)
 {
     static const char *const suffixes[] = { "-wal", "-shm" };
@@ -335,7 +359,7 @@ static int fix_sidecar_modes(journal *j, char **err)
             *err = str_printf("out of memory");
             return -1;
         }
-        int rc = ensure_private_file(p, 0, err);
+        int rc = ensure_private_sidecar(p, err);
         free(p);
         if (rc != 0)
             return -1;

@@ -96,3 +96,6 @@ def test_journal_from_before_fingerprints_binds(make_gm, emulator, inputs, journ
     db = sqlite3.connect(journal, timeout=30)
     assert db.execute("SELECT job_set_md5 IS NOT NULL FROM batches").fetchone() == (1,)
     db.close()
+    # an outside connection closing must not take the server down
+    assert gm.call("BOINC_PING") == ["NULL"]
+    assert gm.gahp.proc.poll() is None

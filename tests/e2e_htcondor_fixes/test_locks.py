@@ -64,6 +64,9 @@ def test_lock_held_15s_is_invisible_to_the_client(make_gm, emulator, inputs, jou
         holder.wait()
     assert res == ["NULL"], res
     assert accept_s < 20
+    # the holder closed its connection: the server still runs and writes
+    assert gm.call("BOINC_PING") == ["NULL"]
+    assert gm.gahp.proc.poll() is None
     c = emulator.counters()
     assert c["batches_by_name"].get(batch) == 1
     assert "locked by another process" in gm.gahp.stderr_text()
@@ -85,6 +88,7 @@ def test_running_submit_retries_journal_writes(make_gm, emulator, inputs, journa
     finally:
         holder.wait()
     assert res == ["NULL"], res
+    assert gm.call("BOINC_PING") == ["NULL"]
     assert emulator.counters()["batches_by_name"].get(batch) == 1
 
 
