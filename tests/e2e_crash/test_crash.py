@@ -272,7 +272,9 @@ def test_journal_of_an_older_schema_is_migrated_on_open(journal):
     g = Gahp(journal)
     assert g.quit() == 0
     db = sqlite3.connect(journal)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    nmigrations = len([f for f in os.listdir(os.path.join(repo, "migrations"))
+                       if f.endswith(".sql")])
+    assert db.execute("PRAGMA user_version").fetchone()[0] == nmigrations
     assert db.execute("SELECT client_id, result FROM requests").fetchone() == (7, "NULL")
     # the audit views exist and never show the authenticator
     rows = db.execute("SELECT * FROM audit_pending_at_stop").fetchall()
