@@ -171,13 +171,15 @@ static char *format_result(exec_ctx *ctx, const gahp_request *req,
     return strbuf_detach(&out);
 }
 
-/* Remember the statuses for batches the journal knows.  A journal failure
- * is logged, not reported: the client's answer is the server's truth, and
- * the next query records the statuses again. */
-static void record_statuses(exec_ctx *ctx, const gahp_request *req,
-                            const boinc_query_result *r, double server_time)
+/* Remember the statuses of one reply (for the batches `names`) where the
+ * journal knows the batch.  A journal failure is logged, not reported: the
+ * answer overlays the reply anyway, and the batch's recorded server_time
+ * stays, so the next query asks the server again. */
+static void record_statuses(exec_ctx *ctx, long long project_id,
+                            const char *const *names, const boinc_query_result *r,
+                            double server_time)
 {
-    if (ctx->journal == NULL || req->project_id <= 0)
+    if (ctx->journal == NULL || project_id <= 0)
         return;
     size_t total = 0;
     for (size_t b = 0; b < r->nbatches; b++)
@@ -193,7 +195,7 @@ static void record_statuses(exec_ctx *ctx, const gahp_request *req,
     }
     size_t k = 0;
     for (size_t b = 0; b < r->nbatches; b++) {
-        reports[b].batch = req->u.query.batches[b];
+        reports[b].batch = names[b];
         reports[b].njobs = r->batches[b].njobs;
         reports[b].jobs = &jobs[k];
         for (size_t i = 0; i < r->batches[b].njobs; i++, k++) {
@@ -202,7 +204,7 @@ static void record_statuses(exec_ctx *ctx, const gahp_request *req,
         }
     }
     long long changed = 0;
-    if (journal_jobs_record_statuses(ctx->journal, req->project_id, reports,
+    if (journal_jobs_record_statuses(ctx->journal, project_id, reports,
                                      r->nbatches, server_time, journal_now(),
                                      &changed) != 0)
         log_warn("query_batch2: job statuses not recorded in the journal");
@@ -287,74 +289,154 @@ static double with_margin(double t)
     return t > QUERY_MARGIN_S ? floor(t) - QUERY_MARGIN_S : 0;
 }
 
-/*
- * min_mod_time for the server: the lowest of, per batch, the margin below
- * the journal's last recorded server_time (0 when never recorded), or for
- * a batch the journal does not serve, the margin below the client's value.
- */
-static void server_min_mod_time(const gahp_query_batches *q,
-                                const journal_batch_poll *poll, char out[32])
+/* min_mod_time batch b needs: the margin below the journal's last recorded
+ * server_time (0 when none), or for a batch the journal does not serve,
+ * below the client's value. */
+static double batch_min_mod_time(const journal_batch_poll *poll, double client)
 {
-    double client = 0, m = HUGE_VAL;
-    if (parse_double_strict(q->min_mod_time, &client) != 0 || !isfinite(client))
-        client = 0;
-    for (size_t b = 0; b < q->nbatches; b++) {
-        double t = poll[b].njobs > 0
-                       ? (poll[b].has_server_time ? poll[b].server_time : 0)
-                       : client;
-        t = with_margin(t);
-        if (t < m)
-            m = t;
-    }
-    if (!(m > 0) || m == HUGE_VAL)
-        snprintf(out, 32, "0");
-    else
-        snprintf(out, 32, "%.0f", m);
+    if (poll->njobs > 0)
+        return with_margin(poll->has_server_time ? poll->server_time : 0);
+    return with_margin(client);
 }
 
-/* The server's reply turned into the client's answer (or an error). */
+/*
+ * One query_batch2 call for some of the requested batches.  Batches that
+ * need every job (never recorded) and batches that need only recent
+ * changes go to two calls, so that a new batch does not make the server
+ * list every job of every other batch.
+ */
+typedef struct {
+    size_t n;
+    const char **names;         /* in request order */
+    size_t *pos;                /* index of each in the request */
+    double mmt;                 /* 0 = every job */
+    boinc_query_result r;
+} query_part;
+
+enum { PART_FULL, PART_RECENT, NPARTS };
+
+static void parts_free(query_part *parts)
+{
+    for (int i = 0; i < NPARTS; i++) {
+        free(parts[i].names);
+        free(parts[i].pos);
+        boinc_query_result_free(&parts[i].r);
+    }
+}
+
+static int plan_parts(const gahp_query_batches *q, const journal_batch_poll *poll,
+                      query_part *parts)
+{
+    double client = 0;
+    if (parse_double_strict(q->min_mod_time, &client) != 0 || !isfinite(client))
+        client = 0;
+    memset(parts, 0, NPARTS * sizeof *parts);
+    for (int i = 0; i < NPARTS; i++) {
+        parts[i].names = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].names);
+        parts[i].pos = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].pos);
+        if (parts[i].names == NULL || parts[i].pos == NULL)
+            return -1;
+    }
+    parts[PART_RECENT].mmt = HUGE_VAL;
+    for (size_t b = 0; b < q->nbatches; b++) {
+        double t = batch_min_mod_time(&poll[b], client);
+        query_part *p = &parts[t > 0 ? PART_RECENT : PART_FULL];
+        if (t > 0 && t < p->mmt)
+            p->mmt = t;
+        p->names[p->n] = q->batches[b];
+        p->pos[p->n++] = b;
+    }
+    return 0;
+}
+
+/* Run one part: 0, or -1 with *tail the error token (NULL on ENOMEM). */
+static int run_part(exec_ctx *ctx, const boinc_project *project,
+                    const gahp_query_batches *q, query_part *p, char **tail)
+{
+    char mmt[32];
+    if (p->mmt > 0)
+        snprintf(mmt, sizeof mmt, "%.0f", p->mmt);
+    else
+        snprintf(mmt, sizeof mmt, "0");
+    log_debug("query_batch2: %zu batch(es), min_mod_time %s (client's %s)", p->n, mmt,
+              q->min_mod_time);
+    boinc_error err = { BOINC_OK, 0, NULL };
+    int rc = 0;
+    if (boinc_query_batch2(ctx->client, project, mmt, p->names, p->n, &p->r,
+                           &err) != BOINC_OK) {
+        /* The server's text stays last, so "no batch named NAME" ends the
+         * message as HTCondor requires. */
+        *tail = restore_batch_name(&err, q) != 0 ? NULL
+                                                  : exec_boinc_error("query_batch2", &err);
+        rc = -1;
+    } else {
+        const char *bad = p->r.nbatches != p->n ? "reply does not answer every batch"
+                                                 : check_reply(&p->r);
+        if (bad != NULL) {
+            *tail = exec_error("query_batch2 failed", bad);
+            rc = -1;
+        }
+    }
+    boinc_error_clear(&err);
+    return rc;
+}
+
+static double time_of(const char *server_time)
+{
+    double t = 0;
+    if (parse_double_strict(server_time, &t) != 0 || !isfinite(t))
+        return 0;       /* recorded statuses, but no time: asks all next */
+    return t;
+}
+
+/*
+ * Record each part's statuses with its own server_time, and answer with
+ * one group per requested batch, in request order.  The client gets the
+ * older of the server times (it only uses it as a later min_mod_time).
+ */
 static char *answer(exec_ctx *ctx, const gahp_request *req,
-                    const journal_batch_poll *poll, const boinc_query_result *r)
+                    const journal_batch_poll *poll, query_part *parts)
 {
     const gahp_query_batches *q = &req->u.query;
-    const char *bad = r->nbatches != q->nbatches
-                          ? "reply does not answer every batch"
-                          : check_reply(r);
-    if (bad != NULL)
-        return exec_error("query_batch2 failed", bad);
-    double server_time = 0;
-    if (parse_double_strict(r->server_time, &server_time) != 0 || !isfinite(server_time))
-        server_time = 0;        /* recorded statuses, but no time: asks all next */
-    record_statuses(ctx, req, r, server_time);
-    return format_result(ctx, req, poll, r);
+    boinc_query_result merged = { NULL, q->nbatches, NULL };
+    merged.batches = calloc(q->nbatches ? q->nbatches : 1, sizeof *merged.batches);
+    if (merged.batches == NULL)
+        return NULL;
+    for (int i = 0; i < NPARTS; i++) {
+        query_part *p = &parts[i];
+        if (p->r.server_time == NULL)
+            continue;
+        record_statuses(ctx, req->project_id, p->names, &p->r, time_of(p->r.server_time));
+        for (size_t k = 0; k < p->n; k++)
+            merged.batches[p->pos[k]] = p->r.batches[k];
+        if (merged.server_time == NULL ||
+            time_of(p->r.server_time) < time_of(merged.server_time))
+            merged.server_time = p->r.server_time;
+    }
+    char *tail = format_result(ctx, req, poll, &merged);
+    free(merged.batches);       /* the groups belong to the parts */
+    return tail;
 }
 
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_query_batches *q = &req->u.query;
     boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { BOINC_OK, 0, NULL };
-    boinc_query_result r;
-    memset(&r, 0, sizeof r);
+    query_part parts[NPARTS];
     journal_batch_poll *poll = load_poll_states(ctx, req);
     if (poll == NULL)
         return NULL;
-    char mmt[32];
-    server_min_mod_time(q, poll, mmt);
-    log_debug("query_batch2: min_mod_time %s sent (client's %s)", mmt, q->min_mod_time);
-    char *tail;
-    if (boinc_query_batch2(ctx->client, &project, mmt,
-                           (const char *const *)q->batches, q->nbatches, &r,
-                           &err) != BOINC_OK) {
-        /* The server's text stays last, so "no batch named NAME" ends the
-         * message as HTCondor requires. */
-        tail = restore_batch_name(&err, q) != 0 ? NULL
-                                                 : exec_boinc_error("query_batch2", &err);
-    } else {
-        tail = answer(ctx, req, poll, &r);
-    }
-    boinc_error_clear(&err);
-    boinc_query_result_free(&r);
+    char *tail = NULL;
+    int rc = plan_parts(q, poll, parts);
+    /* No batch at all still asks the server once (for its server_time). */
+    if (rc == 0 && parts[PART_FULL].n == 0 && parts[PART_RECENT].n == 0)
+        rc = run_part(ctx, &project, q, &parts[PART_FULL], &tail);
+    for (int i = 0; rc == 0 && i < NPARTS; i++)
+        if (parts[i].n > 0)
+            rc = run_part(ctx, &project, q, &parts[i], &tail);
+    if (rc == 0)
+        tail = answer(ctx, req, poll, parts);
+    parts_free(parts);
     free(poll);
     return tail;
 }

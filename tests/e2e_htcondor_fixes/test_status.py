@@ -102,3 +102,20 @@ def test_polling_an_unchanged_batch_does_not_list_it_again(make_gm, emulator, in
         emulator.advance(60)
     # ...but the server listed nothing: nothing changed
     assert emulator.counters()["query_batch2_jobs"] - before == 0
+
+
+def test_a_new_batch_does_not_make_the_server_relist_the_others(make_gm, emulator, inputs):
+    gm = make_gm()
+    old = submit_batches(gm, inputs, 2, 200, "o")
+    emulator.run(7200)
+    emulator.advance(30)
+    _, groups = parse_groups(gm.query("0", list(old)), 2)
+    assert all(len(g) == 200 for g in groups)
+    emulator.advance(30)
+    new = submit_batches(gm, inputs, 1, 3, "n")
+    batches = list(old) + list(new)
+    before = emulator.counters()["query_batch2_jobs"]
+    _, groups = parse_groups(gm.query("0", batches), 3)
+    assert [len(g) for g in groups] == [200, 200, 3]
+    # only the new batch's jobs were listed by the server
+    assert emulator.counters()["query_batch2_jobs"] - before == 3
