@@ -111,3 +111,29 @@ def test_start_up_waits_for_the_lock_and_logs_why(make_gm, emulator, journal):
             g.kill()
     finally:
         holder.wait()
+
+
+def test_longer_lock_gives_F_in_time_and_loses_nothing(make_gm, emulator, journal):
+    """Past 17 s the accept gives up with F (the client exits and its
+    successor sends the request again): still within the client's 20 s, the
+    request is not accepted, and sent again after the lock it runs once."""
+    gm = make_gm()
+    assert gm.call("BOINC_PING") == ["NULL"]
+    holder = LockHolder(journal, 25)
+    try:
+        t = time.monotonic()
+        got = gm.gahp.command("BOINC_PING 50", timeout=20)
+        took = time.monotonic() - t
+        # the client's successor sends it again at once: the lock ends while
+        # this one waits, and it is accepted (within 20 s again)
+        again = gm.gahp.command("BOINC_PING 50", timeout=20)
+    finally:
+        holder.wait()
+    assert got == "F" and took < 20, (got, took)
+    assert again == "S"
+    assert gm.wait(50) == ["NULL"]
+    import sqlite3
+    db = sqlite3.connect(journal, timeout=30)
+    n = db.execute("SELECT count(*) FROM requests WHERE client_id = 50").fetchone()[0]
+    db.close()
+    assert n == 1
