@@ -5,7 +5,7 @@ anything but S fatal, jobs of a submit in an arbitrary order with the six
 trailing fields of whichever job comes first, and the status reply loop
 that stops after the first unconfirmed batch it confirms."""
 import itertools
-import random
+import time
 
 import pytest
 
@@ -50,7 +50,6 @@ class GridManager:
         return self.start("BOINC_SUBMIT", *toks, raw=[escape(t) for t in trailing])
 
     def wait(self, rid, timeout=120):
-        import time
         deadline = time.monotonic() + timeout
         while rid not in self.done:
             head = self.sync("RESULTS")

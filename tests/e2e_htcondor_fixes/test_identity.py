@@ -7,7 +7,6 @@ import random
 import signal
 import sqlite3
 
-from htc import GridManager  # noqa: F401
 
 TRAILING_A = ("1e9", "1e10", "NULL", "NULL", "3600", "NULL")
 TRAILING_B = ("NULL", "NULL", "1e8", "NULL", "NULL", "NULL")

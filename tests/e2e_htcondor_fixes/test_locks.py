@@ -4,7 +4,7 @@ invisible to the client: every return line within its 20 s, running
 requests retry their journal writes instead of failing, and start-up
 waits for the lock (the client waits for the banner without a timeout)
 and logs why."""
-import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -132,7 +132,6 @@ def test_longer_lock_gives_F_in_time_and_loses_nothing(make_gm, emulator, journa
     assert got == "F" and took < 20, (got, took)
     assert again == "S"
     assert gm.wait(50) == ["NULL"]
-    import sqlite3
     db = sqlite3.connect(journal, timeout=30)
     n = db.execute("SELECT count(*) FROM requests WHERE client_id = 50").fetchone()[0]
     db.close()
