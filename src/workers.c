@@ -20,6 +20,9 @@
 #include <string.h>
 #include <time.h>
 
+/* How long one commit attempt waits for another process's journal lock. */
+#define COMMITTER_LOCK_WAIT_MS 1000L
+
 typedef struct work_item {
     struct work_item *next;
     gahp_request *req;
@@ -364,6 +367,9 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
         goto failed;
     if ((w->cj = journal_connect(primary, err)) == NULL)
         goto failed;
+    /* The committer retries on its own and must notice a shutdown soon
+     * even while another process holds the journal lock. */
+    journal_set_lock_wait(w->cj, COMMITTER_LOCK_WAIT_MS);
     if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
         goto failed;
     w->committer_started = 1;
