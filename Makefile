@@ -1,6 +1,8 @@
 # boinc_gahp build.  `make` builds build/boinc_gahp and build/boinc_emu;
 # `make check` installs missing Debian packages and runs every test;
 # `make check-asan` runs the same suite on an ASan+UBSan build;
+# `make check-tsan` runs the end-to-end suites on a ThreadSanitizer build;
+# `make check-modules` checks that the module include graph has no cycle;
 # `make demo` runs the end-to-end demo on the built-in BOINC emulator.
 #
 # Sources are picked up by wildcard so that each module owner can add files
@@ -24,7 +26,8 @@ TEST_PKGS := cmocka
 # Debian packages needed to build and test; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libsqlite3-dev libcurl4-openssl-dev \
             libxml2-dev libssl-dev libzip-dev libmicrohttpd-dev libcmocka-dev \
-            python3 python3-pytest sqlite3 zip unzip ca-certificates
+            python3 python3-pytest sqlite3 zip unzip ca-certificates \
+            debhelper dpkg-dev fakeroot lintian man-db groff-base
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 CSTD   := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
@@ -43,7 +46,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
-.PHONY: all deps check check-unit check-e2e check-asan demo bench clean
+.PHONY: all deps check check-unit check-e2e check-asan check-tsan check-modules demo bench clean
 
 all: $(BUILD)/boinc_gahp $(BUILD)/boinc_emu
 
@@ -100,8 +103,13 @@ deps:
 	fi
 
 check: deps
+	$(MAKE) check-modules
 	$(MAKE) all $(UNIT_BIN)
 	$(MAKE) check-unit check-e2e
+
+# The module include graph of src/ (a module = x.c + x.h) has no cycle.
+check-modules:
+	/usr/bin/python3 tools/check_modules.py src
 
 # test_boinc_emu runs the real emulator next to the unit test binaries.
 check-unit: $(UNIT_BIN) $(BUILD)/boinc_emu
@@ -118,6 +126,19 @@ check-asan: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  all check-unit check-e2e
 
+# ThreadSanitizer: the server built with -fsanitize=thread in build-tsan/
+# runs the end-to-end suites against the ordinary emulator; the suites'
+# client fails a test on any ThreadSanitizer report in the server's stderr
+# (halt_on_error also makes the server exit at the first one).
+TSAN_OPTIONS_CHECK := halt_on_error=1 exitcode=66 second_deadlock_stack=1
+check-tsan: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/boinc_gahp
+	TSAN_OPTIONS="$(TSAN_OPTIONS_CHECK)" \
+	BOINC_GAHP=$(CURDIR)/build-tsan/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu \
+	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib \
+	  $(wildcard tests/e2e_*)
+
 demo: deps all
 	/usr/bin/python3 tests/demo/demo.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu
 
@@ -125,6 +146,9 @@ bench: all
 	/usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
+
+# make install / uninstall / install-emulator, man pages, make deb / lint-deb
+include mk/install.mk
 
 -include $(wildcard $(BUILD)/src/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d)

@@ -1,4 +1,4 @@
--- schema.sql: the current journal schema (PRAGMA user_version = 2), as the
+-- schema.sql: the current journal schema (PRAGMA user_version = 3), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -61,12 +61,7 @@ CREATE TABLE batches (
     name            TEXT NOT NULL,       -- batch name as given by the client
     app             TEXT NOT NULL,       -- BOINC application name
     server_batch_id INTEGER,             -- the server's batch id once created
-    step            TEXT NOT NULL CHECK (step IN ('new', 'hashed', 'create_sent', 'created',
-                                   'files_known', 'uploaded', 'submit_sent', 'submitted', 'failed')),
-                                         -- submit progress; *_sent = request sent, outcome not yet
-                                         -- recorded (resolved by asking the server before acting again)
-    failed_step     TEXT,                -- when step = 'failed': the step that failed
-    error           TEXT,                -- when step = 'failed': the error result given to the client
+    error           TEXT,                -- when state = 8 (failed): the error result given to the client
     spec_md5        TEXT NOT NULL,       -- MD5 of the submit's argument text: a re-issued submit with
                                          -- the same batch name must carry exactly the same jobs
     njobs           INTEGER NOT NULL,    -- number of jobs in the batch
@@ -75,6 +70,13 @@ CREATE TABLE batches (
     request_id      INTEGER REFERENCES requests(id),  -- the submit that owns it
     created_at      REAL NOT NULL,       -- row creation
     updated_at      REAL NOT NULL,       -- last change
+    state INTEGER NOT NULL DEFAULT 0 CHECK (state BETWEEN 0 AND 8),
+                                         -- submit progress, enum batch_state of src/submit_state.h
+                                         -- (names in submit_state_names); *_sent = request announced,
+                                         -- outcome not yet recorded (resolved by asking the server
+                                         -- with a safe query before acting again)
+    resume_state INTEGER CHECK (resume_state BETWEEN 0 AND 7),
+                                         -- when state = 8 (failed): the state a re-issue resumes from
     job_set_md5     TEXT,                -- (0004) MD5 of the job set (name, app, each job's name,
                                          -- arguments, inputs; order-free); NULL: computed on first use
     status_server_time REAL,             -- (0004) server_time of the last recorded status query
@@ -160,10 +162,21 @@ SELECT r.id AS request, r.session_id AS accepted_in, r.resumed_session AS resume
        r.command, r.args, r.state, r.completed_at, r.result
 FROM requests r WHERE r.resumed_session IS NOT NULL;
 
+-- State numbers as the names doc/auditing.md uses.
+CREATE TABLE submit_state_names (
+    state INTEGER PRIMARY KEY,           -- src/submit_state.h value
+    name  TEXT NOT NULL UNIQUE           -- its name in logs and audits
+);
+INSERT INTO submit_state_names (state, name) VALUES
+    (0, 'new'), (1, 'hashed'), (2, 'create_sent'), (3, 'created'), (4, 'files_known'),
+    (5, 'uploaded'), (6, 'submit_sent'), (7, 'submitted'), (8, 'failed');
+
 -- Every batch with its submit progress, jobs and input files.
 CREATE VIEW audit_batches AS
-SELECT b.id, p.url AS project_url, b.name, b.app, b.server_batch_id, b.step,
-       b.failed_step, b.error, b.njobs,
+SELECT b.id, p.url AS project_url, b.name, b.app, b.server_batch_id,
+       (SELECT name FROM submit_state_names WHERE state = b.state) AS step,
+       (SELECT name FROM submit_state_names WHERE state = b.resume_state) AS failed_step,
+       b.error, b.njobs,
        (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id) AS jobs_recorded,
        (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'DONE') AS jobs_done,
        (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'ERROR') AS jobs_error,

@@ -26,6 +26,7 @@ void boinc_error_clear(boinc_error *err)
     err->msg = NULL;
     err->code = BOINC_OK;
     err->http_status = 0;
+    err->reached = 0;
 }
 
 const char *boinc_code_name(boinc_code code)

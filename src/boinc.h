@@ -18,8 +18,9 @@
  * backoff on transport errors and HTTP 5xx, within opts.retry_budget_ms.
  * Requests with side effects that a repeat would duplicate or that a real
  * server rejects on repeat (create_batch, submit_batch, upload_files,
- * query_files WITH a batch id) are sent exactly once; on a transport error
- * their outcome is unknown and the caller resolves it (see design.md).
+ * query_files WITH a batch id) are sent exactly once; on a failure with
+ * err->reached set their outcome is unknown and the caller resolves it
+ * with a safe query (doc/recovery.md).
  */
 #ifndef BOINC_GAHP_BOINC_H
 #define BOINC_GAHP_BOINC_H
@@ -42,6 +43,10 @@ typedef struct {
     boinc_code code;
     long http_status;   /* 0 when no HTTP reply was received */
     char *msg;          /* malloc'd one-line message, or NULL */
+    int reached;        /* 1 once the request was handed to the network: it
+                           may have reached the server, so a failure after
+                           that (a lost or unparseable reply, no memory to
+                           buffer it) leaves the outcome unknown */
 } boinc_error;
 
 void boinc_error_clear(boinc_error *err);

@@ -12,6 +12,7 @@
 #include "boinc_internal.h"
 
 #include "log.h"
+#include "testpoint.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -159,13 +160,6 @@ static long now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 /* ---- one HTTP exchange ----------------------------------------------------- */
@@ -406,8 +400,15 @@ static int post_once(boinc_client *c, const char *url, const char *what,
         rc = curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &t);
-    if (rc == CURLE_OK)
+    if (rc == CURLE_OK) {
+        /* From here on the request may have reached the server: whatever
+         * goes wrong later (reading, buffering, parsing the reply) leaves
+         * its outcome unknown, never "not acted". */
+        err->reached = 1;
         rc = curl_easy_perform(c->curl);
+    }
+    if (rc == CURLE_OK && testfault("reply_nomem", what))
+        t.nomem = 1;        /* test: memory ran out buffering the reply */
     long status = 0;
     curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
     int code;
@@ -439,6 +440,9 @@ static int with_retries(boinc_client *c, boinc_retry_policy policy,
                         boinc_error *err)
 {
     long start = now_ms();
+    /* The budget counts back-off as designed, not as slept: under the
+     * test clock (pause_ms) the same number of attempts is made. */
+    long slept_real = 0, slept_designed = 0;
     unsigned tries = 0;
     for (;;) {
         int rc = attempt(ctx, err);
@@ -448,7 +452,8 @@ static int with_retries(boinc_client *c, boinc_retry_policy policy,
             return rc;
         double jitter = (double)rand_r(&c->rand_state) / (double)RAND_MAX;
         long delay = boinc_backoff_ms(tries - 1, jitter);
-        if (now_ms() - start + delay > c->opts.retry_budget_ms) {
+        long spent = now_ms() - start - slept_real + slept_designed;
+        if (spent + delay > c->opts.retry_budget_ms) {
             if (tries > 1 && err->msg != NULL) {
                 char *msg = err->msg;
                 err->msg = NULL;
@@ -460,7 +465,10 @@ static int with_retries(boinc_client *c, boinc_retry_policy policy,
         }
         log_info("%s failed (%s), retrying in %ld ms", what,
                  err->msg ? err->msg : boinc_code_name((boinc_code)rc), delay);
-        sleep_ms(delay);
+        long before = now_ms();
+        pause_ms(delay);
+        slept_real += now_ms() - before;
+        slept_designed += delay;
     }
 }
 

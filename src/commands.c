@@ -8,7 +8,7 @@
  */
 #include "commands.h"
 
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -16,24 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-static const char *const command_names[GAHP_CMD_COUNT] = {
-    "BOINC_PING", "BOINC_SUBMIT", "BOINC_QUERY_BATCHES", "BOINC_FETCH_OUTPUT",
-    "BOINC_ABORT_JOBS", "BOINC_RETIRE_BATCH", "BOINC_SET_LEASE"
-};
-
-const char *gahp_command_name(gahp_command cmd)
-{
-    return (unsigned)cmd < GAHP_CMD_COUNT ? command_names[cmd] : "?";
-}
-
-int gahp_command_lookup(const char *name)
-{
-    for (int i = 0; i < GAHP_CMD_COUNT; i++)
-        if (strcasecmp(name, command_names[i]) == 0)
-            return i;
-    return -1;
-}
 
 /* ---- strict numbers ---------------------------------------------------- */
 
@@ -94,12 +76,32 @@ int parse_double_strict(const char *s, double *out)
 
 /* ---- token cursor -------------------------------------------------------- */
 
-typedef struct {
+struct gahp_cursor {
     char *const *argv;
     size_t argc;
     size_t pos;
     const char *why;
-} cursor;
+    gahp_request *req;
+};
+typedef gahp_cursor cursor;
+
+/*
+ * A well-framed field with a value the request cannot be carried out
+ * with: not a framing error (the line still gets S), but recorded in the
+ * request, whose result is then an error naming the field and the value.
+ * Only the first one is kept.  0, or -1 on ENOMEM.
+ */
+static int bad_value(cursor *c, const char *field, const char *value, const char *what)
+{
+    if (c->req->value_error != NULL)
+        return 0;
+    c->req->value_error = str_printf("%s %s is not %s", field, value, what);
+    if (c->req->value_error == NULL) {
+        c->why = "out of memory";
+        return -1;
+    }
+    return 0;
+}
 
 static size_t left(const cursor *c)
 {
@@ -172,14 +174,17 @@ static void *alloc_array(cursor *c, size_t n, size_t size)
 
 /* ---- per-command parsers ------------------------------------------------- */
 
-static int parse_ping(cursor *c, gahp_request *r)
+int gahp_parse_ping(cursor *c, gahp_request *r)
 {
     (void)c;
     (void)r;
     return 0;
 }
 
-static int parse_param(cursor *c, unsigned bit, int integer,
+/* One of the six trailing fields: untyped strings on the client's side
+ * (job-ad attributes, "NULL" when unset), so a value that is not a number
+ * is a bad value, not a bad line. */
+static int parse_param(cursor *c, const char *field, unsigned bit, int integer,
                        gahp_submit *s, double *dval)
 {
     const char *t = next_token(c);
@@ -189,14 +194,11 @@ static int parse_param(cursor *c, unsigned bit, int integer,
         return 0;
     if (integer) {
         long v;
-        if (parse_long_strict(t, -2147483647L, 2147483647L, &v) != 0) {
-            c->why = "app_version_num is not an integer";
-            return -1;
-        }
+        if (parse_long_strict(t, -2147483647L, 2147483647L, &v) != 0)
+            return bad_value(c, field, t, "an integer");
         s->app_version_num = v;
     } else if (parse_double_strict(t, dval) != 0) {
-        c->why = "resource field is not a number";
-        return -1;
+        return bad_value(c, field, t, "a number");
     }
     s->params_set |= bit;
     return 0;
@@ -225,7 +227,7 @@ static int parse_submit_job(cursor *c, gahp_submit_job *j)
     return 0;
 }
 
-static int parse_submit(cursor *c, gahp_request *r)
+int gahp_parse_submit(cursor *c, gahp_request *r)
 {
     gahp_submit *s = &r->u.submit;
     if ((s->batch = next_name(c)) == NULL || (s->app = next_name(c)) == NULL)
@@ -246,17 +248,18 @@ static int parse_submit(cursor *c, gahp_request *r)
     }
     s->has_params = 1;
     double unused = 0;
-    if (parse_param(c, GAHP_P_FPOPS_EST, 0, s, &s->rsc_fpops_est) != 0 ||
-        parse_param(c, GAHP_P_FPOPS_BOUND, 0, s, &s->rsc_fpops_bound) != 0 ||
-        parse_param(c, GAHP_P_MEMORY_BOUND, 0, s, &s->rsc_memory_bound) != 0 ||
-        parse_param(c, GAHP_P_DISK_BOUND, 0, s, &s->rsc_disk_bound) != 0 ||
-        parse_param(c, GAHP_P_DELAY_BOUND, 0, s, &s->delay_bound) != 0 ||
-        parse_param(c, GAHP_P_APP_VERSION, 1, s, &unused) != 0)
+    if (parse_param(c, "rsc_fpops_est", GAHP_P_FPOPS_EST, 0, s, &s->rsc_fpops_est) != 0 ||
+        parse_param(c, "rsc_fpops_bound", GAHP_P_FPOPS_BOUND, 0, s, &s->rsc_fpops_bound) != 0 ||
+        parse_param(c, "rsc_memory_bound", GAHP_P_MEMORY_BOUND, 0, s,
+                    &s->rsc_memory_bound) != 0 ||
+        parse_param(c, "rsc_disk_bound", GAHP_P_DISK_BOUND, 0, s, &s->rsc_disk_bound) != 0 ||
+        parse_param(c, "delay_bound", GAHP_P_DELAY_BOUND, 0, s, &s->delay_bound) != 0 ||
+        parse_param(c, "app_version_num", GAHP_P_APP_VERSION, 1, s, &unused) != 0)
         return -1;
     return 0;
 }
 
-static int parse_query(cursor *c, gahp_request *r)
+int gahp_parse_query(cursor *c, gahp_request *r)
 {
     gahp_query_batches *q = &r->u.query;
     const char *t = next_token(c);
@@ -281,7 +284,7 @@ static int parse_query(cursor *c, gahp_request *r)
     return 0;
 }
 
-static int parse_fetch(cursor *c, gahp_request *r)
+int gahp_parse_fetch(cursor *c, gahp_request *r)
 {
     gahp_fetch_output *f = &r->u.fetch;
     if ((f->job = next_name(c)) == NULL || (f->iwd = next_name(c)) == NULL ||
@@ -310,7 +313,7 @@ static int parse_fetch(cursor *c, gahp_request *r)
     return 0;
 }
 
-static int parse_abort(cursor *c, gahp_request *r)
+int gahp_parse_abort(cursor *c, gahp_request *r)
 {
     gahp_abort_jobs *a = &r->u.abort_jobs;
     if (left(c) == 0) {
@@ -326,12 +329,12 @@ static int parse_abort(cursor *c, gahp_request *r)
     return 0;
 }
 
-static int parse_retire(cursor *c, gahp_request *r)
+int gahp_parse_retire(cursor *c, gahp_request *r)
 {
     return (r->u.retire.batch = next_name(c)) == NULL ? -1 : 0;
 }
 
-static int parse_lease(cursor *c, gahp_request *r)
+int gahp_parse_lease(cursor *c, gahp_request *r)
 {
     if ((r->u.lease.batch = next_name(c)) == NULL)
         return -1;
@@ -339,19 +342,10 @@ static int parse_lease(cursor *c, gahp_request *r)
     if (t == NULL)
         return -1;
     if (parse_llong_strict(t, &r->u.lease.lease_time) != 0 ||
-        r->u.lease.lease_time < 0) {
-        c->why = "lease time is not a non-negative integer";
-        return -1;
-    }
+        r->u.lease.lease_time < 0)
+        return bad_value(c, "lease time", t, "a non-negative integer");
     return 0;
 }
-
-typedef int (*parse_fn)(cursor *c, gahp_request *r);
-
-static const parse_fn parsers[GAHP_CMD_COUNT] = {
-    parse_ping, parse_submit, parse_query, parse_fetch,
-    parse_abort, parse_retire, parse_lease
-};
 
 /* The escaped arguments after the id, joined by spaces: what the journal
  * stores, and what "same request again" is compared on. */
@@ -368,22 +362,17 @@ static char *canonical_args(char *const *argv, size_t argc)
     return strbuf_detach(&sb);
 }
 
-int gahp_request_parse(char *const *argv, size_t argc, gahp_request **out,
-                       const char **why)
+int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
+                       size_t argc, gahp_request **out, const char **why)
 {
     *out = NULL;
-    int cmd = argc > 0 ? gahp_command_lookup(argv[0]) : -1;
-    if (cmd < 0) {
-        *why = "unknown command";
-        return -1;
-    }
     gahp_request *r = calloc(1, sizeof *r);
     if (r == NULL) {
         *why = "out of memory";
         return -1;
     }
-    r->cmd = (gahp_command)cmd;
-    cursor c = { argv, argc, 1, NULL };
+    r->cmd = cmd;
+    cursor c = { argv, argc, 1, NULL, r };
     const char *id = next_token(&c);
     if (id == NULL) {
         *why = "missing request id";
@@ -395,7 +384,7 @@ int gahp_request_parse(char *const *argv, size_t argc, gahp_request **out,
         free(r);
         return -1;
     }
-    if (parsers[cmd](&c, r) != 0) {
+    if (parse(&c, r) != 0) {
         *why = c.why;
         gahp_request_free(r);
         return -1;
@@ -481,5 +470,6 @@ void gahp_request_free(gahp_request *r)
     free(r->project_url);
     free(r->authenticator);
     free(r->args_text);
+    free(r->value_error);
     free(r);
 }

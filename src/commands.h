@@ -105,6 +105,9 @@ typedef struct gahp_request {
     int background;             /* 1 = run for the journal only: the outcome is
                                    committed but not queued for RESULTS (recovery
                                    resuming an earlier run's work) */
+    char *value_error;          /* a well-framed field with a bad value, e.g.
+                                   "rsc_memory_bound 2GB is not a number": the
+                                   line got S, the result is this error */
     union {
         gahp_submit submit;
         gahp_query_batches query;
@@ -115,21 +118,31 @@ typedef struct gahp_request {
     } u;
 } gahp_request;
 
-/* Command name as used on the wire, e.g. "BOINC_PING". */
-const char *gahp_command_name(gahp_command cmd);
+/* The parser of one command's fields (after the request id).  Each
+ * command's row in command_table.c names its parser. */
+typedef struct gahp_cursor gahp_cursor;
+typedef int (*gahp_parse_fn)(gahp_cursor *c, gahp_request *r);
 
-/* Case-insensitive lookup of an async command name; -1 if not one. */
-int gahp_command_lookup(const char *name);
+int gahp_parse_ping(gahp_cursor *c, gahp_request *r);
+int gahp_parse_submit(gahp_cursor *c, gahp_request *r);
+int gahp_parse_query(gahp_cursor *c, gahp_request *r);
+int gahp_parse_fetch(gahp_cursor *c, gahp_request *r);
+int gahp_parse_abort(gahp_cursor *c, gahp_request *r);
+int gahp_parse_retire(gahp_cursor *c, gahp_request *r);
+int gahp_parse_lease(gahp_cursor *c, gahp_request *r);
 
 /*
- * Parse argv[0..argc) (argv[0] is the command name, already unescaped) into
- * a new request.  Returns 0 and sets *out, or -1 with *why pointing at a
- * static human-readable reason (for the log; the client only sees E).  On
+ * Parse argv[0..argc) (argv[0] is the command name, already unescaped) of
+ * command cmd with its parser into a new request.  Returns 0 and sets
+ * *out, or -1 with *why pointing at a static human-readable reason: the
+ * line is not a well-framed request (wrong field count, a request id that
+ * is not a positive integer ...), so the client gets E.  A well-framed
+ * line with a bad value parses (0) with (*out)->value_error set.  On
  * ENOMEM *why is "out of memory".  The request does not copy a project;
  * the caller fills project_url/authenticator.
  */
-int gahp_request_parse(char *const *argv, size_t argc, gahp_request **out,
-                       const char **why);
+int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
+                       size_t argc, gahp_request **out, const char **why);
 
 void gahp_request_free(gahp_request *req);
 

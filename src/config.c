@@ -1,112 +1,118 @@
 /*
- * config.c - command-line options, the optional config file, and the
- * journal path resolution.  Every bad option is a clear message and exit 2.
+ * config.c - boinc_gahp's settings: ONE option table drives the command
+ * line (getopt), --help, the environment variables and the configuration
+ * file, so adding a setting is adding one row to option_table.
+ *
+ * HTCondor starts the GAHP with no arguments, so every setting must also be
+ * reachable without them.  Precedence, lowest first:
+ *   built-in default < configuration file < environment < command line.
+ * The configuration file is --config FILE, else $BOINC_GAHP_CONFIG, else
+ * the first that exists of $XDG_CONFIG_HOME/boinc_gahp/boinc_gahp.conf (or
+ * ~/.config/boinc_gahp/boinc_gahp.conf) and /etc/boinc_gahp/boinc_gahp.conf.
+ * A bad value anywhere is a message naming its source and exit status 2.
  */
 #include "config.h"
 
 #include "boinc.h"
 #include "commands.h"
 #include "strbuf.h"
+#include "version.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* ident-style literal: `ident build/boinc_gahp` finds it. */
+/* ident-style literal: `ident boinc_gahp` finds it.  Version and date come
+ * from src/version.h; the date is the release date, not the build day. */
 const char GAHP_VERSION_STRING[] =
-    "$GahpVersion: 1.0.0 Nov 21 2026 boinc_gahp\\ (persistent\\ BOINC\\ GAHP) $";
-const char GAHP_VERSION_NUMBER[] = "1.0.0";
+    "$GahpVersion: " GAHP_VERSION " " GAHP_RELEASE_DATE
+    " boinc_gahp\\ (persistent\\ BOINC\\ GAHP) $";
+const char GAHP_VERSION_NUMBER[] = GAHP_VERSION;
 
-static const char usage_text[] =
-    "usage: boinc_gahp [options]\n"
-    "A persistent BOINC GAHP server: speaks the GAHP protocol on stdin/stdout.\n"
-    "\n"
-    "  --journal PATH          journal database (default: $BOINC_GAHP_JOURNAL,\n"
-    "                          $XDG_STATE_HOME/boinc_gahp/journal.db or\n"
-    "                          $HOME/.local/state/boinc_gahp/journal.db)\n"
-    "  --workers N             worker threads, 1..256 (default 8)\n"
-    "  --log-file PATH         log to PATH instead of stderr\n"
-    "  --log-level LEVEL       error|warn|info|debug (default info)\n"
-    "  --http-timeout SECONDS  total time per HTTP request (default 300)\n"
-    "  --connect-timeout SECONDS  per connection attempt (default 10)\n"
-    "  --retry-budget SECONDS  time spent retrying safe requests (default 60)\n"
-    "  --ca-file FILE          CA bundle for https\n"
-    "  --ca-path DIR           CA directory for https\n"
-    "  --sync full|normal      journal durability (default full)\n"
-    "  --retention-days DAYS   keep delivered requests this long (default 7)\n"
-    "  --busy-timeout MS       wait for another process's journal lock (default 60000)\n"
-    "  --submit-deadline SECONDS  answer a BOINC_SUBMIT still running after this\n"
-    "                          long with an error; it continues (default 270, 0 = off)\n"
-    "  --requeue-undelivered   at start-up, answer an earlier run's unanswered\n"
-    "                          requests under their original request ids\n"
-    "  --config FILE           config file pre-selecting a project\n"
-    "  --help                  this text\n"
-    "  --version               print the version banner\n";
+/* The system-wide configuration file.  A fixed /etc path (not PREFIX/etc):
+ * the binary behaves the same wherever it is installed, like HTCondor's
+ * own /etc/condor.  Override at build time with -DGAHP_SYSTEM_CONFIG=... */
+#ifndef GAHP_SYSTEM_CONFIG
+#define GAHP_SYSTEM_CONFIG "/etc/boinc_gahp/boinc_gahp.conf"
+#endif
+#define GAHP_USER_CONFIG "boinc_gahp/boinc_gahp.conf"
 
-enum {
-    OPT_JOURNAL = 256, OPT_WORKERS, OPT_LOG_FILE, OPT_LOG_LEVEL,
-    OPT_HTTP_TIMEOUT, OPT_CONNECT_TIMEOUT, OPT_RETRY_BUDGET, OPT_CA_FILE,
-    OPT_CA_PATH, OPT_SYNC, OPT_RETENTION, OPT_BUSY, OPT_CONFIG, OPT_HELP,
-    OPT_VERSION, OPT_REQUEUE, OPT_SUBMIT_DEADLINE
+typedef enum {
+    OT_STRING,      /* char *, non-empty */
+    OT_INT,         /* int in min..max */
+    OT_LONG,        /* long in min..max */
+    OT_DOUBLE,      /* double in min..max */
+    OT_CHOICE,      /* int: index of the value in choices[] */
+    OT_FLAG,        /* int 0/1: bare --name; yes/no/true/false/on/off/1/0 elsewhere */
+    OT_PROJECT_URL, /* char *, a normalised BOINC project URL */
+    OT_SECRET,      /* char *, an authenticator (file must be private) */
+    OT_SECRET_FILE, /* char *, read from the named file */
+    OT_CONFIG,      /* --config: chooses the file, handled before the rest */
+    OT_HELP,
+    OT_VERSION
+} option_type;
+
+typedef struct {
+    const char *name;      /* --NAME on the command line, or NULL */
+    const char *env;       /* environment variable, or NULL */
+    const char *key;       /* configuration-file key, or NULL */
+    option_type type;
+    size_t field;          /* offsetof(gahp_config, ...) of the value */
+    double min, max;       /* bounds of OT_INT / OT_LONG / OT_DOUBLE */
+    const char *const *choices;   /* OT_CHOICE: NULL-terminated */
+    const char *def;       /* built-in default, as text; NULL = none */
+    const char *metavar;   /* value placeholder in --help */
+    const char *help;      /* one line; ranges and defaults are added */
+} option_row;
+
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+static const char *const sync_modes[] = { "normal", "full", NULL };
+
+#define F(member) offsetof(gahp_config, member)
+#define NO_FIELD 0
+
+/* Adding a setting: one row here (and a field in gahp_config, and its
+ * documentation in man/boinc_gahp.1.in and doc/configuration.md - a test
+ * fails until both name it).  Keep the columns aligned. */
+static const option_row option_table[] = {
+/*   --name                 environment variable            file key               type            field                       min  max       choices     default metavar    help */
+    { "journal",             "BOINC_GAHP_JOURNAL",           "journal",             OT_STRING,      F(journal_path),             0,  0,        NULL,       NULL,   "PATH",    "journal database (default $XDG_STATE_HOME/boinc_gahp/journal.db or ~/.local/state/boinc_gahp/journal.db)" },
+    { "workers",             "BOINC_GAHP_WORKERS",           "workers",             OT_INT,         F(workers),                  1,  CONFIG_MAX_WORKERS, NULL, "8", "N",       "worker threads" },
+    { "log-file",            "BOINC_GAHP_LOG_FILE",          "log_file",            OT_STRING,      F(log_file),                 0,  0,        NULL,       NULL,   "PATH",    "append log lines to PATH (default stderr)" },
+    { "log-level",           "BOINC_GAHP_LOG_LEVEL",         "log_level",           OT_CHOICE,      F(log_level),                0,  0,        log_levels, "info", NULL,      "log verbosity" },
+    { "http-timeout",        "BOINC_GAHP_HTTP_TIMEOUT",      "http_timeout",        OT_LONG,        F(http_timeout_s),           1,  86400,    NULL,       "300",  "SECONDS", "total time of one HTTP request" },
+    { "connect-timeout",     "BOINC_GAHP_CONNECT_TIMEOUT",   "connect_timeout",     OT_LONG,        F(connect_timeout_s),        1,  3600,     NULL,       "10",   "SECONDS", "one connection attempt" },
+    { "retry-budget",        "BOINC_GAHP_RETRY_BUDGET",      "retry_budget",        OT_LONG,        F(retry_budget_s),           0,  86400,    NULL,       "60",   "SECONDS", "time spent retrying requests that are safe to repeat" },
+    { "ca-file",             "BOINC_GAHP_CA_FILE",           "ca_file",             OT_STRING,      F(ca_file),                  0,  0,        NULL,       NULL,   "FILE",    "CA bundle for https projects (default: the system's)" },
+    { "ca-path",             "BOINC_GAHP_CA_PATH",           "ca_path",             OT_STRING,      F(ca_path),                  0,  0,        NULL,       NULL,   "DIR",     "CA directory for https projects (default: the system's)" },
+    { "sync",                "BOINC_GAHP_SYNC",              "sync",                OT_CHOICE,      F(sync_full),                0,  0,        sync_modes, "full", NULL,      "journal durability" },
+    { "retention-days",      "BOINC_GAHP_RETENTION_DAYS",    "retention_days",      OT_DOUBLE,      F(retention_days),           0,  36500,    NULL,       "7",    "DAYS",    "prune delivered requests older than this at start-up" },
+    { "busy-timeout",        "BOINC_GAHP_BUSY_TIMEOUT",      "busy_timeout",        OT_LONG,        F(busy_timeout_ms),          0,  600000,   NULL,       "60000", "MS",     "wait this long for another process's journal lock" },
+    { "submit-deadline",     "BOINC_GAHP_SUBMIT_DEADLINE",   "submit_deadline",     OT_LONG,        F(submit_deadline_s),        0,  86400,    NULL,       "270",  "SECONDS", "answer a BOINC_SUBMIT still running after this long with an error; it continues (0 = off)" },
+    { "requeue-undelivered", "BOINC_GAHP_REQUEUE_UNDELIVERED", "requeue_undelivered", OT_FLAG,      F(requeue_undelivered),      0,  0,        NULL,       "no",   NULL,      "at start-up, answer an earlier run's unanswered requests under their original ids" },
+    { "config",              "BOINC_GAHP_CONFIG",            NULL,                  OT_CONFIG,      F(config_file),              0,  0,        NULL,       NULL,   "FILE",    "configuration file (default: the first of the FILES below that exists)" },
+    { NULL,                  NULL,                           "project_url",         OT_PROJECT_URL, F(project_url),              0,  0,        NULL,       NULL,   "URL",     "project selected before the client's first line" },
+    { NULL,                  NULL,                           "authenticator",       OT_SECRET,      F(authenticator),            0,  0,        NULL,       NULL,   "KEY",     "that project's authenticator (the file must then be mode 0600)" },
+    { NULL,                  NULL,                           "authenticator_file",  OT_SECRET_FILE, F(authenticator),            0,  0,        NULL,       NULL,   "FILE",    "a file holding that authenticator" },
+    { "help",                NULL,                           NULL,                  OT_HELP,        NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "this text" },
+    { "version",             NULL,                           NULL,                  OT_VERSION,     NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "print the version banner" },
 };
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
-static const struct option long_options[] = {
-    { "journal", required_argument, NULL, OPT_JOURNAL },
-    { "workers", required_argument, NULL, OPT_WORKERS },
-    { "log-file", required_argument, NULL, OPT_LOG_FILE },
-    { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-    { "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
-    { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-    { "retry-budget", required_argument, NULL, OPT_RETRY_BUDGET },
-    { "ca-file", required_argument, NULL, OPT_CA_FILE },
-    { "ca-path", required_argument, NULL, OPT_CA_PATH },
-    { "sync", required_argument, NULL, OPT_SYNC },
-    { "retention-days", required_argument, NULL, OPT_RETENTION },
-    { "busy-timeout", required_argument, NULL, OPT_BUSY },
-    { "config", required_argument, NULL, OPT_CONFIG },
-    { "requeue-undelivered", no_argument, NULL, OPT_REQUEUE },
-    { "submit-deadline", required_argument, NULL, OPT_SUBMIT_DEADLINE },
-    { "help", no_argument, NULL, OPT_HELP },
-    { "version", no_argument, NULL, OPT_VERSION },
-    { NULL, 0, NULL, 0 }
-};
+/* ---- values ----------------------------------------------------------- */
 
-static void set_defaults(gahp_config *cfg)
+static void *field_of(gahp_config *cfg, const option_row *row)
 {
-    memset(cfg, 0, sizeof *cfg);
-    cfg->workers = 8;
-    cfg->log_level = LOG_INFO;
-    cfg->http_timeout_s = 300;
-    cfg->connect_timeout_s = 10;
-    cfg->retry_budget_s = 60;
-    cfg->sync_full = 1;
-    cfg->retention_days = 7;
-    cfg->busy_timeout_ms = 60000;
-    /* HTCondor gives up on a BOINC_SUBMIT after 300 s
-     * (GRIDMANAGER_GAHP_CALL_TIMEOUT): answer before that. */
-    cfg->submit_deadline_s = 270;
+    return (char *)cfg + row->field;
 }
 
-void config_free(gahp_config *cfg)
-{
-    free(cfg->journal_path);
-    free(cfg->log_file);
-    free(cfg->ca_file);
-    free(cfg->ca_path);
-    free(cfg->config_file);
-    free(cfg->project_url);
-    if (cfg->authenticator != NULL)
-        memset(cfg->authenticator, 0, strlen(cfg->authenticator));
-    free(cfg->authenticator);
-    memset(cfg, 0, sizeof *cfg);
-}
-
-static int set_string(char **dst, const char *value, const char *opt, FILE *err)
+static int set_string(char **dst, const char *value, const char *src, FILE *err)
 {
     if (*value == '\0') {
-        fprintf(err, "boinc_gahp: %s needs a non-empty value\n", opt);
+        fprintf(err, "boinc_gahp: %s needs a non-empty value\n", src);
         return -1;
     }
     char *copy = strdup(value);
@@ -114,21 +120,487 @@ static int set_string(char **dst, const char *value, const char *opt, FILE *err)
         fprintf(err, "boinc_gahp: out of memory\n");
         return -1;
     }
+    if (*dst != NULL)
+        memset(*dst, 0, strlen(*dst));  /* may have been a secret */
     free(*dst);
     *dst = copy;
     return 0;
 }
 
-static int set_long(long *dst, const char *value, long min, long max,
-                    const char *opt, FILE *err)
+static int parse_flag(const char *v, int *out)
 {
-    if (parse_long_strict(value, min, max, dst) != 0) {
-        fprintf(err, "boinc_gahp: %s: '%s' is not an integer in %ld..%ld\n",
-                opt, value, min, max);
+    static const char *const yes[] = { "1", "yes", "true", "on", NULL };
+    static const char *const no[] = { "0", "no", "false", "off", NULL };
+    for (size_t i = 0; yes[i] != NULL; i++) {
+        if (strcmp(v, yes[i]) == 0) { *out = 1; return 0; }
+        if (strcmp(v, no[i]) == 0) { *out = 0; return 0; }
+    }
+    return -1;
+}
+
+static int set_choice(int *dst, const option_row *row, const char *value,
+                      const char *src, FILE *err)
+{
+    for (int i = 0; row->choices[i] != NULL; i++)
+        if (strcmp(value, row->choices[i]) == 0) {
+            *dst = i;
+            return 0;
+        }
+    fprintf(err, "boinc_gahp: %s: '%s' is not one of", src, value);
+    for (int i = 0; row->choices[i] != NULL; i++)
+        fprintf(err, "%s %s", i ? "," : "", row->choices[i]);
+    fputc('\n', err);
+    return -1;
+}
+
+static int set_number(gahp_config *cfg, const option_row *row, const char *value,
+                      const char *src, FILE *err)
+{
+    long l;
+    double d;
+    if (row->type == OT_DOUBLE) {
+        if (parse_double_strict(value, &d) == 0 && d >= row->min && d <= row->max) {
+            *(double *)field_of(cfg, row) = d;
+            return 0;
+        }
+        fprintf(err, "boinc_gahp: %s: '%s' is not a number in %g..%g\n", src,
+                value, row->min, row->max);
         return -1;
+    }
+    if (parse_long_strict(value, (long)row->min, (long)row->max, &l) != 0) {
+        fprintf(err, "boinc_gahp: %s: '%s' is not an integer in %ld..%ld\n", src,
+                value, (long)row->min, (long)row->max);
+        return -1;
+    }
+    if (row->type == OT_INT)
+        *(int *)field_of(cfg, row) = (int)l;
+    else
+        *(long *)field_of(cfg, row) = l;
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
+                     s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Read a whole small file (authenticator_file); surrounding blanks removed. */
+static char *read_secret_file(const char *path, const char *src, FILE *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) {
+        fprintf(err, "boinc_gahp: %s: cannot read %s: %s\n", src, path,
+                strerror(errno));
+        return NULL;
+    }
+    strbuf sb = STRBUF_INIT;
+    char chunk[4096];
+    size_t n;
+    int bad = 0;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        if (strbuf_append(&sb, chunk, n) != 0)
+            bad = 1;
+    if (ferror(fp))
+        bad = 1;
+    fclose(fp);
+    char *t = bad ? NULL : trim(sb.data ? sb.data : (char *)"");
+    char *secret = (t != NULL && *t != '\0') ? strdup(t) : NULL;
+    if (sb.data != NULL)
+        memset(sb.data, 0, sb.len);
+    strbuf_free(&sb);
+    if (secret == NULL)
+        fprintf(err, "boinc_gahp: %s: %s is empty or unreadable\n", src, path);
+    return secret;
+}
+
+static int set_project_url(char **dst, const char *value, const char *src, FILE *err)
+{
+    boinc_error berr = { 0 };
+    char *url = boinc_normalize_url(value, &berr);
+    if (url == NULL) {
+        fprintf(err, "boinc_gahp: %s: bad project URL: %s\n", src,
+                berr.msg ? berr.msg : "invalid");
+        boinc_error_clear(&berr);
+        return -1;
+    }
+    free(*dst);
+    *dst = url;
+    return 0;
+}
+
+/* Store one textual value from any source; src names the source in
+ * messages ("--workers", "BOINC_GAHP_WORKERS", "FILE:LINE: workers"). */
+static int apply_value(gahp_config *cfg, const option_row *row, const char *value,
+                       const char *src, FILE *err)
+{
+    char **str = field_of(cfg, row);
+    switch (row->type) {
+    case OT_STRING:
+    case OT_SECRET:
+    case OT_CONFIG:
+        return set_string(str, value, src, err);
+    case OT_INT:
+    case OT_LONG:
+    case OT_DOUBLE:
+        return set_number(cfg, row, value, src, err);
+    case OT_CHOICE:
+        return set_choice(field_of(cfg, row), row, value, src, err);
+    case OT_FLAG:
+        if (parse_flag(value, field_of(cfg, row)) == 0)
+            return 0;
+        fprintf(err, "boinc_gahp: %s: '%s' is not one of yes, no, true, false, "
+                "on, off, 1, 0\n", src, value);
+        return -1;
+    case OT_PROJECT_URL:
+        return set_project_url(str, value, src, err);
+    case OT_SECRET_FILE: {
+        char *secret = read_secret_file(value, src, err);
+        if (secret == NULL)
+            return -1;
+        if (*str != NULL)
+            memset(*str, 0, strlen(*str));
+        free(*str);
+        *str = secret;
+        return 0;
+    }
+    case OT_HELP:
+    case OT_VERSION:
+        break;
+    }
+    return -1;
+}
+
+static int apply_defaults(gahp_config *cfg, FILE *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].def != NULL &&
+            apply_value(cfg, &option_table[i], option_table[i].def, "default", err) != 0)
+            return -1;
+    return 0;
+}
+
+void config_free(gahp_config *cfg)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_row *row = &option_table[i];
+        if (row->type != OT_STRING && row->type != OT_SECRET &&
+            row->type != OT_SECRET_FILE && row->type != OT_CONFIG &&
+            row->type != OT_PROJECT_URL)
+            continue;
+        char **str = field_of(cfg, row);
+        if (*str != NULL)
+            memset(*str, 0, strlen(*str));  /* scrub secrets */
+        free(*str);
+        *str = NULL;
+    }
+    memset(cfg, 0, sizeof *cfg);
+}
+
+/* ---- --help ------------------------------------------------------------ */
+
+static void print_value_hint(const option_row *row, FILE *out)
+{
+    if (row->type == OT_CHOICE) {
+        for (int i = 0; row->choices[i] != NULL; i++)
+            fprintf(out, "%s%s", i ? "|" : " ", row->choices[i]);
+    } else if (row->metavar != NULL) {
+        fprintf(out, " %s", row->metavar);
+    }
+}
+
+static void print_row_help(const option_row *row, FILE *out)
+{
+    if (row->name != NULL)
+        fprintf(out, "  --%s", row->name);
+    else
+        fprintf(out, "  %s =", row->key);
+    print_value_hint(row, out);
+    fprintf(out, "\n      %s", row->help);
+    if (row->type == OT_INT || row->type == OT_LONG)
+        fprintf(out, " (%ld..%ld)", (long)row->min, (long)row->max);
+    else if (row->type == OT_DOUBLE)
+        fprintf(out, " (%g..%g)", row->min, row->max);
+    if (row->def != NULL)
+        fprintf(out, " [default %s]", row->def);
+    fputc('\n', out);
+    if (row->env != NULL || (row->name != NULL && row->key != NULL)) {
+        fputs("      ", out);
+        if (row->env != NULL)
+            fprintf(out, "environment %s%s", row->env, row->key ? "; " : "");
+        if (row->key != NULL)
+            fprintf(out, "config file key %s", row->key);
+        fputc('\n', out);
+    }
+}
+
+static void print_help(FILE *out)
+{
+    fputs("usage: boinc_gahp [options]\n"
+          "A persistent BOINC GAHP server: speaks the GAHP protocol on stdin/stdout.\n"
+          "Every setting also comes from the environment or the configuration file;\n"
+          "precedence: command line > environment > configuration file > default.\n"
+          "\nOptions:\n", out);
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].name != NULL)
+            print_row_help(&option_table[i], out);
+    fputs("\nConfiguration-file keys without an option:\n", out);
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].name == NULL)
+            print_row_help(&option_table[i], out);
+    fputs("\nFILES (configuration, the first that exists unless --config or\n"
+          "BOINC_GAHP_CONFIG names one):\n"
+          "  $XDG_CONFIG_HOME/" GAHP_USER_CONFIG "  (or ~/.config/" GAHP_USER_CONFIG ")\n"
+          "  " GAHP_SYSTEM_CONFIG "\n"
+          "See boinc_gahp(1).\n", out);
+}
+
+/* ---- the command line -------------------------------------------------- */
+
+/* One command-line setting, applied after the file and the environment. */
+typedef struct {
+    const option_row *row;
+    const char *value;
+} cli_setting;
+
+static struct option *build_long_options(void)
+{
+    struct option *opts = calloc(OPTION_COUNT + 1, sizeof *opts);
+    if (opts == NULL)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_row *row = &option_table[i];
+        if (row->name == NULL)
+            continue;
+        int bare = row->type == OT_FLAG || row->type == OT_HELP ||
+                   row->type == OT_VERSION;
+        opts[n].name = row->name;
+        opts[n].has_arg = bare ? no_argument : required_argument;
+        opts[n].flag = NULL;
+        opts[n].val = 256 + (int)i;
+        n++;
+    }
+    return opts;
+}
+
+/* getopt pass: --help/--version act at once; the other options are kept
+ * in *settings (in order) to be applied last.  Returns a CONFIG_ code. */
+static int scan_command_line(int argc, char **argv, cli_setting *settings,
+                             size_t *count, FILE *out, FILE *err)
+{
+    struct option *opts = build_long_options();
+    if (opts == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
+        return CONFIG_ERROR;
+    }
+    int opt, rc = CONFIG_OK;
+    optind = 1;
+    opterr = 0;
+    while (rc == CONFIG_OK &&
+           (opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (opt == '?' || opt == ':') {
+            fprintf(err, "boinc_gahp: %s option: %s (see --help)\n",
+                    opt == ':' ? "missing value for" : "unknown", argv[optind - 1]);
+            rc = CONFIG_ERROR;
+            break;
+        }
+        const option_row *row = &option_table[opt - 256];
+        if (row->type == OT_HELP || row->type == OT_VERSION) {
+            if (row->type == OT_HELP)
+                print_help(out);
+            else
+                fprintf(out, "%s\n", GAHP_VERSION_STRING);
+            rc = CONFIG_EXIT_OK;
+            break;
+        }
+        settings[*count].row = row;
+        settings[(*count)++].value = row->type == OT_FLAG ? "yes" : optarg;
+    }
+    if (rc == CONFIG_OK && optind < argc) {
+        fprintf(err, "boinc_gahp: unexpected argument: %s\n", argv[optind]);
+        rc = CONFIG_ERROR;
+    }
+    free(opts);
+    return rc;
+}
+
+static int apply_command_line(gahp_config *cfg, const cli_setting *settings,
+                              size_t count, FILE *err)
+{
+    strbuf src = STRBUF_INIT;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        strbuf_reset(&src);
+        rc = strbuf_printf(&src, "--%s", settings[i].row->name) != 0 ? -1
+             : apply_value(cfg, settings[i].row, settings[i].value, src.data, err);
+    }
+    strbuf_free(&src);
+    return rc;
+}
+
+/* ---- the environment --------------------------------------------------- */
+
+/* An empty variable counts as unset (as for BOINC_GAHP_JOURNAL always). */
+static const char *env_value(const char *name)
+{
+    const char *v = name ? getenv(name) : NULL;
+    return (v != NULL && *v != '\0') ? v : NULL;
+}
+
+static int apply_environment(gahp_config *cfg, FILE *err)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_row *row = &option_table[i];
+        const char *v = env_value(row->env);
+        if (v != NULL && row->type != OT_CONFIG &&
+            apply_value(cfg, row, v, row->env, err) != 0)
+            return -1;
     }
     return 0;
 }
+
+/* ---- the configuration file -------------------------------------------- */
+
+static const option_row *row_by_key(const char *key)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].key != NULL && strcmp(option_table[i].key, key) == 0)
+            return &option_table[i];
+    return NULL;
+}
+
+static int config_file_line(gahp_config *cfg, char *line, const char *path,
+                            int lineno, int *has_secret, FILE *err)
+{
+    char *s = trim(line);
+    if (*s == '\0' || *s == '#')
+        return 0;
+    char *eq = strchr(s, '=');
+    if (eq == NULL) {
+        fprintf(err, "boinc_gahp: %s:%d: expected key = value\n", path, lineno);
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(s), *value = trim(eq + 1);
+    const option_row *row = row_by_key(key);
+    if (row == NULL) {
+        fprintf(err, "boinc_gahp: %s:%d: unknown key '%s'\n", path, lineno, key);
+        return -1;
+    }
+    if (row->type == OT_SECRET)
+        *has_secret = 1;
+    strbuf src = STRBUF_INIT;
+    int rc = strbuf_printf(&src, "%s:%d: %s", path, lineno, key) != 0 ? -1
+             : apply_value(cfg, row, value, src.data, err);
+    strbuf_free(&src);
+    return rc;
+}
+
+static int read_config_file(gahp_config *cfg, const char *path, FILE *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) {
+        fprintf(err, "boinc_gahp: cannot open config file %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0, has_secret = 0;
+    while (rc == 0 && getline(&line, &cap, fp) >= 0)
+        rc = config_file_line(cfg, line, path, ++lineno, &has_secret, err);
+    if (rc == 0 && ferror(fp)) {
+        fprintf(err, "boinc_gahp: cannot read config file %s\n", path);
+        rc = -1;
+    }
+    if (line != NULL)
+        memset(line, 0, cap);
+    free(line);
+    /* A config file carrying the secret itself must be private. */
+    if (rc == 0 && has_secret && fstat(fileno(fp), &st) == 0 && (st.st_mode & 077)) {
+        fprintf(err, "boinc_gahp: config file %s holds an authenticator but is "
+                "accessible by group/others (chmod 600 it, or use "
+                "authenticator_file)\n", path);
+        rc = -1;
+    }
+    fclose(fp);
+    if (rc == 0 && (cfg->project_url == NULL) != (cfg->authenticator == NULL)) {
+        fprintf(err, "boinc_gahp: config file %s must set both project_url and "
+                "an authenticator\n", path);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* *found = 1 if path exists (any type: a directory fails later, loudly). */
+static int path_exists(const char *path, int *found, FILE *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        *found = 1;
+        return 0;
+    }
+    if (errno == ENOENT || errno == ENOTDIR) {
+        *found = 0;
+        return 0;
+    }
+    fprintf(err, "boinc_gahp: cannot look at config file %s: %s\n", path,
+            strerror(errno));
+    return -1;
+}
+
+/* The default search when neither --config nor BOINC_GAHP_CONFIG names a
+ * file: the per-user file, else the system-wide one; none is fine. */
+static int find_default_config(char **path, FILE *err)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    strbuf user = STRBUF_INIT;
+    int rc = 0, found = 0;
+    if (xdg != NULL && xdg[0] == '/')        /* XDG: relative values are ignored */
+        rc = strbuf_printf(&user, "%s/" GAHP_USER_CONFIG, xdg);
+    else if (home != NULL && home[0] == '/')
+        rc = strbuf_printf(&user, "%s/.config/" GAHP_USER_CONFIG, home);
+    if (rc == 0 && user.data != NULL)
+        rc = path_exists(user.data, &found, err);
+    if (rc == 0 && found) {
+        *path = strbuf_detach(&user);
+        return *path ? 0 : -1;
+    }
+    strbuf_free(&user);
+    if (rc == 0)
+        rc = path_exists(GAHP_SYSTEM_CONFIG, &found, err);
+    if (rc == 0 && found && (*path = strdup(GAHP_SYSTEM_CONFIG)) == NULL)
+        rc = -1;
+    return rc;
+}
+
+/* Which file: --config, else $BOINC_GAHP_CONFIG (both must exist), else the
+ * default search.  Stores the choice in cfg->config_file (NULL = none). */
+static int choose_config_file(gahp_config *cfg, const cli_setting *settings,
+                              size_t count, FILE *err)
+{
+    const char *named = env_value("BOINC_GAHP_CONFIG");
+    const char *src = "BOINC_GAHP_CONFIG";
+    for (size_t i = 0; i < count; i++)
+        if (settings[i].row->type == OT_CONFIG) {
+            named = settings[i].value;
+            src = "--config";
+        }
+    if (named != NULL)
+        return set_string(&cfg->config_file, named, src, err);
+    return find_default_config(&cfg->config_file, err);
+}
+
+/* ---- journal path ------------------------------------------------------ */
 
 /* mkdir -p with mode 0700 for every missing component. */
 static int make_dirs(char *path, FILE *err)
@@ -150,14 +622,11 @@ static int make_dirs(char *path, FILE *err)
     }
 }
 
-/* --journal, then $BOINC_GAHP_JOURNAL, then the XDG state directory. */
+/* No journal from any source: the XDG state directory. */
 static int resolve_journal(gahp_config *cfg, FILE *err)
 {
     if (cfg->journal_path != NULL)
         return 0;
-    const char *env = getenv("BOINC_GAHP_JOURNAL");
-    if (env != NULL && *env != '\0')
-        return set_string(&cfg->journal_path, env, "BOINC_GAHP_JOURNAL", err);
     const char *xdg = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
     strbuf dir = STRBUF_INIT;
@@ -180,209 +649,32 @@ static int resolve_journal(gahp_config *cfg, FILE *err)
     return cfg->journal_path ? 0 : -1;
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
-                     s[n - 1] == '\n'))
-        s[--n] = '\0';
-    return s;
-}
-
-/* Read a whole small file (authenticator_file); trailing blanks removed. */
-static char *read_secret_file(const char *path, FILE *err)
-{
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) {
-        fprintf(err, "boinc_gahp: cannot read authenticator_file %s: %s\n",
-                path, strerror(errno));
-        return NULL;
-    }
-    strbuf sb = STRBUF_INIT;
-    char chunk[4096];
-    size_t n;
-    int bad = 0;
-    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-        if (strbuf_append(&sb, chunk, n) != 0)
-            bad = 1;
-    if (ferror(fp))
-        bad = 1;
-    fclose(fp);
-    char *t = bad ? NULL : trim(sb.data ? sb.data : (char *)"");
-    char *secret = (t != NULL && *t != '\0') ? strdup(t) : NULL;
-    if (sb.data != NULL)
-        memset(sb.data, 0, sb.len);
-    strbuf_free(&sb);
-    if (secret == NULL)
-        fprintf(err, "boinc_gahp: authenticator_file %s is empty or unreadable\n", path);
-    return secret;
-}
-
-static int config_file_line(gahp_config *cfg, char *line, const char *path,
-                            int lineno, int *has_secret, FILE *err)
-{
-    char *s = trim(line);
-    if (*s == '\0' || *s == '#')
-        return 0;
-    char *eq = strchr(s, '=');
-    if (eq == NULL) {
-        fprintf(err, "boinc_gahp: %s:%d: expected key = value\n", path, lineno);
-        return -1;
-    }
-    *eq = '\0';
-    char *key = trim(s), *value = trim(eq + 1);
-    if (strcmp(key, "project_url") == 0) {
-        boinc_error berr = { 0, 0, NULL };
-        char *url = boinc_normalize_url(value, &berr);
-        if (url == NULL) {
-            fprintf(err, "boinc_gahp: %s:%d: bad project_url: %s\n", path,
-                    lineno, berr.msg ? berr.msg : "invalid");
-            boinc_error_clear(&berr);
-            return -1;
-        }
-        free(cfg->project_url);
-        cfg->project_url = url;
-    } else if (strcmp(key, "authenticator") == 0) {
-        *has_secret = 1;
-        if (set_string(&cfg->authenticator, value, "authenticator", err) != 0)
-            return -1;
-    } else if (strcmp(key, "authenticator_file") == 0) {
-        char *secret = read_secret_file(value, err);
-        if (secret == NULL)
-            return -1;
-        free(cfg->authenticator);
-        cfg->authenticator = secret;
-    } else {
-        fprintf(err, "boinc_gahp: %s:%d: unknown key '%s'\n", path, lineno, key);
-        return -1;
-    }
-    return 0;
-}
-
-static int read_config_file(gahp_config *cfg, FILE *err)
-{
-    const char *path = cfg->config_file;
-    FILE *fp = fopen(path, "r");
-    if (fp == NULL) {
-        fprintf(err, "boinc_gahp: cannot open config file %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0, rc = 0, has_secret = 0;
-    while (rc == 0 && getline(&line, &cap, fp) >= 0)
-        rc = config_file_line(cfg, line, path, ++lineno, &has_secret, err);
-    if (line != NULL)
-        memset(line, 0, cap);
-    free(line);
-    /* A config file carrying the secret itself must be private. */
-    if (rc == 0 && has_secret && fstat(fileno(fp), &st) == 0 && (st.st_mode & 077)) {
-        fprintf(err, "boinc_gahp: config file %s holds an authenticator but is "
-                "accessible by group/others (chmod 600 it, or use "
-                "authenticator_file)\n", path);
-        rc = -1;
-    }
-    fclose(fp);
-    if (rc == 0 && (cfg->project_url == NULL) != (cfg->authenticator == NULL)) {
-        fprintf(err, "boinc_gahp: config file %s must set both project_url and "
-                "an authenticator\n", path);
-        rc = -1;
-    }
-    return rc;
-}
-
-static int apply_option(gahp_config *cfg, int opt, const char *arg, FILE *err)
-{
-    long v;
-    switch (opt) {
-    case OPT_JOURNAL: return set_string(&cfg->journal_path, arg, "--journal", err);
-    case OPT_WORKERS:
-        if (set_long(&v, arg, 1, CONFIG_MAX_WORKERS, "--workers", err) != 0)
-            return -1;
-        cfg->workers = (int)v;
-        return 0;
-    case OPT_LOG_FILE: return set_string(&cfg->log_file, arg, "--log-file", err);
-    case OPT_LOG_LEVEL:
-        if (log_level_parse(arg, &cfg->log_level) != 0) {
-            fprintf(err, "boinc_gahp: --log-level: '%s' is not one of "
-                    "error, warn, info, debug\n", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_HTTP_TIMEOUT:
-        return set_long(&cfg->http_timeout_s, arg, 1, 86400, "--http-timeout", err);
-    case OPT_CONNECT_TIMEOUT:
-        return set_long(&cfg->connect_timeout_s, arg, 1, 3600, "--connect-timeout", err);
-    case OPT_RETRY_BUDGET:
-        return set_long(&cfg->retry_budget_s, arg, 0, 86400, "--retry-budget", err);
-    case OPT_CA_FILE: return set_string(&cfg->ca_file, arg, "--ca-file", err);
-    case OPT_CA_PATH: return set_string(&cfg->ca_path, arg, "--ca-path", err);
-    case OPT_SYNC:
-        if (strcmp(arg, "full") == 0)
-            cfg->sync_full = 1;
-        else if (strcmp(arg, "normal") == 0)
-            cfg->sync_full = 0;
-        else {
-            fprintf(err, "boinc_gahp: --sync: '%s' is neither full nor normal\n", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_RETENTION:
-        if (parse_double_strict(arg, &cfg->retention_days) != 0 ||
-            cfg->retention_days < 0 || cfg->retention_days > 36500) {
-            fprintf(err, "boinc_gahp: --retention-days: '%s' is not a number "
-                    "of days in 0..36500\n", arg);
-            return -1;
-        }
-        return 0;
-    case OPT_BUSY:
-        return set_long(&cfg->busy_timeout_ms, arg, 0, 600000, "--busy-timeout", err);
-    case OPT_CONFIG: return set_string(&cfg->config_file, arg, "--config", err);
-    case OPT_REQUEUE:
-        cfg->requeue_undelivered = 1;
-        return 0;
-    case OPT_SUBMIT_DEADLINE:
-        return set_long(&cfg->submit_deadline_s, arg, 0, 86400, "--submit-deadline", err);
-    default:
-        return -1;
-    }
-}
+/* ---- all together ------------------------------------------------------ */
 
 int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
 {
-    set_defaults(cfg);
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
-        if (opt == OPT_HELP) {
-            fputs(usage_text, out);
-            return CONFIG_EXIT_OK;
-        }
-        if (opt == OPT_VERSION) {
-            fprintf(out, "%s\n", GAHP_VERSION_STRING);
-            return CONFIG_EXIT_OK;
-        }
-        if (opt == '?' || opt == ':') {
-            const char *name = argv[optind - 1];
-            fprintf(err, "boinc_gahp: %s option: %s\n%s",
-                    opt == ':' ? "missing value for" : "unknown", name, usage_text);
-            return CONFIG_ERROR;
-        }
-        if (apply_option(cfg, opt, optarg, err) != 0)
-            return CONFIG_ERROR;
-    }
-    if (optind < argc) {
-        fprintf(err, "boinc_gahp: unexpected argument: %s\n", argv[optind]);
+    memset(cfg, 0, sizeof *cfg);
+    cli_setting *settings = calloc((size_t)(argc > 0 ? argc : 1), sizeof *settings);
+    if (settings == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
         return CONFIG_ERROR;
     }
-    if (cfg->config_file != NULL && read_config_file(cfg, err) != 0)
-        return CONFIG_ERROR;
-    if (resolve_journal(cfg, err) != 0)
-        return CONFIG_ERROR;
-    return CONFIG_OK;
+    size_t count = 0;
+    int rc = scan_command_line(argc, argv, settings, &count, out, err);
+    if (rc == CONFIG_OK) {
+        char *file = NULL;
+        int bad = apply_defaults(cfg, err) != 0 ||
+                  choose_config_file(cfg, settings, count, err) != 0;
+        /* read_config_file must not see the name in cfg as a setting */
+        if (!bad && cfg->config_file != NULL && (file = strdup(cfg->config_file)) == NULL)
+            bad = 1;
+        bad = bad || (file != NULL && read_config_file(cfg, file, err) != 0) ||
+              apply_environment(cfg, err) != 0 ||
+              apply_command_line(cfg, settings, count, err) != 0 ||
+              resolve_journal(cfg, err) != 0;
+        free(file);
+        rc = bad ? CONFIG_ERROR : CONFIG_OK;
+    }
+    free(settings);
+    return rc;
 }

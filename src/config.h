@@ -1,5 +1,6 @@
 /*
- * config.h - command-line options and the optional config file.
+ * config.h - boinc_gahp's settings, from the command line, the environment,
+ * a configuration file and built-in defaults (one option table in config.c).
  */
 #ifndef BOINC_GAHP_CONFIG_H
 #define BOINC_GAHP_CONFIG_H
@@ -14,7 +15,7 @@ typedef struct {
     char *journal_path;         /* resolved path (see config_resolve_journal) */
     int workers;                /* worker threads, 1..256 (default 8) */
     char *log_file;             /* NULL = stderr */
-    log_level log_level;        /* default info */
+    log_level log_level;        /* default info (stored through an int *) */
     long http_timeout_s;        /* per HTTP request (default 300) */
     long connect_timeout_s;     /* per connection attempt (default 10) */
     long retry_budget_s;        /* retrying safe requests (default 60) */
@@ -26,7 +27,7 @@ typedef struct {
     long busy_timeout_ms;       /* wait for another process's journal lock (default 60000) */
     int requeue_undelivered;    /* recovery: answer an earlier run's requests
                                    under their original ids (default 0) */
-    char *config_file;
+    char *config_file;          /* the file read (named or found), NULL = none */
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;
 } gahp_config;
@@ -35,8 +36,10 @@ typedef struct {
 enum { CONFIG_OK = 0, CONFIG_EXIT_OK = 1, CONFIG_ERROR = 2 };
 
 /*
- * Parse argv into cfg (defaults first, then the config file if --config,
- * then resolve the journal path).  Messages (usage, errors) go to out/err.
+ * Fill cfg: built-in defaults, then the configuration file (--config, else
+ * $BOINC_GAHP_CONFIG, else the default search), then the environment, then
+ * argv; last the journal path is resolved.  Messages (usage, errors, each
+ * naming the source of a bad value) go to out/err.
  * Returns CONFIG_OK, CONFIG_EXIT_OK (after --help/--version) or
  * CONFIG_ERROR (message already printed; exit with status 2).
  */

@@ -1,7 +1,7 @@
 /*
- * exec_cmds.h - executors of BOINC_QUERY_BATCHES, BOINC_FETCH_OUTPUT,
- * BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and BOINC_SET_LEASE, plugged into
- * the executor table of exec.c.
+ * exec_cmds.h - executors of BOINC_PING, BOINC_QUERY_BATCHES,
+ * BOINC_FETCH_OUTPUT, BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and
+ * BOINC_SET_LEASE, named by their rows in command_table.c.
  *
  * Each returns the malloc'd result tail (everything after "<id> ",
  * escaped, with exactly the token count HTCondor expects: "NULL ..." or
@@ -20,6 +20,7 @@ char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
 
 /* exec_manage.c */
+char *exec_ping(exec_ctx *ctx, const gahp_request *req);
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
 char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);
 char *exec_set_lease(exec_ctx *ctx, const gahp_request *req);

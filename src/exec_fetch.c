@@ -15,7 +15,7 @@
 
 #include "log.h"
 #include "outputs.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 #include "testpoint.h"
 
@@ -202,7 +202,7 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
         p->tmp = NULL;
         return fail_local("saving output failed", errmsg);
     }
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     long long nbytes = 0;
     if (boinc_get_output_file(fc->ctx->client, &fc->project, fc->f->job,
                               p->file_num, p->fd, &nbytes, &err) != BOINC_OK) {
@@ -503,7 +503,7 @@ static char *fetch_done(fetch_ctx *fc, const boinc_completed_job *cj)
 {
     boinc_templates t;
     memset(&t, 0, sizeof t);
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     if (boinc_get_templates_for_job(fc->ctx->client, &fc->project, fc->f->job,
                                     &t, &err) != BOINC_OK) {
         boinc_templates_free(&t);
@@ -563,7 +563,7 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
                      { req->project_url, req->authenticator } };
     boinc_completed_job cj;
     memset(&cj, 0, sizeof cj);
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     char *tok;
     if (boinc_query_completed_job(ctx->client, &fc.project, fc.f->job, &cj,
                                   &err) != BOINC_OK) {

@@ -1,5 +1,5 @@
 /*
- * exec_manage.c - BOINC_ABORT_JOBS (abort_jobs), BOINC_RETIRE_BATCH
+ * exec_manage.c - BOINC_PING (ping), BOINC_ABORT_JOBS (abort_jobs), BOINC_RETIRE_BATCH
  * (retire_batch by name) and BOINC_SET_LEASE (set_expire_time by name).
  * Each answers "NULL" or one error token; retire and lease are also
  * written to the journal's batches row when the journal knows the batch.
@@ -20,11 +20,18 @@ static char *rpc_tail(int rc, const char *step, boinc_error *err)
     return tail;
 }
 
+char *exec_ping(exec_ctx *ctx, const gahp_request *req)
+{
+    boinc_project project = { req->project_url, req->authenticator };
+    boinc_error err = { 0 };
+    return rpc_tail(boinc_ping(ctx->client, &project, &err), "ping", &err);
+}
+
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_abort_jobs *a = &req->u.abort_jobs;
     boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     int rc = boinc_abort_jobs(ctx->client, &project,
                               (const char *const *)a->jobs, a->njobs, &err);
     return rpc_tail(rc, "abort_jobs", &err);
@@ -41,7 +48,7 @@ char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req)
 {
     const char *batch = req->u.retire.batch;
     boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     int rc = boinc_retire_batch(ctx->client, &project, batch, &err);
     if (rc == BOINC_OK && journal_usable(ctx, req)) {
         int found = 0;
@@ -59,7 +66,7 @@ char *exec_set_lease(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_set_lease *l = &req->u.lease;
     boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     double expire = (double)l->lease_time;
     int rc = boinc_set_expire_time(ctx->client, &project, l->batch, expire,
                                    &err);

@@ -19,7 +19,7 @@
 
 #include "journal_jobs.h"
 #include "log.h"
-#include "protocol.h"
+#include "gahp_text.h"
 #include "strbuf.h"
 
 #include <math.h>
@@ -360,7 +360,7 @@ static int run_part(exec_ctx *ctx, const boinc_project *project,
         snprintf(mmt, sizeof mmt, "0");
     log_debug("query_batch2: %zu batch(es), min_mod_time %s (client's %s)", p->n, mmt,
               q->min_mod_time);
-    boinc_error err = { BOINC_OK, 0, NULL };
+    boinc_error err = { 0 };
     int rc = 0;
     if (boinc_query_batch2(ctx->client, project, mmt, p->names, p->n, &p->r,
                            &err) != BOINC_OK) {

@@ -43,7 +43,6 @@ struct journal {
     char errmsg[256];
     sqlite3_stmt *st_insert_request;
     sqlite3_stmt *st_complete;
-    sqlite3_stmt *st_started;
     sqlite3_stmt *st_delivered;
     sqlite3_stmt *st_project_find;
     sqlite3_stmt *st_project_insert;
@@ -415,7 +414,6 @@ void journal_close(journal *j)
     journal_rollback(j);
     sqlite3_finalize(j->st_insert_request);
     sqlite3_finalize(j->st_complete);
-    sqlite3_finalize(j->st_started);
     sqlite3_finalize(j->st_delivered);
     sqlite3_finalize(j->st_project_find);
     sqlite3_finalize(j->st_project_insert);
@@ -670,15 +668,6 @@ static int update_rows(journal *j, sqlite3_stmt **st, const char *sql,
 failed:
     journal_rollback(j);
     return -1;
-}
-
-int journal_requests_started(journal *j, const long long *rows, size_t n,
-                             double started_at)
-{
-    return update_rows(j, &j->st_started,
-                       "UPDATE requests SET state = '" JOURNAL_STARTED "', started_at = ?"
-                       " WHERE id = ? AND state = '" JOURNAL_ACCEPTED "'",
-                       rows, n, started_at, "request started");
 }
 
 int journal_requests_delivered(journal *j, const long long *rows, size_t n,

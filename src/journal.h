@@ -29,9 +29,9 @@ typedef struct {
     int take_lock;              /* 1 = take the "<path>.lock" server lock */
 } journal_options;
 
-/* Request states, as stored in requests.state. */
+/* Request states, as stored in requests.state (the schema's CHECK also
+ * admits 'started', which no version has ever written). */
 #define JOURNAL_ACCEPTED  "accepted"
-#define JOURNAL_STARTED   "started"
 #define JOURNAL_COMPLETED "completed"
 #define JOURNAL_DELIVERED "delivered"
 
@@ -99,10 +99,6 @@ typedef struct {
 
 /* Record n completions in ONE transaction (group commit). */
 int journal_requests_complete(journal *j, const journal_completion *c, size_t n);
-
-/* Mark requests started (one transaction). */
-int journal_requests_started(journal *j, const long long *rows, size_t n,
-                             double started_at);
 
 /* Mark n delivered rows (one transaction). */
 int journal_requests_delivered(journal *j, const long long *rows, size_t n,

@@ -16,8 +16,8 @@ int journal_recovery_scan(journal *j, long long session_id,
     /* requests_state (state, id) serves this: undelivered rows only. */
     if (sqlite3_prepare_v2(journal_db(j),
             "SELECT " JOURNAL_REQUEST_COLUMNS " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
-            " WHERE r.state IN ('" JOURNAL_ACCEPTED "', '" JOURNAL_STARTED "', '"
-            JOURNAL_COMPLETED "') AND r.session_id < ?1"
+            " WHERE r.state IN ('" JOURNAL_ACCEPTED "', '" JOURNAL_COMPLETED "')"
+            " AND r.session_id < ?1"
             " AND r.closed_at IS NULL AND r.replayed_by IS NULL ORDER BY r.id",
             -1, &st, NULL) != SQLITE_OK)
         return journal_fail(j, "recovery scan");

@@ -22,8 +22,6 @@ void journal_batch_free(journal_batch *b)
         return;
     free(b->name);
     free(b->app);
-    free(b->step);
-    free(b->failed_step);
     free(b->error);
     free(b->spec_md5);
     free(b->job_set_md5);
@@ -37,7 +35,7 @@ int journal_batch_find(journal *j, long long project_id, const char *name,
     memset(out, 0, sizeof *out);
     *found = 0;
     if (sqlite3_prepare_v2(journal_db(j),
-            "SELECT id, project_id, name, app, server_batch_id, step, failed_step,"
+            "SELECT id, project_id, name, app, server_batch_id, state, resume_state,"
             " error, spec_md5, njobs, request_id, job_set_md5 FROM batches"
             " WHERE project_id = ?1 AND name = ?2", -1, &st, NULL) != SQLITE_OK)
         return journal_fail(j, "batch lookup");
@@ -50,16 +48,17 @@ int journal_batch_find(journal *j, long long project_id, const char *name,
         out->name = dup_col(st, 2);
         out->app = dup_col(st, 3);
         out->server_batch_id = sqlite3_column_int64(st, 4);
-        out->step = dup_col(st, 5);
-        out->failed_step = dup_col(st, 6);
+        out->state = (batch_state)sqlite3_column_int(st, 5);
+        out->resume_state = sqlite3_column_type(st, 6) == SQLITE_NULL
+                                ? out->state
+                                : (batch_state)sqlite3_column_int(st, 6);
         out->error = dup_col(st, 7);
         out->spec_md5 = dup_col(st, 8);
         out->njobs = (long)sqlite3_column_int64(st, 9);
         out->request_id = sqlite3_column_int64(st, 10);
         out->job_set_md5 = dup_col(st, 11);     /* NULL before migration 0004 */
         *found = 1;
-        if (out->name == NULL || out->app == NULL || out->step == NULL ||
-            out->spec_md5 == NULL) {
+        if (out->name == NULL || out->app == NULL || out->spec_md5 == NULL) {
             sqlite3_finalize(st);
             journal_batch_free(out);
             *found = 0;
@@ -92,10 +91,11 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
     if (journal_begin(j) != 0)
         return -1;
     if (journal_run(j,
-            "INSERT INTO batches (project_id, name, app, step, njobs, spec_md5,"
+            "INSERT INTO batches (project_id, name, app, state, njobs, spec_md5,"
             " request_id, created_at, updated_at)"
-            " VALUES (?, ?, ?, '" BATCH_NEW "', ?, ?, ?, ?, ?)",
-            "batch insert", "ittitidd", project_id, name, app, (long long)njobs,
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "batch insert", "ittiitidd", project_id, name, app, (long long)BATCH_NEW,
+            (long long)njobs,
             spec_md5, request_id, now, now) != 0) {
         journal_rollback(j);
         return -1;
@@ -104,21 +104,23 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
     return journal_commit(j);
 }
 
-int journal_batch_set_step(journal *j, long long batch_row, const char *step,
-                           long long server_batch_id)
+int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
+                            long long server_batch_id)
 {
-    RUN_TXN(j, "UPDATE batches SET step = ?1, failed_step = NULL, error = NULL,"
+    RUN_TXN(j, "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL,"
                " server_batch_id = CASE WHEN ?2 > 0 THEN ?2 ELSE server_batch_id END,"
                " updated_at = ?3 WHERE id = ?4",
-            "batch step", "tidi", step, server_batch_id, journal_now(), batch_row);
+            "batch state", "iidi", (long long)state, server_batch_id, journal_now(),
+            batch_row);
 }
 
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             const char *failed_step, const char *error)
+                             batch_state resume_state, const char *error)
 {
-    RUN_TXN(j, "UPDATE batches SET step = '" BATCH_FAILED "', failed_step = ?1,"
-               " error = ?2, updated_at = ?3 WHERE id = ?4",
-            "batch failed", "ttdi", failed_step, error, journal_now(), batch_row);
+    RUN_TXN(j, "UPDATE batches SET state = ?1, resume_state = ?2,"
+               " error = ?3, updated_at = ?4 WHERE id = ?5",
+            "batch failed", "iitdi", (long long)BATCH_FAILED, (long long)resume_state,
+            error, journal_now(), batch_row);
 }
 
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id)
@@ -259,9 +261,10 @@ int journal_batch_files_add(journal *j, long long batch_row,
                         " local_path, size, state, updated_at)"
                         " VALUES (?, ?, ?, ?, '" BFILE_HASHED "', ?)",
                      "batch files insert", n, bind_new_file, &f) != 0 ||
-        journal_run(j, "UPDATE batches SET step = '" BATCH_HASHED "', updated_at = ?"
-                       " WHERE id = ? AND step = '" BATCH_NEW "'",
-                    "batch step", "di", f.now, batch_row) != 0) {
+        journal_run(j, "UPDATE batches SET state = ?, updated_at = ?"
+                       " WHERE id = ? AND state = ?",
+                    "batch state", "idii", (long long)BATCH_HASHED, f.now, batch_row,
+                    (long long)BATCH_NEW) != 0) {
         journal_rollback(j);
         return -1;
     }
@@ -361,9 +364,10 @@ int journal_batch_set_submitted(journal *j, long long batch_row,
         return -1;
     if (journal_each(j, "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at)"
                         " VALUES (?, ?, 'IN_PROGRESS', ?)", "jobs insert", n, bind_job, &f) != 0 ||
-        journal_run(j, "UPDATE batches SET step = '" BATCH_SUBMITTED "', failed_step = NULL,"
+        journal_run(j, "UPDATE batches SET state = ?, resume_state = NULL,"
                        " error = NULL, updated_at = ? WHERE id = ?",
-                    "batch submitted", "di", f.now, batch_row) != 0) {
+                    "batch submitted", "idi", (long long)BATCH_SUBMITTED, f.now,
+                    batch_row) != 0) {
         journal_rollback(j);
         return -1;
     }

@@ -15,17 +15,7 @@
 
 #include "files.h"
 #include "journal.h"
-
-/* batches.step values, in the order a submit goes through them. */
-#define BATCH_NEW          "new"
-#define BATCH_HASHED       "hashed"
-#define BATCH_CREATE_SENT  "create_sent"
-#define BATCH_CREATED      "created"
-#define BATCH_FILES_KNOWN  "files_known"
-#define BATCH_UPLOADED     "uploaded"
-#define BATCH_SUBMIT_SENT  "submit_sent"
-#define BATCH_SUBMITTED    "submitted"
-#define BATCH_FAILED       "failed"
+#include "submit_state.h"
 
 /* batch_files.state values. */
 #define BFILE_HASHED       "hashed"
@@ -41,9 +31,9 @@ typedef struct {
     char *name;
     char *app;
     long long server_batch_id;  /* 0 = not known to be created */
-    char *step;
-    char *failed_step;          /* NULL unless step = failed */
-    char *error;                /* NULL unless step = failed */
+    batch_state state;
+    batch_state resume_state;   /* state = BATCH_FAILED: where to resume */
+    char *error;                /* NULL unless state = BATCH_FAILED */
     char *spec_md5;
     long njobs;
     long long request_id;       /* owning request row, 0 = none */
@@ -60,11 +50,13 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
                          const char *app, long njobs, const char *spec_md5,
                          long long request_id, long long *batch_row);
 
-/* Set the step (clears failed_step/error); server_batch_id > 0 also sets it. */
-int journal_batch_set_step(journal *j, long long batch_row, const char *step,
-                           long long server_batch_id);
+/* Set the state (clears resume_state/error); server_batch_id > 0 also
+ * sets it. */
+int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
+                            long long server_batch_id);
+/* state = BATCH_FAILED, to be resumed at resume_state. */
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             const char *failed_step, const char *error);
+                             batch_state resume_state, const char *error);
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
 /* Record the batch's job-set fingerprint (batches.job_set_md5). */
 int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5);
@@ -92,7 +84,8 @@ typedef struct {
     char *state;
 } journal_batch_file;
 
-/* Insert the files not yet recorded (state hashed), one transaction. */
+/* Insert the files not yet recorded (state hashed), one transaction;
+ * a new batch moves to BATCH_HASHED. */
 int journal_batch_files_add(journal *j, long long batch_row,
                             const journal_batch_file *files, size_t n);
 /* All files of a batch, in insertion order. */
@@ -104,7 +97,7 @@ int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state);
 
-/* Record the created jobs and step=submitted in one transaction. */
+/* Record the created jobs and state submitted in one transaction. */
 int journal_batch_set_submitted(journal *j, long long batch_row,
                                 const char *const *job_names, size_t n);
 

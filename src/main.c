@@ -115,17 +115,31 @@ int main(int argc, char **argv)
     }
     log_info("boinc_gahp %s started (session %lld, journal %s, %d workers)",
              GAHP_VERSION_NUMBER, session_id, cfg.journal_path, cfg.workers);
+    log_info("configuration file: %s", cfg.config_file ? cfg.config_file : "none");
 
     int run_rc = protocol_banner(p) == 0 ? protocol_run(p) : -1;
 
     /* Prompt shutdown: commit what is finished, never wait for the network. */
-    workers_shutdown(w);
+    size_t still_running = workers_shutdown(w);
     if (journal_session_end(j, session_id, run_rc == 0) != 0)
         log_warn("could not record the end of session %lld", session_id);
+    int status = run_rc == 0 ? 0 : 1;
+    if (still_running > 0) {
+        /* Workers may still write to the journal: keep it open (and its
+         * lock held) until the process ends; _exit because they may be
+         * inside libcurl, where exit handlers (curl/openssl cleanup) would
+         * be unsafe. */
+        log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
+        log_close();
+        _exit(status);
+    }
+    /* Every thread has ended: release everything and return, so that exit
+     * handlers - LeakSanitizer's among them - run. */
     journal_close(j);
+    protocol_free(p);
+    boinc_global_cleanup();
     log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
     log_close();
-    /* _exit: worker threads may still be inside libcurl; running exit
-     * handlers (curl/openssl cleanup) under them would be unsafe. */
-    _exit(run_rc == 0 ? 0 : 1);
+    config_free(&cfg);
+    return status;
 }

@@ -12,8 +12,10 @@
 #include "protocol.h"
 
 #include "boinc.h"
-#include "commands.h"
+#include "command_table.h"
+#include "gahp_text.h"
 #include "log.h"
+#include "testpoint.h"
 #include "workers.h"
 
 #include <errno.h>
@@ -31,97 +33,6 @@
 /* Marking results delivered is best effort (a result delivered twice after
  * a restart is harmless): it must not delay reading the next command. */
 #define DELIVERED_LOCK_WAIT_MS 500L
-
-/* ---- escaping ------------------------------------------------------------ */
-
-int gahp_escape_append(strbuf *sb, const char *s)
-{
-    size_t n = strlen(s);
-    if (strbuf_reserve(sb, n * 2) != 0)
-        return -1;
-    char *d = sb->data + sb->len;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == ' ' || c == '\\' || c == '\r' || c == '\n')
-            *d++ = '\\';
-        *d++ = c;
-    }
-    sb->len = (size_t)(d - sb->data);
-    sb->data[sb->len] = '\0';
-    return 0;
-}
-
-char *gahp_escape(const char *s)
-{
-    strbuf sb = STRBUF_INIT;
-    if (gahp_escape_append(&sb, s) != 0) {
-        strbuf_free(&sb);
-        return NULL;
-    }
-    return strbuf_detach(&sb);
-}
-
-/* ---- tokenising ---------------------------------------------------------- */
-
-static int is_control(unsigned char c)
-{
-    return c < 0x20 || c == 0x7f;
-}
-
-static int args_push(gahp_args *a, char *arg)
-{
-    if (a->argc == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        char **v = realloc(a->argv, cap * sizeof *v);
-        if (v == NULL)
-            return -1;
-        a->argv = v;
-        a->cap = cap;
-    }
-    a->argv[a->argc++] = arg;
-    return 0;
-}
-
-gahp_tok_status gahp_tokenize(char *line, size_t len, gahp_args *args)
-{
-    args->argc = 0;
-    if (len == 0)
-        return GAHP_TOK_EMPTY;
-    size_t w = 0;               /* write position: unescaping shrinks in place */
-    char *arg = line;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)line[i];
-        if (c == '\\') {
-            if (i + 1 >= len)
-                return GAHP_TOK_TRAILING_ESCAPE;
-            unsigned char e = (unsigned char)line[++i];
-            if (is_control(e) && e != '\r' && e != '\n')
-                return GAHP_TOK_BAD_CHAR;
-            line[w++] = (char)e;
-        } else if (c == ' ') {
-            line[w++] = '\0';
-            if (args_push(args, arg) != 0)
-                return GAHP_TOK_NOMEM;
-            arg = line + w;
-        } else if (is_control(c)) {
-            return GAHP_TOK_BAD_CHAR;
-        } else {
-            line[w++] = (char)c;
-        }
-    }
-    /* The terminator slot (line[len]) exists: the reader NUL-terminates. */
-    line[w] = '\0';
-    if (args_push(args, arg) != 0)
-        return GAHP_TOK_NOMEM;
-    return GAHP_TOK_OK;
-}
-
-void gahp_args_free(gahp_args *args)
-{
-    free(args->argv);
-    args->argv = NULL;
-    args->argc = args->cap = 0;
-}
 
 /* ---- line splitting ------------------------------------------------------ */
 
@@ -324,11 +235,8 @@ struct protocol {
     int quit;
 };
 
-static const char commands_reply[] =
-    "S ASYNC_MODE_OFF ASYNC_MODE_ON BOINC_ABORT_JOBS BOINC_FETCH_OUTPUT "
-    "BOINC_PING BOINC_QUERY_BATCHES BOINC_RETIRE_BATCH BOINC_SELECT_PROJECT "
-    "BOINC_SET_LEASE BOINC_SUBMIT COMMANDS CONDOR_VERSION QUIT RESPONSE_PREFIX "
-    "RESULTS VERSION";
+/* Return lines the queue always has room for (see queue_line). */
+#define LINES_RESERVED 256
 
 protocol *protocol_new(int in_fd, int out_fd, const gahp_config *cfg,
                        journal *j, long long session_id)
@@ -341,6 +249,12 @@ protocol *protocol_new(int in_fd, int out_fd, const gahp_config *cfg,
     p->cfg = cfg;
     p->j = j;
     p->session_id = session_id;
+    p->lines = calloc(LINES_RESERVED, sizeof *p->lines);
+    if (p->lines == NULL) {
+        free(p);
+        return NULL;
+    }
+    p->cap = LINES_RESERVED;
     pthread_mutex_init(&p->write_mu, NULL);
     line_reader_init(&p->lr);
     return p;
@@ -431,18 +345,29 @@ int protocol_banner(protocol *p)
     return rc;
 }
 
+static int flush_burst(protocol *p);
+
+/*
+ * Queue the return line of one command.  Every command must get exactly
+ * one return line, in order, or the client desynchronises: when the queue
+ * cannot grow, the burst so far is flushed (committed and written) and the
+ * line takes the freed room; the queue never shrinks below
+ * LINES_RESERVED, reserved by protocol_new.
+ */
 static int queue_line(protocol *p, const char *text, char *owned, gahp_request *req)
 {
     if (p->nlines == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 256;
-        pending_line *v = realloc(p->lines, cap * sizeof *v);
-        if (v == NULL) {
-            free(owned);
-            gahp_request_free(req);
-            return -1;
+        size_t cap = p->cap * 2;
+        pending_line *v = testfault("nomem", "queue_line") ? NULL
+                                                           : realloc(p->lines, cap * sizeof *v);
+        if (v != NULL) {
+            p->lines = v;
+            p->cap = cap;
+        } else {
+            log_warn("out of memory growing the return-line queue: flushing "
+                     "%zu lines early", p->nlines);
+            flush_burst(p);
         }
-        p->lines = v;
-        p->cap = cap;
     }
     p->lines[p->nlines++] = (pending_line){ text, owned, req };
     return 0;
@@ -499,7 +424,7 @@ static int commit_requests(protocol *p)
             continue;
         if (request_project_id(p, r) != 0 ||
             journal_request_insert(p->j, p->session_id, r->id,
-                                   gahp_command_name(r->cmd), r->args_text,
+                                   command_name(r->cmd), r->args_text,
                                    r->project_id, now, &r->journal_id) != 0) {
             journal_rollback(p->j);
             forget_project_cache(p);    /* its row may have been rolled back */
@@ -618,7 +543,7 @@ void protocol_results_ready(void *protocol_ptr)
 
 int protocol_select_project(protocol *p, const char *url, const char *auth)
 {
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     char *norm = boinc_normalize_url(url, &err);
     if (norm == NULL) {
         log_warn("BOINC_SELECT_PROJECT: %s", err.msg ? err.msg : "bad URL");
@@ -641,7 +566,7 @@ static int handle_async(protocol *p, gahp_args *a)
 {
     gahp_request *req;
     const char *why;
-    if (gahp_request_parse(a->argv, a->argc, &req, &why) != 0) {
+    if (command_parse_request(a->argv, a->argc, &req, &why) != 0) {
         log_info("E for %s: %s", a->argv[0], why);
         return queue_line(p, "E", NULL, NULL);
     }
@@ -672,11 +597,6 @@ int protocol_mark_pending(protocol *p, long id)
     return idset_add(&p->pending, id);
 }
 
-static int is_cmd(const gahp_args *a, const char *name)
-{
-    return strcasecmp(a->argv[0], name) == 0;
-}
-
 static void set_prefix(protocol *p, const char *prefix)
 {
     char *copy = *prefix ? strdup(prefix) : NULL;
@@ -694,65 +614,89 @@ static void set_async(protocol *p, int on)
     pthread_mutex_unlock(&p->write_mu);
 }
 
-/* Synchronous commands; returns 1 if handled. */
-static int handle_sync(protocol *p, gahp_args *a)
+/* "S <version>": exactly two tokens (the client checks). */
+static char *version_reply(void)
 {
-    size_t argc = a->argc;
-    if (is_cmd(a, "COMMANDS")) {
-        queue_line(p, argc == 1 ? commands_reply : "E", NULL, NULL);
-    } else if (is_cmd(a, "VERSION")) {
-        char *v = NULL;
-        if (argc == 1) {
-            strbuf sb = STRBUF_INIT;
-            if (strbuf_printf(&sb, "S %s", GAHP_VERSION_STRING) == 0)
-                v = strbuf_detach(&sb);
-            else
-                strbuf_free(&sb);
-        }
-        queue_line(p, v ? v : "E", v, NULL);
-    } else if (is_cmd(a, "QUIT")) {
-        queue_line(p, argc == 1 ? "S" : "E", NULL, NULL);
-        flush_burst(p);
-        p->quit = argc == 1;
-    } else if (is_cmd(a, "RESULTS")) {
-        if (argc != 1) {
-            queue_line(p, "E", NULL, NULL);
-        } else {
-            flush_burst(p);
-            do_results(p);
-        }
-    } else if (is_cmd(a, "ASYNC_MODE_ON") || is_cmd(a, "ASYNC_MODE_OFF")) {
-        int on = is_cmd(a, "ASYNC_MODE_ON");
-        queue_line(p, argc == 1 ? "S" : "E", NULL, NULL);
-        flush_burst(p);
-        if (argc == 1)
-            set_async(p, on);
-    } else if (is_cmd(a, "RESPONSE_PREFIX")) {
-        int ok = argc == 2 && strpbrk(a->argv[1], "\r\n") == NULL;
-        queue_line(p, ok ? "S" : "E", NULL, NULL);
-        flush_burst(p);         /* this reply still uses the old prefix */
-        if (ok)
-            set_prefix(p, a->argv[1]);
-    } else if (is_cmd(a, "CONDOR_VERSION")) {
-        if (argc == 2 &&
-            journal_session_set_condor_version(p->j, p->session_id, a->argv[1]) != 0)
-            log_warn("could not journal CONDOR_VERSION");
-        queue_line(p, argc == 2 ? "S" : "E", NULL, NULL);
-    } else if (is_cmd(a, "BOINC_SELECT_PROJECT")) {
-        int ok = argc == 3 && a->argv[2][0] != '\0' &&
-                 protocol_select_project(p, a->argv[1], a->argv[2]) == 0;
-        queue_line(p, ok ? "S" : "E", NULL, NULL);
-    } else {
-        return 0;
+    strbuf sb = STRBUF_INIT;
+    if (strbuf_puts(&sb, "S ") != 0 || gahp_escape_append(&sb, GAHP_VERSION_STRING) != 0) {
+        strbuf_free(&sb);
+        return NULL;
     }
-    return 1;
+    return strbuf_detach(&sb);
+}
+
+/* The return line of a synchronous command with the right field count,
+ * before the burst is flushed.  *owned: a malloc'd reply to free. */
+static const char *sync_reply(protocol *p, const command_row *c, gahp_args *a,
+                              char **owned)
+{
+    switch (c->sync) {
+    case SYNC_COMMANDS:
+        return command_list_reply();
+    case SYNC_VERSION: {
+        strbuf sb = STRBUF_INIT;
+        if (strbuf_printf(&sb, "S %s", GAHP_VERSION_STRING) != 0) {
+            strbuf_free(&sb);
+            return "F";
+        }
+        return *owned = strbuf_detach(&sb);
+    }
+    case SYNC_CONDOR_VERSION:
+        if (journal_session_set_condor_version(p->j, p->session_id, a->argv[1]) != 0)
+            log_warn("could not journal CONDOR_VERSION");
+        *owned = version_reply();
+        return *owned ? *owned : "F";
+    case SYNC_RESPONSE_PREFIX:
+        return strpbrk(a->argv[1], "\r\n") == NULL ? "S" : "E";
+    case SYNC_SELECT_PROJECT:
+        return a->argv[2][0] != '\0' &&
+               protocol_select_project(p, a->argv[1], a->argv[2]) == 0 ? "S" : "E";
+    case SYNC_RESULTS:
+        return NULL;            /* writes its own reply */
+    default:
+        return "S";
+    }
+}
+
+/* The effect of a synchronous command, after its reply (and, per the
+ * table, the burst) went out. */
+static void sync_effect(protocol *p, const command_row *c, gahp_args *a)
+{
+    switch (c->sync) {
+    case SYNC_QUIT: p->quit = 1; break;
+    case SYNC_RESULTS: do_results(p); break;
+    case SYNC_ASYNC_MODE_ON: set_async(p, 1); break;
+    case SYNC_ASYNC_MODE_OFF: set_async(p, 0); break;
+    case SYNC_RESPONSE_PREFIX: set_prefix(p, a->argv[1]); break;
+    default: break;
+    }
+}
+
+static void handle_sync(protocol *p, const command_row *c, gahp_args *a)
+{
+    if (a->argc != c->argc) {
+        log_info("E for %s: %zu fields, expected %zu", c->name, a->argc - 1, c->argc - 1);
+        queue_line(p, "E", NULL, NULL);
+        return;
+    }
+    if (c->burst == BURST_FLUSH_BEFORE)
+        flush_burst(p);
+    char *owned = NULL;
+    const char *reply = sync_reply(p, c, a, &owned);
+    int ok = reply == NULL || strcmp(reply, "S") == 0;
+    if (reply != NULL)
+        queue_line(p, reply, owned, NULL);
+    if (c->burst == BURST_FLUSH_AFTER)
+        flush_burst(p);
+    if (ok)
+        sync_effect(p, c, a);
 }
 
 static const char *tok_reason(gahp_tok_status st)
 {
     switch (st) {
     case GAHP_TOK_NOMEM: return "out of memory";
-    case GAHP_TOK_BAD_CHAR: return "NUL or control character in the line";
+    case GAHP_TOK_BAD_CHAR: return "NUL byte in the line";
     case GAHP_TOK_TRAILING_ESCAPE: return "line ends in a lone backslash";
     case GAHP_TOK_EMPTY: return "empty line";
     default: return "ok";
@@ -767,10 +711,24 @@ static void handle_line(protocol *p, char *line, size_t len)
         queue_line(p, "E", NULL, NULL);
         return;
     }
-    if (handle_sync(p, &p->args))
-        return;
-    if (handle_async(p, &p->args) != 0)
-        log_error("out of memory queueing a return line");
+    const command_row *c = command_find(p->args.argv[0]);
+    if (c == NULL) {
+        log_info("E: unknown command");
+        queue_line(p, "E", NULL, NULL);
+    } else if (c->sync != SYNC_NONE) {
+        handle_sync(p, c, &p->args);
+    } else {
+        handle_async(p, &p->args);
+    }
+}
+
+/* out_broken is written under write_mu by whichever thread writes. */
+static int output_broken(protocol *p)
+{
+    pthread_mutex_lock(&p->write_mu);
+    int broken = p->out_broken;
+    pthread_mutex_unlock(&p->write_mu);
+    return broken;
 }
 
 int protocol_run(protocol *p)
@@ -779,11 +737,11 @@ int protocol_run(protocol *p)
     journal_set_lock_wait(p->j, accept_lock_wait(p));
     char *line;
     size_t len;
-    while (!p->quit && !p->out_broken) {
+    while (!p->quit && !output_broken(p)) {
         while (!p->quit && line_reader_next(&p->lr, &line, &len))
             handle_line(p, line, len);
         flush_burst(p);
-        if (p->quit || p->out_broken)
+        if (p->quit || output_broken(p))
             break;
         line_reader_compact(&p->lr);
         int r = line_reader_fill(&p->lr, p->in_fd);
@@ -802,5 +760,5 @@ int protocol_run(protocol *p)
             break;
         }
     }
-    return p->out_broken ? -1 : rc;
+    return output_broken(p) ? -1 : rc;
 }

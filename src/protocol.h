@@ -1,10 +1,7 @@
 /*
- * protocol.h - the GAHP line protocol: line splitting, tokenising,
- * escaping, and the reader loop.  The ONLY code that writes to stdout.
- *
- * Escapes (both directions): "\ " space, "\\" backslash, "\<CR>" and
- * "\<LF>" keep that character inside an argument.  A backslash before any
- * other character keeps that character too (lenient on input).
+ * protocol.h - the GAHP line protocol: line splitting and the reader loop
+ * (escaping and tokenising are in gahp_text.h).  The ONLY code that writes
+ * to stdout.
  */
 #ifndef BOINC_GAHP_PROTOCOL_H
 #define BOINC_GAHP_PROTOCOL_H
@@ -14,38 +11,6 @@
 #include "strbuf.h"
 
 #include <stddef.h>
-
-/* ---- escaping ------------------------------------------------------------ */
-
-/* Append s with space, backslash, CR and LF escaped.  0 or -1 (ENOMEM). */
-int gahp_escape_append(strbuf *sb, const char *s);
-/* malloc'd escaped copy, NULL on ENOMEM. */
-char *gahp_escape(const char *s);
-
-/* ---- tokenising ---------------------------------------------------------- */
-
-typedef enum {
-    GAHP_TOK_OK = 0,
-    GAHP_TOK_NOMEM,
-    GAHP_TOK_BAD_CHAR,          /* NUL or a control char not escaped */
-    GAHP_TOK_TRAILING_ESCAPE,   /* line ends in a lone backslash */
-    GAHP_TOK_EMPTY              /* no command at all */
-} gahp_tok_status;
-
-typedef struct {
-    char **argv;                /* pointers into the (modified) line */
-    size_t argc;
-    size_t cap;
-} gahp_args;
-
-/*
- * Split line[0..len) (without its line terminator) in place into
- * arguments, unescaping them.  Separators are single spaces: two spaces in
- * a row give an empty argument.  An unescaped CR, TAB, NUL or other
- * control byte (< 0x20 or 0x7f) is refused.  args is reused across calls.
- */
-gahp_tok_status gahp_tokenize(char *line, size_t len, gahp_args *args);
-void gahp_args_free(gahp_args *args);
 
 /* ---- line splitting ------------------------------------------------------ */
 

@@ -7,7 +7,9 @@
  */
 #include "recovery.h"
 
-#include "commands.h"
+#include "command_table.h"
+#include "dispatch.h"
+#include "gahp_text.h"
 #include "journal_recovery.h"
 #include "log.h"
 #include "protocol.h"
@@ -15,27 +17,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Written once by the start-up hook, before any worker runs a request of
- * this session (workers_submit's mutex publishes it). */
-static int replay_possible;
-
-int recovery_replay_possible(void)
-{
-    return replay_possible;
-}
-
-int recovery_is_replayable(const char *command)
-{
-    static const char *const replayable[] = {
-        "BOINC_SUBMIT", "BOINC_FETCH_OUTPUT", "BOINC_ABORT_JOBS",
-        "BOINC_RETIRE_BATCH", "BOINC_SET_LEASE"
-    };
-    for (size_t i = 0; i < sizeof replayable / sizeof replayable[0]; i++)
-        if (strcmp(command, replayable[i]) == 0)
-            return 1;
-    return 0;
-}
 
 /* Growable list of request rows. */
 typedef struct {
@@ -86,7 +67,7 @@ static gahp_request *request_from_row(const journal_request_row *row)
     gahp_request *req = NULL;
     const char *why = NULL;
     if (gahp_tokenize(line.data, line.len, &args) == GAHP_TOK_OK &&
-        gahp_request_parse(args.argv, args.argc, &req, &why) == 0) {
+        command_parse_request(args.argv, args.argc, &req, &why) == 0) {
         req->journal_id = row->request_row;
         req->project_id = row->project_id;
         if (row->project_url != NULL) {
@@ -133,11 +114,13 @@ static int decide_row(const journal_request_row *row, void *arg)
 {
     recovery_state *st = arg;
     int unfinished = strcmp(row->state, JOURNAL_COMPLETED) != 0;
+    const command_row *cmd = command_find(row->command);
+    int resumable = cmd != NULL && cmd->resume_unfinished;
+    int replayable = cmd != NULL && cmd->replayable;
     int rc = 0;
     if (st->cfg->requeue_undelivered) {
         rc = requeue_row(st, row);
-    } else if (unfinished && strcmp(row->command, "BOINC_SUBMIT") == 0 &&
-               row->project_url != NULL) {
+    } else if (unfinished && resumable && row->project_url != NULL) {
         gahp_request *req = request_from_row(row);
         if (req == NULL) {
             rc = row_list_add(&st->close, row->request_row);
@@ -149,7 +132,7 @@ static int decide_row(const journal_request_row *row, void *arg)
             else
                 gahp_request_free(req);
         }
-    } else if (!unfinished && recovery_is_replayable(row->command)) {
+    } else if (!unfinished && replayable) {
         st->kept++;
     } else {
         rc = row_list_add(&st->close, row->request_row);
@@ -175,7 +158,7 @@ int recovery_start(journal *j, workers *w, protocol *p,
             journal_requests_close(j, st.close.v, st.close.n) != 0)
             rc = -1;
     }
-    replay_possible = st.kept > 0 || st.resumed.n > 0;
+    dispatch_set_replay_possible(st.kept > 0 || st.resumed.n > 0);
     if (rc != 0 || st.failed) {
         log_error("recovery failed: %s", journal_errmsg(j));
         rc = -1;

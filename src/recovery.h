@@ -15,7 +15,7 @@
  *  - unfinished BOINC_SUBMITs of earlier runs are resumed in the background
  *    (their outcome is journaled under their own row, for the re-issue);
  *  - stored results of submit, fetch, abort, retire and lease are kept for
- *    replay to a re-issued identical request (exec.c);
+ *    replay to a re-issued identical request (dispatch.c);
  *  - everything else of earlier runs (pings, queries, and unfinished
  *    non-submits) is closed: a re-issue runs fresh.
  * With cfg->requeue_undelivered, instead, every unanswered request is
@@ -25,13 +25,5 @@
  */
 int recovery_start(journal *j, workers *w, protocol *p,
                    const gahp_config *cfg, long long session_id);
-
-/* 1 when start-up kept stored results for replay or resumed earlier runs'
- * submits: only then can a new request be answered by (or supersede) an
- * earlier run's copy, so exec.c skips the journal look-up otherwise. */
-int recovery_replay_possible(void);
-
-/* Commands whose stored result still holds when re-issued (replayable). */
-int recovery_is_replayable(const char *command);
 
 #endif

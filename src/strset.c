@@ -12,6 +12,7 @@
 
 struct strset {
     char **slots;       /* NULL = empty slot */
+    size_t *order;      /* order[i]: insertion index of slots[i] */
     size_t nslots;      /* power of two */
     size_t count;
 };
@@ -53,7 +54,10 @@ strset *strset_new(size_t expected)
     if (!set)
         return NULL;
     set->slots = calloc(nslots, sizeof *set->slots);
-    if (!set->slots) {
+    set->order = calloc(nslots, sizeof *set->order);
+    if (!set->slots || !set->order) {
+        free(set->slots);
+        free(set->order);
         free(set);
         return NULL;
     }
@@ -69,6 +73,7 @@ void strset_free(strset *set)
     for (size_t i = 0; i < set->nslots; i++)
         free(set->slots[i]);
     free(set->slots);
+    free(set->order);
     free(set);
 }
 
@@ -80,14 +85,23 @@ static int strset_grow(strset *set)
     }
     size_t nslots = set->nslots * 2;
     char **slots = calloc(nslots, sizeof *slots);
-    if (!slots)
+    size_t *order = calloc(nslots, sizeof *order);
+    if (!slots || !order) {
+        free(slots);
+        free(order);
         return -1;
+    }
     for (size_t i = 0; i < set->nslots; i++) {
-        if (set->slots[i])
-            slots[strset_find_slot(slots, nslots, set->slots[i])] = set->slots[i];
+        if (set->slots[i]) {
+            size_t k = strset_find_slot(slots, nslots, set->slots[i]);
+            slots[k] = set->slots[i];
+            order[k] = set->order[i];
+        }
     }
     free(set->slots);
+    free(set->order);
     set->slots = slots;
+    set->order = order;
     set->nslots = nslots;
     return 0;
 }
@@ -108,6 +122,7 @@ int strset_add(strset *set, const char *str)
         i = strset_find_slot(set->slots, set->nslots, str);
     }
     set->slots[i] = copy;
+    set->order[i] = set->count;
     set->count++;
     return 1;
 }
@@ -115,6 +130,12 @@ int strset_add(strset *set, const char *str)
 int strset_contains(const strset *set, const char *str)
 {
     return set->slots[strset_find_slot(set->slots, set->nslots, str)] != NULL;
+}
+
+long strset_index(const strset *set, const char *str)
+{
+    size_t i = strset_find_slot(set->slots, set->nslots, str);
+    return set->slots[i] != NULL ? (long)set->order[i] : -1;
 }
 
 size_t strset_count(const strset *set)

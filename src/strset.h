@@ -25,6 +25,11 @@ int strset_add(strset *set, const char *str);
 /* 1 if str is in the set, else 0. */
 int strset_contains(const strset *set, const char *str);
 
+/* Insertion index of str (0 for the first string added, 1 for the
+ * second ...), or -1 when str is not in the set: a string-to-index map in
+ * O(1) expected time. */
+long strset_index(const strset *set, const char *str);
+
 /* Number of distinct strings in the set. */
 size_t strset_count(const strset *set);
 

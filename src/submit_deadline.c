@@ -13,8 +13,12 @@
 #include "submit_identity.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Detached runs started and not yet ended (submit_detached_running). */
+static atomic_size_t detached_count;
 
 typedef struct {
     exec_ctx ctx;
@@ -35,6 +39,8 @@ static void *detached_main(void *p)
     detached_run *d = p;
     d->fn(&d->ctx, d->req, d->arg);
     detached_free(d);
+    /* Last: once the count drops, shutdown may free what the run used. */
+    atomic_fetch_sub(&detached_count, 1);
     return NULL;
 }
 
@@ -83,6 +89,7 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
     d->arg = arg;
     pthread_attr_t attr;
     pthread_t t;
+    atomic_fetch_add(&detached_count, 1);
     int rc = pthread_attr_init(&attr);
     if (rc == 0) {
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -91,9 +98,15 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
     }
     if (rc != 0) {
         detached_free(d);
+        atomic_fetch_sub(&detached_count, 1);
         return -1;
     }
     return 0;
+}
+
+size_t submit_detached_running(void)
+{
+    return atomic_load(&detached_count);
 }
 
 void submit_deadline_at(long seconds, struct timespec *at)

@@ -10,8 +10,8 @@
 #include "submit_identity.h"
 
 #include "files.h"
+#include "gahp_text.h"
 #include "log.h"
-#include "protocol.h"
 #include "strbuf.h"
 
 #include <stdlib.h>
@@ -89,7 +89,8 @@ gahp_request *submit_identity_parse_args(const char *args_text)
     gahp_request *req = NULL;
     const char *why = NULL;
     if (gahp_tokenize(line.data, line.len, &args) != GAHP_TOK_OK ||
-        gahp_request_parse(args.argv, args.argc, &req, &why) != 0 ||
+        gahp_request_parse(GAHP_CMD_SUBMIT, gahp_parse_submit, args.argv, args.argc,
+                           &req, &why) != 0 ||
         req->cmd != GAHP_CMD_SUBMIT) {
         gahp_request_free(req);
         req = NULL;

@@ -1,15 +1,29 @@
 /*
- * testpoint.h - deterministic crash injection for the crash tests.
+ * testpoint.h - test-only hooks: deterministic crash injection, fault
+ * injection, and the one clock every deliberate pause goes through.
  *
  * testpoint("submit.create_sent") kills the process with SIGKILL when the
  * environment variable BOINC_GAHP_TEST_CRASH_AT names that point
- * ("NAME" = first time it is reached, "NAME:N" = the N-th time).  The
- * variable is for the test suite only (doc/testing.md); unset, a testpoint
- * costs one pointer comparison.
+ * ("NAME" = first time it is reached, "NAME:N" = the N-th time).
+ *
+ * testfault("reply_nomem", "create_batch") returns 1 (once) when
+ * BOINC_GAHP_TEST_FAULT_AT names that point ("reply_nomem.create_batch"),
+ * with the same NAME[:N] rule;
+ * the caller then behaves as if the fault happened.
+ *
+ * pause_ms() is the only way the server waits on purpose (settle pauses
+ * before asking the server again, retry back-off): the delay is scaled by
+ * BOINC_GAHP_TEST_TIME_SCALE (a number in (0, 1], default 1) so the test
+ * suite does not sleep for real.
+ *
+ * The variables are for the test suite only (doc/testing.md); unset, a
+ * testpoint costs one pointer comparison.
  */
 #ifndef BOINC_GAHP_TESTPOINT_H
 #define BOINC_GAHP_TESTPOINT_H
 
 void testpoint(const char *name);
+int testfault(const char *point, const char *subject);
+void pause_ms(long ms);
 
 #endif

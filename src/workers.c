@@ -10,10 +10,12 @@
  */
 #include "workers.h"
 
+#include "dispatch.h"
 #include "exec.h"
 #include "exec_ctx.h"
 #include "log.h"
 #include "strbuf.h"
+#include "submit_deadline.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -42,13 +44,14 @@ typedef struct {
     exec_ctx ctx;
     pthread_t thread;
     int started;
+    int executing;              /* inside dispatch_request (guarded by pool mu) */
+    int busy_at_stop;           /* executing when shutdown began */
 } worker;
 
 struct workers {
     pthread_mutex_t mu;             /* work queue */
     pthread_cond_t cv;
     work_item *head, *tail;
-    size_t busy;                    /* queued + executing */
     int stopping;
 
     size_t nworkers;
@@ -252,7 +255,7 @@ static void run_one(worker *wk, gahp_request *req)
 {
     completion *c = calloc(1, sizeof *c);
     double started = journal_now();
-    char *tail = exec_request(&wk->ctx, req);
+    char *tail = dispatch_request(&wk->ctx, req);
     if (c == NULL || tail == NULL) {
         log_error("out of memory running request %ld", req->id);
         free(c);
@@ -290,13 +293,14 @@ static void *worker_main(void *arg)
         w->head = it->next;
         if (w->head == NULL)
             w->tail = NULL;
+        wk->executing = 1;
         pthread_mutex_unlock(&w->mu);
 
         run_one(wk, it->req);
         gahp_request_free(it->req);
         free(it);
         pthread_mutex_lock(&w->mu);
-        w->busy--;
+        wk->executing = 0;
         pthread_mutex_unlock(&w->mu);
     }
     return NULL;
@@ -319,7 +323,6 @@ void workers_submit(workers *w, gahp_request *req)
     else
         w->head = it;
     w->tail = it;
-    w->busy++;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -330,14 +333,6 @@ void workers_set_session(workers *w, long long session_id)
     for (size_t i = 0; i < w->nworkers; i++)
         w->ws[i].ctx.session_id = session_id;
     pthread_mutex_unlock(&w->mu);
-}
-
-size_t workers_busy(workers *w)
-{
-    pthread_mutex_lock(&w->mu);
-    size_t n = w->busy;
-    pthread_mutex_unlock(&w->mu);
-    return n;
 }
 
 static int init_worker(workers *w, worker *wk, int index,
@@ -363,8 +358,10 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     w->notify_arg = notify_arg;
     w->nworkers = (size_t)cfg->workers;
     w->ws = calloc(w->nworkers, sizeof *w->ws);
-    if (w->ws == NULL)
+    if (w->ws == NULL) {
+        w->nworkers = 0;
         goto failed;
+    }
     if ((w->cj = journal_connect(primary, err)) == NULL)
         goto failed;
     /* The committer retries on its own and must notice a shutdown soon
@@ -392,14 +389,49 @@ failed:
     return NULL;
 }
 
-void workers_shutdown(workers *w)
+/* Every thread has ended: free the pool (so leak checkers see nothing). */
+static void free_pool(workers *w)
+{
+    for (size_t i = 0; i < w->nworkers; i++) {
+        boinc_client_free(w->ws[i].ctx.client);
+        journal_close(w->ws[i].ctx.journal);
+    }
+    while (w->head != NULL) {
+        work_item *it = w->head;
+        w->head = it->next;
+        gahp_request_free(it->req);
+        free(it);
+    }
+    free_completions(w->chead);
+    workers_results_free(w->rhead);
+    free(w->ws);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->cmu);
+    pthread_cond_destroy(&w->ccv);
+    pthread_mutex_destroy(&w->rmu);
+    free(w);
+}
+
+size_t workers_shutdown(workers *w)
 {
     if (w == NULL)
-        return;
+        return 0;
+    size_t executing = 0;
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
     pthread_cond_broadcast(&w->cv);
+    /* Snapshot: a worker not executing now cannot start (stopping is set)
+     * and leaves its loop at once; one executing now may take long. */
+    for (size_t i = 0; i < w->nworkers; i++) {
+        w->ws[i].busy_at_stop = w->ws[i].executing;
+        executing += w->ws[i].executing;
+    }
     pthread_mutex_unlock(&w->mu);
+    /* A submit answered at its deadline runs on in a thread of its own
+     * (submit_deadline.h): it counts as executing.  None can start now:
+     * only an executing worker starts one. */
+    executing += submit_detached_running();
     pthread_mutex_lock(&w->cmu);
     w->cstop = 1;
     pthread_cond_signal(&w->ccv);
@@ -408,6 +440,22 @@ void workers_shutdown(workers *w)
         pthread_join(w->committer, NULL);
     journal_close(w->cj);
     w->cj = NULL;
-    /* Workers busy in network I/O are not waited for (QUIT is prompt);
-     * the process exits right after, so their memory is left alone. */
+    for (size_t i = 0; i < w->nworkers; i++) {
+        if (!w->ws[i].started)
+            continue;
+        if (w->ws[i].busy_at_stop)
+            pthread_detach(w->ws[i].thread);    /* never waited for */
+        else
+            pthread_join(w->ws[i].thread, NULL);
+    }
+    if (executing > 0) {
+        /* Workers busy in network I/O are not waited for (QUIT is prompt);
+         * the caller keeps the journal lock and leaves with _exit, so
+         * their memory and connections are left alone. */
+        log_info("shutting down with %zu requests still running; they stay "
+                 "unfinished in the journal", executing);
+        return executing;
+    }
+    free_pool(w);
+    return 0;
 }

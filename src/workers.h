@@ -3,7 +3,7 @@
  * queue of completed results.
  *
  *   reader --workers_submit--> work queue (unbounded list) --> N workers
- *   worker: exec_request() --> completion list --> committer thread
+ *   worker: dispatch_request() --> completion list --> committer thread
  *   committer: ONE transaction for every completion waiting (group commit)
  *              --> results list (completion order) --> notify callback
  *   reader (RESULTS): workers_take_results() --> write, flush --> delivered
@@ -54,16 +54,15 @@ gahp_result *workers_take_results(workers *w, size_t *n);
 int workers_has_results(workers *w);
 void workers_results_free(gahp_result *r);
 
-/* Number of requests queued or executing (for tests and logs). */
-size_t workers_busy(workers *w);
-
 /*
  * Stop: idle workers exit, the committer commits what is already finished
  * and exits.  Does NOT wait for workers blocked in network I/O (QUIT must
- * be prompt); their requests stay unfinished in the journal.  The pool
- * memory is deliberately not freed when workers are still running; the
- * process exits right after.
+ * be prompt); their requests stay unfinished in the journal.  Returns the
+ * number of workers still executing: 0 = every thread has been joined and
+ * the pool freed; otherwise the pool is left alone, and the caller must
+ * keep the journal (and its lock) open and leave with _exit, because those
+ * workers may still write to the journal until the process ends.
  */
-void workers_shutdown(workers *w);
+size_t workers_shutdown(workers *w);
 
 #endif

@@ -25,7 +25,9 @@ DEAD_PROXY = "http://127.0.0.1:9"
 
 
 def env():
-    e = dict(os.environ)
+    # No settings of this machine (BOINC_GAHP_*, config files) leak in.
+    e = {k: v for k, v in os.environ.items() if not k.startswith("BOINC_GAHP_")}
+    e["BOINC_GAHP_CONFIG"] = "/dev/null"
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         e[k] = DEAD_PROXY
     e["no_proxy"] = e["NO_PROXY"] = "127.0.0.1"

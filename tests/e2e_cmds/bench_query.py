@@ -27,7 +27,7 @@ def journal_knows(journal, batch, names):
     db = sqlite3.connect(journal, timeout=30)
     cols = {r[1] for r in db.execute("PRAGMA table_info(batches)")}
     pid = db.execute("SELECT id FROM projects").fetchone()[0]
-    row = {"project_id": pid, "name": batch, "app": "uppercase", "step": "submitted",
+    row = {"project_id": pid, "name": batch, "app": "uppercase", "step": "submitted", "state": 7,
            "njobs": len(names), "created_at": 1, "updated_at": 1, "spec_md5": "x"}
     row = {k: v for k, v in row.items() if k in cols}
     with db:

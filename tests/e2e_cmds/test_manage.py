@@ -11,7 +11,7 @@ def _journal_batch(journal, name, app="uppercase"):
     db = sqlite3.connect(journal, timeout=10)
     cols = {r[1] for r in db.execute("PRAGMA table_info(batches)")}
     pid = db.execute("SELECT id FROM projects").fetchone()[0]
-    row = {"project_id": pid, "name": name, "app": app, "step": "submitted",
+    row = {"project_id": pid, "name": name, "app": app, "step": "submitted", "state": 7,
            "njobs": 1, "created_at": 1, "updated_at": 1, "spec_md5": "x"}
     row = {k: v for k, v in row.items() if k in cols}
     with db:

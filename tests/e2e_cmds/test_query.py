@@ -103,7 +103,7 @@ def test_query_updates_known_jobs_in_journal(make_session, emu, journal):
     db = sqlite3.connect(journal, timeout=10)
     cols = {r[1] for r in db.execute("PRAGMA table_info(batches)")}
     pid = db.execute("SELECT id FROM projects").fetchone()[0]
-    row = {"project_id": pid, "name": "b1", "app": "uppercase", "step": "submitted",
+    row = {"project_id": pid, "name": "b1", "app": "uppercase", "step": "submitted", "state": 7,
            "njobs": 2, "created_at": 1, "updated_at": 1, "spec_md5": "x"}
     row = {k: v for k, v in row.items() if k in cols}
     with db:

@@ -25,13 +25,40 @@ def gahp_binary():
 
 def gahp_env(extra=None):
     """Environment with every proxy pointing at a dead loopback port."""
-    env = dict(os.environ)
+    # Settings of the machine the tests run on must not leak in: drop the
+    # caller's BOINC_GAHP_* settings (test-only hooks stay) and name an empty configuration file,
+    # so neither ~/.config/boinc_gahp nor /etc/boinc_gahp is read.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BOINC_GAHP_") or k.startswith("BOINC_GAHP_TEST_")}
+    env["BOINC_GAHP_CONFIG"] = "/dev/null"
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
         env[k] = DEAD_PROXY
     env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1"
     if extra:
         env.update(extra)
     return env
+
+
+# What a sanitizer build prints when it finds something (ASan, LeakSanitizer,
+# UBSan, ThreadSanitizer).  Any of these in the server's stderr fails the test.
+SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|"
+                              r"WARNING: ThreadSanitizer|ThreadSanitizer: reported|"
+                              r"runtime error: ")
+
+
+def check_sanitizer_report(stderr_path, offset=0):
+    """Fail when the server's stderr (from offset) holds a sanitizer report."""
+    try:
+        with open(stderr_path, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return
+    m = SANITIZER_REPORT.search(text)
+    if m:
+        start = max(0, m.start() - 200)
+        raise AssertionError("sanitizer report in %s:\n%s" % (stderr_path,
+                                                             text[start:start + 4000]))
 
 
 def escape(s):
@@ -80,6 +107,7 @@ class Gahp:
         self.journal = journal
         self.stderr_path = stderr_path or (journal + ".stderr")
         self._stderr = open(self.stderr_path, "ab")
+        self._stderr_start = self._stderr.tell()
         cmd = [gahp_binary(), "--journal", journal] + list(args)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._stderr, env=gahp_env(env))
@@ -199,6 +227,7 @@ class Gahp:
     def wait(self, timeout=30):
         rc = self.proc.wait(timeout=timeout)
         self._stderr.close()
+        check_sanitizer_report(self.stderr_path, self._stderr_start)
         return rc
 
     def kill(self):
@@ -207,6 +236,9 @@ class Gahp:
             self.proc.wait()
         if not self._stderr.closed:
             self._stderr.close()
+            # A server that ended on its own may have reported (a killed one
+            # cannot): the report fails the test at teardown.
+            check_sanitizer_report(self.stderr_path, self._stderr_start)
 
     def stderr_text(self):
         with open(self.stderr_path, "rb") as f:

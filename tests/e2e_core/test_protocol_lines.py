@@ -32,7 +32,7 @@ def test_garbage_and_binary_lines_get_E(gahp):
            b"BOINC_PING \t1", b"\x1b[2J", b"VERSION extra", b"RESULTS 1",
            b"QUIT now", b"COMMANDS x", b"ASYNC_MODE_ON x", b"RESPONSE_PREFIX", b"CONDOR_VERSION",
            b"BOINC_PING 1 2", b"BOINC_PING 0", b"BOINC_PING 99999999999", b"BOINC_SUBMIT 1 b",
-           b"BOINC_SET_LEASE 1 b", b"BOINC_SET_LEASE 1 b x", b"BOINC_ABORT_JOBS 1",
+           b"BOINC_SET_LEASE 1 b", b"BOINC_ABORT_JOBS 1",
            b"BOINC_FETCH_OUTPUT 1 j", b"BOINC_QUERY_BATCHES 1 0 3 a b"]
     for line in bad:
         g.send_raw(line + b"\n")
@@ -40,6 +40,31 @@ def test_garbage_and_binary_lines_get_E(gahp):
     # still alive and well
     assert g.command("VERSION").startswith("S $GahpVersion")
     assert g.results() == []
+
+
+def test_well_framed_request_with_a_bad_value_gets_S_and_an_error_result(gahp):
+    """E is only for lines that are not well-framed requests: the grid
+    manager exits on anything but S and repeats the line forever.  A bad
+    value gets S and a one-token error result naming the field and value."""
+    g = gahp()
+    assert g.command("BOINC_SET_LEASE 3 b soon") == "S"
+    assert g.command("BOINC_SUBMIT 4 b app 1 j 0 0 NULL NULL \"2GB\" NULL NULL NULL") == "S"
+    res = {int(split_tokens(line)[0]): split_tokens(line)[1:] for line in g.wait_results(2)}
+    assert res[3] == ["lease time soon is not a non-negative integer"]
+    assert res[4] == ['rsc_memory_bound "2GB" is not a number']
+    # still E: unknown command, wrong counts, bad or pending request ids, NUL
+    for line in [b"BOINC_NOSUCH 5", b"BOINC_SET_LEASE 5 b", b"BOINC_SET_LEASE 0 b 1",
+                 b"BOINC_SET_LEASE x b 1", b"BOINC_SUBMIT 5 b app 2 j 0 0",
+                 b"BOINC_SET_LEASE 5 b\x00 1"]:
+        g.send_raw(line + b"\n")
+        assert g.read_line() == "E", line
+    assert g.command("BOINC_SET_LEASE 6 b 1") == "S"
+    assert g.command("BOINC_SET_LEASE 6 b 1") == "E"     # 6 is still pending
+    # a raw TAB inside a token is an ordinary byte (HTCondor does not escape it)
+    assert g.command("BOINC_RETIRE_BATCH 7 tab\tname") == "S"
+    lines = g.wait_results(2)
+    assert any(split_tokens(line)[0] == "7" for line in lines)
+    assert g.quit() == 0
 
 
 def test_ten_megabyte_line(gahp, journal):
@@ -118,3 +143,19 @@ def test_response_prefix_and_r_once_per_cycle(gahp, journal):
     _wait_completed(journal, 5)
     assert g.results() == [r"10 no\ project\ selected"]
     assert g.r_count == 2                             # no R in sync mode
+
+
+def test_every_command_gets_its_return_line_when_the_line_queue_cannot_grow(gahp, journal):
+    """A burst longer than the reserved return-line queue, with growing the
+    queue failing (test fault point): the burst so far is flushed early and
+    every command still gets exactly one return line, in order."""
+    g = gahp(env={"BOINC_GAHP_TEST_FAULT_AT": "nomem.queue_line"})
+    n = 600
+    g.send_raw(b"".join(b"BOINC_PING %d\n" % i for i in range(1, n + 1)) + b"VERSION\n")
+    for _ in range(n):
+        assert g.read_line() == "S"
+    assert g.read_line().startswith("S $GahpVersion")
+    res = g.wait_results(n, timeout=120)
+    assert sorted(int(split_tokens(line)[0]) for line in res) == list(range(1, n + 1))
+    assert g.quit() == 0
+    assert "flushing" in g.stderr_text()

@@ -92,7 +92,7 @@ def test_crash_at_submit_step(point, make_client, emulator, inputs, journal):
 
     db = sqlite3.connect(journal)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    step = db.execute("SELECT step FROM batches WHERE name = 'b'").fetchone()[0]
+    step = db.execute("SELECT step FROM audit_batches WHERE name = 'b'").fetchone()[0]
     assert step == "submitted"
     if point != "submit.submitted":
         resumed = db.execute("SELECT count(*) FROM audit_resumed").fetchone()[0]
@@ -266,15 +266,21 @@ def test_journal_of_an_older_schema_is_migrated_on_open(journal):
     db.execute("INSERT INTO requests (session_id, client_id, command, args, project_id,"
                " state, accepted_at, completed_at, result)"
                " VALUES (1, 7, 'BOINC_PING', '', 1, 'completed', 1, 2, 'NULL')")
+    db.execute("INSERT INTO batches (project_id, name, app, step, failed_step, error,"
+               " spec_md5, njobs, created_at, updated_at)"
+               " VALUES (1, 'old', 'a', 'failed', 'submit_sent', 'e', 'x', 1, 1, 1)")
     db.commit()
     db.close()
     os.chmod(journal, 0o600)
     g = Gahp(journal)
     assert g.quit() == 0
     db = sqlite3.connect(journal)
-    nmigrations = len([f for f in os.listdir(os.path.join(repo, "migrations"))
-                       if f.endswith(".sql")])
-    assert db.execute("PRAGMA user_version").fetchone()[0] == nmigrations
+    migrations = [f for f in os.listdir(os.path.join(repo, "migrations")) if f.endswith(".sql")]
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(migrations)
+    # a batch's step name became its state number (migration 0003)
+    assert db.execute("SELECT state, resume_state FROM batches").fetchone() == (8, 6)
+    assert db.execute("SELECT step, failed_step FROM audit_batches").fetchone() == (
+        "failed", "submit_sent")
     assert db.execute("SELECT client_id, result FROM requests").fetchone() == (7, "NULL")
     # the audit views exist and never show the authenticator
     rows = db.execute("SELECT * FROM audit_pending_at_stop").fetchall()

@@ -67,6 +67,10 @@ class Client:
         return self.wait(self.start(command, *tokens), timeout)
 
 
+TEST_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "0.01"}
+REAL_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "1"}
+
+
 # ---- fixtures shared by the suites that import this module into their conftest ----
 
 @pytest.fixture
@@ -87,7 +91,9 @@ def make_client(journal, emulator):
     started = []
 
     def make(args=("--retry-budget", "5"), env=None, path=None, auth=None, emu=None):
-        g = Gahp(path or journal, args=list(args), env=env)
+        # The test clock: settle pauses and retry back-off at 1/100 of their
+        # design (doc/testing.md); a test about real timing passes "1".
+        g = Gahp(path or journal, args=list(args), env=dict(TEST_CLOCK, **(env or {})))
         started.append(g)
         return Client(g, emu or emulator, auth=auth)
 

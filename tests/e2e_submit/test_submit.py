@@ -45,7 +45,7 @@ def test_result_tokens_and_journal_state(client, emulator, inputs, journal):
     assert client.wait(rid) == ["NULL"]
     db = sqlite3.connect(journal)
     step, sid, njobs = db.execute(
-        "SELECT step, server_batch_id, njobs FROM batches WHERE name='jb'").fetchone()
+        "SELECT step, server_batch_id, njobs FROM audit_batches WHERE name='jb'").fetchone()
     assert step == "submitted" and sid > 0 and njobs == 1
     assert [r[0] for r in db.execute("SELECT name FROM jobs")] == ["jb#0"]
     files = db.execute("SELECT phys_name, state FROM batch_files").fetchall()
@@ -293,7 +293,9 @@ def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, input
     """Replies slower than --http-timeout: safe requests are retried within
     the retry budget, then the request ends with one error token; the
     server keeps answering other requests meanwhile."""
-    c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"))
+    # real pauses: the delayed submit_batch must finish while the GAHP waits
+    c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"),
+                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
     emulator.fault("ping", "delay", count=100, delay_ms=3000)
     rid = c.start("BOINC_PING")
     assert c.gahp.command("VERSION").startswith("S $GahpVersion")   # not blocked
@@ -313,10 +315,74 @@ def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, 
     """create_batch times out on the client while the server is still
     working on it: the GAHP looks again after a pause and adopts the batch
     instead of creating a second one with the same name."""
-    c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"))
+    # real pauses: the server really is still working on the lost request
+    c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"),
+                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
     a = inputs("late.txt", b"late create\n")
     emulator.fault("create_batch", "delay", count=1, delay_ms=2500)
     assert c.call("BOINC_SUBMIT", "lateb", "uppercase", 1, "lateb#0", 0, 1, a, "in") == ["NULL"]
     cnt = emulator.counters()
     assert cnt["batches_by_name"] == {"lateb": 1}
     assert cnt["rpc"]["create_batch"] == 1
+
+
+def test_out_of_memory_reading_the_create_batch_reply_never_creates_a_second_batch(
+        make_client, emulator, inputs):
+    """The server created the batch, then memory ran out while the reply was
+    buffered (test fault point): the outcome is unknown, not "refused", so
+    the batch is found with query_batches and adopted - never created again."""
+    a = inputs("a.txt", b"oom\n")
+    c = make_client(env={"BOINC_GAHP_TEST_FAULT_AT": "reply_nomem.create_batch"})
+    assert c.call("BOINC_SUBMIT", "oom", "uppercase", 1, "oom#0", 0, 1, a, "in") == ["NULL"]
+    # a re-issue is answered from the journal
+    assert c.call("BOINC_SUBMIT", "oom", "uppercase", 1, "oom#0", 0, 1, a, "in") == ["NULL"]
+    counters = emulator.counters()
+    assert counters["rpc"]["create_batch"] == 1
+    assert counters["batches_by_name"] == {"oom": 1}
+    assert counters["jobs_by_name"] == {"oom#0": 1}
+    c.gahp.quit()
+    assert "create_batch outcome unknown" in c.gahp.stderr_text()
+
+
+def test_waiter_never_reports_success_when_the_owner_left_no_result(
+        make_client, emulator, inputs):
+    """Two identical submits at once: the second attaches to the running
+    first.  The first fails (the app does not exist) and its result is lost
+    (test fault point: no memory to copy it).  The waiter must not report
+    success: it answers from the journal, which says failed."""
+    a = inputs("a.txt", b"w\n")
+    emulator.fault("get_templates", "delay", count=1, delay_ms=1500)
+    c = make_client(args=("--retry-budget", "5", "--workers", "4"),
+                    env={"BOINC_GAHP_TEST_FAULT_AT": "nomem.submit_result"})
+    toks = ("wt", "no_such_app", 1, "wt#0", 0, 1, a, "in")
+    first = c.start("BOINC_SUBMIT", *toks)
+    second = c.start("BOINC_SUBMIT", *toks)
+    results = {first: c.wait(first), second: c.wait(second)}
+    assert all(r != ["NULL"] for r in results.values()), results
+    assert any("get_templates" in " ".join(r) for r in results.values()), results
+    assert emulator.counters()["batches_by_name"] == {}
+
+
+def test_trailing_field_that_is_not_a_number_is_an_error_result_not_E(client, emulator, inputs):
+    """Users write +rsc_memory_bound = "2GB"; the grid manager passes the
+    attribute as is.  The line is well framed: S, then an error result that
+    names the field and the value (the job is held with a reason the user
+    can act on), and nothing is created on the server."""
+    a = inputs("a.txt", b"x\n")
+    rid = client.submit("gb", "uppercase", [("gb#0", [], [(a, "in")])],
+                        params=["NULL", "NULL", '"2GB"', "NULL", "NULL", "NULL"])
+    assert client.wait(rid) == ['rsc_memory_bound "2GB" is not a number']
+    rid = client.submit("gb2", "uppercase", [("gb2#0", [], [(a, "in")])],
+                        params=["1e12", "NULL", "NULL", "2GB", "NULL", "NULL"])
+    assert client.wait(rid) == ["rsc_disk_bound 2GB is not a number"]
+    assert emulator.counters()["batches_by_name"] == {}
+
+
+def test_raw_tab_in_an_argument_is_an_ordinary_byte(client, emulator, inputs):
+    """HTCondor does not escape TAB: it reaches the GAHP raw inside a token
+    and is part of the argument, not a reason for E."""
+    a = inputs("a.txt", b"tab\n")
+    line = "BOINC_SUBMIT 900 tb uppercase 1 tb#0 1 x\ty 1 %s in" % a.replace(" ", "\\ ")
+    assert client.gahp.command(line) == "S"
+    assert client.wait(900) == ["NULL"]
+    assert emulator.counters()["jobs_by_name"] == {"tb#0": 1}

@@ -803,7 +803,7 @@ static const char R_OUTPUT_HTML_PAGE[] =
 
 static boinc_error no_error(void)
 {
-    boinc_error e = { BOINC_OK, 0, NULL };
+    boinc_error e = { 0 };
     return e;
 }
 

@@ -322,14 +322,14 @@ static long abort_batch_id;
 static void test_ping(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     assert_ok(boinc_ping(E.client, &E.project, &err), &err, "ping");
 }
 
 static void test_templates_uppercase(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     boinc_templates t;
     assert_ok(boinc_get_templates(E.client, &E.project, "uppercase", &t, &err),
               &err, "get_templates");
@@ -347,7 +347,7 @@ static void test_templates_uppercase(void **state)
 /* Poll query_batch2 for job_name's status, advancing virtual time. */
 static char *wait_status(const char *batch, const char *want)
 {
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     const char *names[] = { batch };
     for (int round = 0; round < 40; round++) {
         boinc_query_result r;
@@ -374,7 +374,7 @@ static char *wait_status(const char *batch, const char *want)
 static void test_job_life_cycle(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     long batch_id = 0;
     assert_ok(boinc_create_batch(E.client, &E.project, "ut batch & one",
                                  "uppercase", (double)time(NULL) + 86400,
@@ -468,7 +468,7 @@ static void test_job_life_cycle(void **state)
 static void test_abort(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     long batch_id = 0;
     assert_ok(boinc_create_batch(E.client, &E.project, "ut_abort_batch",
                                  "uppercase", 0, &batch_id, &err),
@@ -511,7 +511,7 @@ static void test_real_server_quirks(void **state)
     (void)state;
     assert_true(abort_batch_id > 0);
     free(control("quirks?set=php-warnings,qcj-stock", 0));
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     boinc_batch_info *b = NULL;
     size_t n = 0;
     assert_ok(boinc_query_batches(E.client, &E.project, &b, &n, &err), &err,
@@ -545,7 +545,7 @@ static void test_real_server_quirks(void **state)
 static void test_http500_retried(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     long before = counter("ping");
     inject("ping", "http500", 1);
     assert_ok(boinc_ping(E.client, &E.project, &err), &err,
@@ -556,7 +556,7 @@ static void test_http500_retried(void **state)
 static void test_unsafe_request_sent_once(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     long before = counter("create_batch");
     inject("create_batch", "http503", 1);
     long id = 0;
@@ -590,7 +590,7 @@ static void test_connection_refused(void **state)
     boinc_client *c = boinc_client_new(&opts);
     assert_non_null(c);
     boinc_project p = { url, E.auth };
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     assert_int_equal(boinc_ping(c, &p, &err), BOINC_E_TRANSPORT);
     assert_int_equal(err.code, BOINC_E_TRANSPORT);
     assert_non_null(strstr(err.msg, "ping"));
@@ -608,7 +608,7 @@ static void expect_http_error(const char *path, long status, const char *want)
     const char *port_end = strchr(E.url + strlen("http://"), '/');
     snprintf(url, sizeof url, "%.*s%s", (int)(port_end - E.url), E.url, path);
     boinc_project p = { url, E.auth };
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     assert_int_equal(boinc_ping(E.client, &p, &err), BOINC_E_HTTP);
     assert_int_equal(err.http_status, status);
     if (strstr(err.msg, want) == NULL)
@@ -637,7 +637,7 @@ static void test_https_to_plain_port(void **state)
     boinc_client *c = boinc_client_new(&opts);
     assert_non_null(c);
     boinc_project p = { url, E.auth };
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     assert_int_equal(boinc_ping(c, &p, &err), BOINC_E_TRANSPORT);
     assert_int_equal(err.http_status, 0);
     boinc_error_clear(&err);
@@ -694,7 +694,7 @@ static void test_redirect_not_followed(void **state)
     snprintf(url, sizeof url, "http://127.0.0.1:%u/p/",
              (unsigned)ntohs(a.sin_port));
     boinc_project p = { url, E.auth };
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     int fd = open_output("out_redirect");
     long long nbytes = -1;
     assert_int_equal(boinc_get_output_file(E.client, &p, "j", 0, fd, &nbytes,
@@ -714,7 +714,7 @@ static void test_redirect_not_followed(void **state)
 static void test_truncated_reply(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     inject("ping", "truncate", 1);
     assert_int_equal(boinc_ping(E.client, &E.project, &err), BOINC_E_PARSE);
     assert_non_null(strstr(err.msg, "Fatal error"));
@@ -731,7 +731,7 @@ static void test_truncated_reply(void **state)
 static void test_output_error_page_not_saved(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     inject("get_output.php", "html_error", 1);
     int fd = open_output("out_err");
     long long nbytes = -1;
@@ -760,7 +760,7 @@ static void test_output_error_page_not_saved(void **state)
 static void test_output_dropped_then_retried(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     long before = counter("get_output");
     /* after=1: the real file is sent with its Content-Length, then the
      * connection is cut half way: a partial file, written and then wiped
@@ -782,7 +782,7 @@ static void test_output_dropped_then_retried(void **state)
 static void test_upload_missing_local_file(void **state)
 {
     (void)state;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     long before = counter("upload_files");
     char *missing = work_path("does_not_exist.txt");
     const char *phys[] = { "0123456789abcdef0123456789abcdef.txt" };
@@ -812,7 +812,7 @@ static void test_big_upload_streamed(void **state)
     char *json = control("counters", 1);
     long bytes_before = json_number(json, "bytes_uploaded");
     free(json);
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     const char *phys[] = { "abcdefabcdefabcdefabcdefabcdefab.dat" };
     const char *paths[] = { path };
     assert_ok(boinc_upload_files(E.client, &E.project, 0, phys, paths, 1,
@@ -835,7 +835,7 @@ static void test_timeout_then_retry(void **state)
     boinc_client *c = boinc_client_new(&opts);
     assert_non_null(c);
     free(control("fault?endpoint=ping&kind=delay&count=1&delay_ms=3000", 0));
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     assert_ok(boinc_ping(c, &E.project, &err), &err,
               "ping after one timed-out attempt");
     /* Without a retry budget the timeout is the answer. */
@@ -857,7 +857,7 @@ static void *ping_many(void *arg)
     boinc_client *c = boinc_client_new(NULL);
     if (c == NULL)
         return (void *)1;
-    boinc_error err = { 0, 0, NULL };
+    boinc_error err = { 0 };
     intptr_t failures = 0;
     for (int i = 0; i < 25; i++) {
         const char *names[] = { "ut_abort_batch" };

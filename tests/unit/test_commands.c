@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "command_table.h"
 #include "commands.h"
-#include "protocol.h"
+#include "gahp_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int parse_line(const char *text, gahp_request **req)
     gahp_args a = { 0 };
     assert_int_equal(gahp_tokenize(copy, strlen(copy), &a), GAHP_TOK_OK);
     const char *why = NULL;
-    int rc = gahp_request_parse(a.argv, a.argc, req, &why);
+    int rc = command_parse_request(a.argv, a.argc, req, &why);
     if (rc != 0)
         assert_non_null(why);
     gahp_args_free(&a);
@@ -44,6 +45,18 @@ static void bad(const char *text)
     if (parse_line(text, &r) == 0)
         fail_msg("accepted: %s", text);
     assert_null(r);
+}
+
+/* Well framed, but a field has a bad value: parsed (the client gets S)
+ * with an error that names the field and the value. */
+static void bad_value(const char *text, const char *message)
+{
+    gahp_request *r = NULL;
+    if (parse_line(text, &r) != 0)
+        fail_msg("not well framed: %s", text);
+    assert_non_null(r->value_error);
+    assert_string_equal(r->value_error, message);
+    gahp_request_free(r);
 }
 
 static void test_ping(void **state)
@@ -112,11 +125,25 @@ static void test_submit(void **state)
     bad("BOINC_SUBMIT 1 b app 999999999 j 0 0");              /* count too big */
     bad("BOINC_SUBMIT 1 b app 1 j 0 0 1 2 3 4 5");            /* 5 of 6 */
     bad("BOINC_SUBMIT 1 b app 1 j 0 0 1 2 3 4 5 6 7");
-    bad("BOINC_SUBMIT 1 b app 1 j 0 0 x NULL NULL NULL NULL NULL");
-    bad("BOINC_SUBMIT 1 b app 1 j 0 0 inf NULL NULL NULL NULL NULL");
-    bad("BOINC_SUBMIT 1 b app 1 j 0 0 nan NULL NULL NULL NULL NULL");
-    bad("BOINC_SUBMIT 1 b app 1 j 0 0 1e999 NULL NULL NULL NULL NULL");
-    bad("BOINC_SUBMIT 1 b app 1 j 0 0 NULL NULL NULL NULL NULL 1.5");
+    bad_value("BOINC_SUBMIT 1 b app 1 j 0 0 x NULL NULL NULL NULL NULL",
+              "rsc_fpops_est x is not a number");
+    bad_value("BOINC_SUBMIT 1 b app 1 j 0 0 inf NULL NULL NULL NULL NULL",
+              "rsc_fpops_est inf is not a number");
+    bad_value("BOINC_SUBMIT 1 b app 1 j 0 0 nan NULL NULL NULL NULL NULL",
+              "rsc_fpops_est nan is not a number");
+    bad_value("BOINC_SUBMIT 1 b app 1 j 0 0 1e999 NULL NULL NULL NULL NULL",
+              "rsc_fpops_est 1e999 is not a number");
+    bad_value("BOINC_SUBMIT 1 b app 1 j 0 0 NULL NULL NULL NULL NULL 1.5",
+              "app_version_num 1.5 is not an integer");
+    /* HTCondor users write +rsc_memory_bound = "2GB": the first bad field
+     * is named, quotes and all */
+    bad_value("BOINC_SUBMIT 1 b app 1 j 0 0 NULL NULL \"2GB\" 2GB NULL NULL",
+              "rsc_memory_bound \"2GB\" is not a number");
+    /* raw TAB and other control bytes are ordinary bytes inside tokens */
+    gahp_request *t = NULL;
+    assert_int_equal(parse_line("BOINC_SUBMIT 1 b app 1 j 1 a\tb\x01 0", &t), 0);
+    assert_string_equal(t->u.submit.jobs[0].args[0], "a\tb\x01");
+    gahp_request_free(t);
 }
 
 static void test_query(void **state)
@@ -169,8 +196,9 @@ static void test_abort_retire_lease(void **state)
     assert_true(r->u.lease.lease_time == 1700000000LL);
     gahp_request_free(r);
     bad("BOINC_SET_LEASE 1 b");
-    bad("BOINC_SET_LEASE 1 b 1.5");
-    bad("BOINC_SET_LEASE 1 b 99999999999999999999");
+    bad_value("BOINC_SET_LEASE 1 b 1.5", "lease time 1.5 is not a non-negative integer");
+    bad_value("BOINC_SET_LEASE 1 b 99999999999999999999",
+              "lease time 99999999999999999999 is not a non-negative integer");
     bad("BOINC_SET_LEASE 1 b 5 6");
 }
 

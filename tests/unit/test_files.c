@@ -421,6 +421,28 @@ static void test_strset_many(void **state)
     strset_free(NULL);
 }
 
+/* strset_index maps every string to its insertion order, across table
+ * growth: what the submit's input planning uses instead of a rescan. */
+static void test_strset_index_many(void **state)
+{
+    (void)state;
+    strset *set = strset_new(0);
+    assert_non_null(set);
+    char name[64];
+    for (int i = 0; i < MANY; i++) {
+        int n = snprintf(name, sizeof name, "/in/%d", i);
+        assert_true(n > 0 && (size_t)n < sizeof name);
+        assert_int_equal(strset_add(set, name), 1);
+    }
+    for (int i = MANY - 1; i >= 0; i -= 7) {
+        int n = snprintf(name, sizeof name, "/in/%d", i);
+        assert_true(n > 0 && (size_t)n < sizeof name);
+        assert_int_equal(strset_index(set, name), i);
+    }
+    assert_int_equal(strset_index(set, "/in/x"), -1);
+    strset_free(set);
+}
+
 static void test_distinct_many(void **state)
 {
     (void)state;
@@ -475,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_phys_name),
         cmocka_unit_test(test_plan_chunks),
         cmocka_unit_test(test_strset_many),
+        cmocka_unit_test(test_strset_index_many),
         cmocka_unit_test(test_distinct_many),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

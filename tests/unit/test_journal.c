@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "journal.h"
+#include "journal_submit.h"
 #include "strbuf.h"
 
 #include <sqlite3.h>
@@ -223,8 +224,8 @@ static void test_prune_respects_references(void **state)
     assert_int_equal(journal_requests_delivered(j, rows, 3, old), 0);
     char sql[512];
     snprintf(sql, sizeof sql,
-             "INSERT INTO batches (project_id, name, app, step, spec_md5, njobs, request_id,"
-             " created_at, updated_at) VALUES (%lld, 'b', 'a', 'submitted', 'x', 0, %lld, 1, 1);"
+             "INSERT INTO batches (project_id, name, app, state, spec_md5, njobs, request_id,"
+             " created_at, updated_at) VALUES (%lld, 'b', 'a', 7, 'x', 0, %lld, 1, 1);"
              "UPDATE requests SET replayed_by = %lld WHERE id = %lld;"
              "UPDATE requests SET closed_at = %f WHERE id = %lld;",
              pid, rows[0], rows[1], rows[2], old, closed_row);
@@ -316,6 +317,44 @@ static void test_schema_matches_migrations(void **state)
     sqlite3_close(b);
 }
 
+/* A journal written before migration 0003 (step names) keeps working: each
+ * step becomes its state number, a failed batch keeps where to resume. */
+static void test_migration_maps_old_steps(void **state)
+{
+    (void)state;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    for (int n = 1; n <= 2; n++)
+        assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
+                         SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA user_version=2;"
+        "INSERT INTO projects (url, authenticator, first_used_at) VALUES ('http://127.0.0.1/p/', 'k', 1);"
+        "INSERT INTO batches (project_id, name, app, step, spec_md5, njobs, created_at,"
+        " updated_at) VALUES (1, 'cs', 'a', 'create_sent', 'x', 1, 1, 1);"
+        "INSERT INTO batches (project_id, name, app, step, failed_step, error, spec_md5,"
+        " njobs, created_at, updated_at)"
+        " VALUES (1, 'f', 'a', 'failed', 'uploaded', 'e', 'x', 1, 1, 1);",
+        NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    journal *j = open_j();
+    journal_batch b;
+    int found = 0;
+    assert_int_equal(journal_batch_find(j, 1, "cs", &b, &found), 0);
+    assert_true(found);
+    assert_int_equal(b.state, BATCH_CREATE_SENT);
+    journal_batch_free(&b);
+    assert_int_equal(journal_batch_find(j, 1, "f", &b, &found), 0);
+    assert_true(found);
+    assert_int_equal(b.state, BATCH_FAILED);
+    assert_int_equal(b.resume_state, BATCH_UPLOADED);
+    assert_string_equal(b.error, "e");
+    journal_batch_free(&b);
+    journal_close(j);
+    assert_int_equal(query_int("SELECT count(*) FROM audit_batches WHERE step = 'failed'"
+                               " AND failed_step = 'uploaded'"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +364,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_request_life_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "gahp_text.h"
 #include "protocol.h"
 
 #include <fcntl.h>
@@ -78,13 +79,18 @@ static void test_tokenize_edges(void **state)
     free(b);
     assert_int_equal(tok("A\0B", 3, &a, &b), GAHP_TOK_BAD_CHAR);   /* NUL */
     free(b);
-    assert_int_equal(tok("A\tB", 3, &a, &b), GAHP_TOK_BAD_CHAR);
+    /* HTCondor sends TAB and other control bytes raw: ordinary bytes */
+    assert_int_equal(tok("A\tB", 3, &a, &b), GAHP_TOK_OK);
+    assert_int_equal(a.argc, 1);
+    assert_string_equal(a.argv[0], "A\tB");
     free(b);
-    assert_int_equal(tok("A\rB", 3, &a, &b), GAHP_TOK_BAD_CHAR);   /* bare CR */
+    assert_int_equal(tok("A\rB", 3, &a, &b), GAHP_TOK_OK);          /* bare CR */
+    assert_string_equal(a.argv[0], "A\rB");
     free(b);
     assert_int_equal(tok("A\\\0", 3, &a, &b), GAHP_TOK_BAD_CHAR);  /* escaped NUL */
     free(b);
-    assert_int_equal(tok("A \x7f", 3, &a, &b), GAHP_TOK_BAD_CHAR);
+    assert_int_equal(tok("A \x7f\x01", 4, &a, &b), GAHP_TOK_OK);
+    assert_string_equal(a.argv[1], "\x7f\x01");
     free(b);
     assert_int_equal(tok("A x\\\ry\\\nz", 9, &a, &b), GAHP_TOK_OK);
     assert_int_equal(a.argc, 2);

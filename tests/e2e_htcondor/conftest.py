@@ -1,0 +1,80 @@
+"""Fixtures for the HTCondor grid-manager simulator tests: the real
+boinc_gahp driven by gridmanager_sim.GridManager over real pipes, against
+the real boinc_emu (the emulator fixture of tests/e2e_submit/submit_client.py,
+manual virtual clock, 2 hosts).
+
+The `needs_fix("<lane>: <what>")` marker names the fix a test waits for.
+It changes nothing by default (the test runs and fails); with
+BOINC_GAHP_XFAIL_PENDING=1 in the environment it becomes
+xfail(strict=False), so an integration branch can run the directory green
+while the fixes land."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "e2e_submit"))
+
+from submit_client import emulator  # noqa: E402,F401
+from gridmanager_sim import GridManager  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "needs_fix(reason): fails until the named lane's fix lands; "
+                   "xfail(strict=False) only with BOINC_GAHP_XFAIL_PENDING=1")
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("BOINC_GAHP_XFAIL_PENDING") != "1":
+        return
+    for item in items:
+        mark = item.get_closest_marker("needs_fix")
+        if mark is not None:
+            reason = mark.args[0] if mark.args else "pending fix"
+            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
+
+
+@pytest.fixture
+def resource(tmp_path, emulator):
+    """(project URL, authenticator file): the grid manager's resource."""
+    auth = tmp_path / "home" / ".boinc" / "emu.auth"
+    auth.parent.mkdir(parents=True, exist_ok=True)
+    auth.write_text(emulator.authenticator + "\n")
+    return (emulator.url, str(auth))
+
+
+@pytest.fixture
+def make_gm(tmp_path, emulator):
+    """Factory for a GridManager on this test's journal and home, whose
+    poll cycles move the emulator's virtual clock by 60 s in step."""
+    def make(**kw):
+        gm = GridManager(tmp_path / "journal.db", tmp_path / "home", **kw)
+        gm.poll_hook = lambda proc: emulator.advance(60)
+        return gm
+    return make
+
+
+@pytest.fixture
+def add_jobs(tmp_path, resource):
+    """add_jobs(gm, n, app="uppercase", **kw): queue a cluster whose jobs
+    each have their own input `in` (unique text) and expect `out`."""
+    def add(gm, n, app="uppercase", res=None, iwd_root=None, upper=True, **kw):
+        def text(iwd):
+            return "input of %s in %s\n" % (app, pathlib.Path(iwd).name)
+
+        def inputs(iwd):
+            p = pathlib.Path(iwd) / "in"
+            p.write_bytes(text(iwd).encode())
+            return [str(p)]
+
+        def expect(iwd):
+            data = text(iwd).encode()
+            return {str(pathlib.Path(iwd) / "out"): data.upper() if upper else data}
+        kw.setdefault("inputs", inputs)
+        kw.setdefault("expect", expect)
+        return gm.submit_cluster(n, app, res or resource, iwd_root or tmp_path / "jobs", **kw)
+    return add
