@@ -62,8 +62,8 @@ CREATE TABLE batches (
     app             TEXT NOT NULL,       -- BOINC application name
     server_batch_id INTEGER,             -- the server's batch id once created
     error           TEXT,                -- when state = 8 (failed): the error result given to the client
-    spec_md5        TEXT NOT NULL,       -- MD5 of the submit's argument text: a re-issued submit with
-                                         -- the same batch name must carry exactly the same jobs
+    spec_md5        TEXT NOT NULL,       -- MD5 of the submit's argument text (the re-issue identity
+                                         -- only for a batch whose job_set_md5 cannot be computed)
     njobs           INTEGER NOT NULL,    -- number of jobs in the batch
     retired         INTEGER NOT NULL DEFAULT 0,  -- 1 after BOINC_RETIRE_BATCH succeeded
     lease           REAL,                -- expire time last set on the server
