@@ -65,8 +65,8 @@ CREATE TABLE batches (
     app             TEXT NOT NULL,       -- BOINC application name
     server_batch_id INTEGER,             -- the server's batch id once created
     error           TEXT,                -- when state = 8 (failed): the error result given to the client
-    spec_md5        TEXT NOT NULL,       -- MD5 of the submit's argument text: a re-issued submit with
-                                         -- the same batch name must carry exactly the same jobs
+    spec_md5        TEXT NOT NULL,       -- MD5 of the submit's argument text (the re-issue identity
+                                         -- only for a batch whose job_set_md5 cannot be computed)
     njobs           INTEGER NOT NULL,    -- number of jobs in the batch
     retired         INTEGER NOT NULL DEFAULT 0,  -- 1 after BOINC_RETIRE_BATCH succeeded
     lease           REAL,                -- expire time last set on the server
@@ -80,6 +80,9 @@ CREATE TABLE batches (
                                          -- with a safe query before acting again)
     resume_state INTEGER CHECK (resume_state BETWEEN 0 AND 7),
                                          -- when state = 8 (failed): the state a re-issue resumes from
+    job_set_md5     TEXT,                -- (0004) MD5 of the job set (name, app, each job's name,
+                                         -- arguments, inputs; order-free); NULL: computed on first use
+    status_server_time REAL,             -- (0004) server_time of the last recorded status query
     UNIQUE (project_id, name)
 );
 

@@ -90,7 +90,8 @@ static const option_row option_table[] = {
     { "ca-path",             "BOINC_GAHP_CA_PATH",           "ca_path",             OT_STRING,      F(ca_path),                  0,  0,        NULL,       NULL,   "DIR",     "CA directory for https projects (default: the system's)" },
     { "sync",                "BOINC_GAHP_SYNC",              "sync",                OT_CHOICE,      F(sync_full),                0,  0,        sync_modes, "full", NULL,      "journal durability" },
     { "retention-days",      "BOINC_GAHP_RETENTION_DAYS",    "retention_days",      OT_DOUBLE,      F(retention_days),           0,  36500,    NULL,       "7",    "DAYS",    "prune delivered requests older than this at start-up" },
-    { "busy-timeout",        "BOINC_GAHP_BUSY_TIMEOUT",      "busy_timeout",        OT_LONG,        F(busy_timeout_ms),          0,  600000,   NULL,       "5000", "MS",      "SQLite busy timeout" },
+    { "busy-timeout",        "BOINC_GAHP_BUSY_TIMEOUT",      "busy_timeout",        OT_LONG,        F(busy_timeout_ms),          0,  600000,   NULL,       "60000", "MS",     "wait this long for another process's journal lock" },
+    { "submit-deadline",     "BOINC_GAHP_SUBMIT_DEADLINE",   "submit_deadline",     OT_LONG,        F(submit_deadline_s),        0,  86400,    NULL,       "270",  "SECONDS", "answer a BOINC_SUBMIT still running after this long with an error; it continues (0 = off)" },
     { "requeue-undelivered", "BOINC_GAHP_REQUEUE_UNDELIVERED", "requeue_undelivered", OT_FLAG,      F(requeue_undelivered),      0,  0,        NULL,       "no",   NULL,      "at start-up, answer an earlier run's unanswered requests under their original ids" },
     /* Limits against hostile servers (issue 10).  Byte counts (long: 64
      * bits on every LP64 target) stop at 2^50 (1 PiB): a limit is never

@@ -23,7 +23,8 @@ typedef struct {
     char *ca_path;
     int sync_full;              /* 1 = FULL (default), 0 = NORMAL */
     double retention_days;      /* pruning of delivered rows (default 7) */
-    long busy_timeout_ms;       /* SQLite busy timeout (default 5000) */
+    long submit_deadline_s;     /* BOINC_SUBMIT answered by then (default 270, 0 = off) */
+    long busy_timeout_ms;       /* wait for another process's journal lock (default 60000) */
     int requeue_undelivered;    /* recovery: answer an earlier run's requests
                                    under their original ids (default 0) */
     long max_reply_bytes;       /* per RPC reply (default 32 MiB) */

@@ -113,25 +113,33 @@ static int name_in(const char *name, char *const *names, size_t n)
     return 0;
 }
 
+/* A spec whose destination is /dev/null asks for the file to be thrown
+ * away (HTCondor adds "null /dev/null" for an unset error file). */
+static int discarded(const gahp_output_spec *spec)
+{
+    return strcmp(spec->dst, "/dev/null") == 0;
+}
+
 /*
- * Specs must name something the job produced.  SOME: a spec naming
- * nothing is an error (reported before anything is written).  ALL: such a
- * spec cannot apply to anything and is only logged.
+ * Specs that cannot apply are skipped with a log line, never an error:
+ * HTCondor's SOME list carries (basename(Out), Out) and (basename(Err),
+ * Err) for the job's stdout and stderr, names a BOINC app normally does
+ * not produce, and an error result would hold an ordinary job.  Specs
+ * whose destination is /dev/null are skipped too (selected() leaves them
+ * out).  Every output that exists and is selected must still arrive.
  */
-static char *check_specs(const fetch_ctx *fc, char *const *names, size_t n,
-                         const char *what)
+static void log_skipped_specs(const fetch_ctx *fc, char *const *names,
+                              size_t n, const char *what)
 {
     for (size_t i = 0; i < fc->f->nspecs; i++) {
         const char *src = fc->f->specs[i].src;
-        if (name_in(src, names, n))
-            continue;
-        if (!fc->f->all)
-            return fail_fmt("fetch_output failed: %s is not %s of job %s",
-                            src, what, fc->f->job);
-        log_warn("fetch_output: job %s: spec for %s names no %s; ignored",
-                 fc->f->job, src, what);
+        if (discarded(&fc->f->specs[i]))
+            log_info("fetch_output: job %s: spec %s -> /dev/null skipped",
+                     fc->f->job, src);
+        else if (!name_in(src, names, n))
+            log_info("fetch_output: job %s: spec for %s skipped: not %s of "
+                     "the job", fc->f->job, src, what);
     }
-    return NULL;
 }
 
 /* Where a produced file called name goes: the spec's <dst> when a spec
@@ -152,7 +160,10 @@ static char *destination(const gahp_fetch_output *f, const char *name,
 
 static int selected(const gahp_fetch_output *f, const char *name)
 {
-    return f->all || find_spec(f, name) != NULL;
+    const gahp_output_spec *spec = find_spec(f, name);
+    if (spec != NULL && discarded(spec))
+        return 0;
+    return f->all || spec != NULL;
 }
 
 /*
@@ -237,9 +248,7 @@ static char *download_one(fetch_ctx *fc, pending_file *p, const char *name)
  * else the error token. */
 static char *fetch_plain(fetch_ctx *fc, const boinc_templates *t)
 {
-    char *bad = check_specs(fc, t->output_names, t->n_outputs, "an output");
-    if (bad != NULL)
-        return bad;
+    log_skipped_specs(fc, t->output_names, t->n_outputs, "an output");
     /* One open temp file per selected output until all are complete
      * (BOINC apps have a handful of outputs, fixed by the template). */
     pending_file *p = calloc(t->n_outputs ? t->n_outputs : 1, sizeof *p);
@@ -399,9 +408,8 @@ static char *make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
 static char *place_members(fetch_ctx *fc, const char *members_dir,
                            char *const *names, size_t n)
 {
-    char *bad = check_specs(fc, names, n, "a member of the output archive");
-    if (bad == NULL)
-        bad = check_hidden(fc->f, names, n, "archive member");
+    log_skipped_specs(fc, names, n, "a member of the output archive");
+    char *bad = check_hidden(fc->f, names, n, "archive member");
     if (bad != NULL)
         return bad;
     for (size_t i = 0; i < n; i++) {

@@ -19,8 +19,17 @@
  * Re-issue binding: a submit whose (project, batch name) the journal knows
  * is answered from the journal when submitted, attached to the running
  * submit when one is in progress in this process (submit_registry.c), and
- * resumed from its recorded state otherwise; different jobs under the same
- * name are refused.
+ * resumed from its recorded state otherwise; a different job set under the
+ * same name is refused.  "The same jobs" is the job SET (submit_identity.h):
+ * HTCondor re-issues a submit with its jobs in another order and the
+ * trailing fields of whichever job comes first.
+ *
+ * Deadline: HTCondor gives up on a submit after 300 s.  With
+ * --submit-deadline the run goes to a thread of its own
+ * (submit_deadline.h) and the worker answers with its result, or with
+ * "submit still running: ..." at the deadline; the run goes on, bound to
+ * its batch name, so a re-issue attaches to it or finds its outcome in the
+ * journal.
  */
 #include "exec_submit.h"
 
@@ -28,8 +37,11 @@
 #include "gahp_text.h"
 #include "job_args.h"
 #include "log.h"
+#include "strbuf.h"
 #include "submit_batch_steps.h"
+#include "submit_deadline.h"
 #include "submit_files.h"
+#include "submit_identity.h"
 #include "submit_inputs.h"
 #include "submit_registry.h"
 #include "submit_run.h"
@@ -202,13 +214,25 @@ static char *spec_digest(const gahp_request *req, char out[33])
 static const char different_jobs[] =
     "this batch name was already submitted with different jobs";
 
+/* The answer at the deadline to a submit whose run goes on. */
+static char *still_running(const exec_ctx *ctx)
+{
+    char *detail = str_printf("not finished after %ld s (the client gives up at "
+                              "300 s); it goes on, and a re-issue of this submit "
+                              "gets its outcome", ctx->config->submit_deadline_s);
+    char *tok = exec_error("submit still running", detail ? detail : "");
+    free(detail);
+    return tok;
+}
+
 /*
- * A waiter whose owner finished: the owner's result when the jobs are the
- * same.  When the owner left no result, the journal row decides: only a
- * submitted batch is a success.
+ * A waiter whose owner finished (or was still running at the waiter's
+ * deadline): the owner's result when the job set is the same.  When the
+ * owner left no result, the journal row decides: only a submitted batch is
+ * a success.
  */
-static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char *digest,
-                             submit_entry e, char *owner_result)
+static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char *fp,
+                             const char *digest, submit_entry e, char *owner_result)
 {
     journal_batch b;
     int found = 0;
@@ -218,9 +242,15 @@ static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char 
         return exec_error("journal write failed", journal_errmsg(ctx->journal));
     }
     char *result = owner_result;
-    if (found && strcmp(b.spec_md5, digest) != 0) {
+    int same = 1;
+    if (found && submit_identity_same(ctx->journal, &b, fp, digest, &same) != 0) {
+        free(result);
+        result = exec_error("journal write failed", journal_errmsg(ctx->journal));
+    } else if (found && !same) {
         free(result);
         result = exec_error("submit refused", different_jobs);
+    } else if (e == SUBMIT_STILL_RUNNING) {
+        result = still_running(ctx);
     } else if (e == SUBMIT_OWNER_NO_RESULT) {
         if (found && b.state == BATCH_SUBMITTED)
             result = strdup("NULL");
@@ -236,14 +266,15 @@ static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char 
 }
 
 /* Create or adopt the journal row; 0 or -1 with r's error set. */
-static int bind_row(submit_run *r, const char *digest, int found)
+static int bind_row(submit_run *r, const char *fp, const char *digest, int found)
 {
     exec_ctx *ctx = r->ctx;
     const gahp_request *req = r->req;
     if (!found) {
         long long row = 0;
         if (journal_batch_create(ctx->journal, req->project_id, r->s->batch, r->s->app,
-                                 (long)r->s->njobs, digest, req->journal_id, &row) != 0)
+                                 (long)r->s->njobs, digest, req->journal_id, &row) != 0 ||
+            journal_batch_set_job_set(ctx->journal, row, fp) != 0)
             return run_fail_journal(r);
         r->batch.id = row;
         return run_reload(r);
@@ -255,7 +286,8 @@ static int bind_row(submit_run *r, const char *digest, int found)
 }
 
 /* The owner's run: answer from the journal, refuse, or run the steps. */
-static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *digest)
+static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
+                       const char *digest)
 {
     submit_run r = { 0 };
     r.ctx = ctx;
@@ -266,15 +298,16 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *diges
     r.limits = configured_limits(ctx->config);
     r.create.expire_time = batch_expire_time(ctx->config);
 
-    int found = 0;
+    int found = 0, same = 1;
     char *result = NULL;
-    if (journal_batch_find(ctx->journal, req->project_id, r.s->batch, &r.batch, &found) != 0)
+    if (journal_batch_find(ctx->journal, req->project_id, r.s->batch, &r.batch, &found) != 0 ||
+        (found && submit_identity_same(ctx->journal, &r.batch, fp, digest, &same) != 0))
         run_fail_journal(&r);
-    else if (found && strcmp(r.batch.spec_md5, digest) != 0)
+    else if (found && !same)
         run_fail(&r, -1, EXEC_E_REFUSED, "submit refused", different_jobs);
     else if (found && r.batch.state == BATCH_SUBMITTED)
         result = strdup("NULL");   /* answered from the journal */
-    else if (bind_row(&r, digest, found) == 0 && run_steps(&r) == 0)
+    else if (bind_row(&r, fp, digest, found) == 0 && run_steps(&r) == 0)
         result = strdup("NULL");
     if (result == NULL && r.error.code != EXEC_OK)
         result = exec_err_result(&r.error);
@@ -286,26 +319,89 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *diges
     return result;
 }
 
-char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+/* The owner's run, its result handed to the registry (and returned). */
+static char *run_and_leave(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                           const char *fp, const char *digest)
 {
-    char digest[33];
-    if (spec_digest(req, digest) == NULL)
-        return gahp_escape("submit failed: cannot digest the request");
-
-    active_submit *owner = NULL;
-    char *attached = NULL;
-    submit_entry e = submit_registry_enter(req->project_id, req->u.submit.batch, &owner,
-                                           &attached);
-    if (e == SUBMIT_NOMEM)
-        return NULL;
-    if (e != SUBMIT_OWNER)      /* same batch ran in this process */
-        return attached_result(ctx, req, digest, e, attached);
-
-    char *result = run_owned(ctx, req, digest);
+    char *result = run_owned(ctx, req, fp, digest);
     if (testfault("nomem", "submit_result")) {
         free(result);           /* test: the result could not be copied */
         result = NULL;
     }
     submit_registry_leave(owner, result);
     return result;
+}
+
+/* ---- the deadline (doc/commands.md) ------------------------------------------ */
+
+typedef struct {
+    active_submit *owner;
+    char fp[SUBMIT_IDENTITY_LEN];
+    char digest[33];
+} detached_arg;
+
+static void run_detached(exec_ctx *ctx, const gahp_request *req, void *arg)
+{
+    detached_arg *a = arg;
+    free(run_and_leave(ctx, req, a->owner, a->fp, a->digest));
+    free(a);
+}
+
+/*
+ * The owner's run goes to a thread of its own; the worker answers with its
+ * result, or with an error once `until` passes (the run goes on and stays
+ * registered under the batch name: a re-issue attaches to it, or finds its
+ * outcome in the journal).  Runs in the worker when no thread can be made.
+ */
+static char *run_with_deadline(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                               const char *fp, const char *digest,
+                               const struct timespec *until)
+{
+    detached_arg *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return run_and_leave(ctx, req, owner, fp, digest);
+    a->owner = owner;
+    memcpy(a->fp, fp, sizeof a->fp);
+    memcpy(a->digest, digest, sizeof a->digest);
+    submit_registry_ref(owner);         /* the worker's, for the wait below */
+    if (submit_run_detached(ctx, req, run_detached, a) != 0) {
+        free(a);
+        char *ignored = NULL;
+        char *result = run_and_leave(ctx, req, owner, fp, digest);
+        submit_registry_wait(owner, NULL, &ignored);    /* drops the reference */
+        free(ignored);
+        return result;
+    }
+    char *result = NULL;
+    submit_entry e = submit_registry_wait(owner, until, &result);
+    if (e == SUBMIT_ATTACHED || e == SUBMIT_NOMEM)
+        return result;
+    if (e == SUBMIT_STILL_RUNNING)
+        log_warn("submit %s: still running after %ld s; answering the client, "
+                 "the submit goes on", req->u.submit.batch, ctx->config->submit_deadline_s);
+    return attached_result(ctx, req, fp, digest, e, NULL);
+}
+
+char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+{
+    char digest[33], fp[SUBMIT_IDENTITY_LEN];
+    if (spec_digest(req, digest) == NULL || submit_identity_of(&req->u.submit, fp) != 0)
+        return gahp_escape("submit failed: cannot digest the request");
+    /* Work resumed for the journal only (recovery) has nobody waiting. */
+    long deadline = ctx->config != NULL && !req->background
+                        ? ctx->config->submit_deadline_s : 0;
+    struct timespec until;
+    submit_deadline_at(deadline, &until);
+
+    active_submit *owner = NULL;
+    char *attached = NULL;
+    submit_entry e = submit_registry_enter(req->project_id, req->u.submit.batch,
+                                           deadline > 0 ? &until : NULL, &owner, &attached);
+    if (e == SUBMIT_NOMEM)
+        return NULL;
+    if (e != SUBMIT_OWNER)      /* same batch runs or ran in this process */
+        return attached_result(ctx, req, fp, digest, e, attached);
+    if (deadline > 0)
+        return run_with_deadline(ctx, req, owner, fp, digest, &until);
+    return run_and_leave(ctx, req, owner, fp, digest);
 }

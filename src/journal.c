@@ -38,6 +38,8 @@ struct journal {
     char *path;
     int sync_full;
     long busy_timeout_ms;
+    long lock_wait_ms;          /* journal_begin's wait for another process's
+                                   write lock; -1 = without limit */
     int lock_fd;                /* -1 unless this handle holds the lock */
     int in_txn;
     char errmsg[256];
@@ -107,13 +109,71 @@ static int exec_sql(journal *j, const char *sql, const char *what)
 
 /* ---- transactions -------------------------------------------------------- */
 
-int journal_begin(journal *j)
+/* Each attempt at the write lock waits this long inside SQLite's busy
+ * handler while holding write_mu; between attempts write_mu is released so
+ * that a connection with a shorter wait (the reader thread's accept
+ * commit) is never stuck behind one with a longer wait. */
+#define LOCK_SLICE_MS 100
+/* Waits longer than this are logged: the operator should know why. */
+#define LOCK_LOG_AFTER_S 1.0
+
+void journal_set_lock_wait(journal *j, long ms)
+{
+    j->lock_wait_ms = ms;
+}
+
+static void lock_pause(void)
+{
+    struct timespec ts = { 0, 20 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+/* One BEGIN IMMEDIATE attempt under write_mu: SQLITE_OK (write_mu kept),
+ * or the SQLite code (write_mu released). */
+static int try_begin(journal *j)
 {
     pthread_mutex_lock(&write_mu);
-    if (exec_sql(j, "BEGIN IMMEDIATE", "begin") != 0) {
+    sqlite3_busy_timeout(j->db, LOCK_SLICE_MS);
+    int rc = sqlite3_exec(j->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
+    if (rc != SQLITE_OK)
         pthread_mutex_unlock(&write_mu);
+    return rc;
+}
+
+/*
+ * Another process (an auditor's sqlite3 shell, a backup) may hold the
+ * write lock for a while: retry until lock_wait_ms has passed, logging
+ * once why we wait (doc/journal.md, "Locks held by other processes").
+ */
+int journal_begin(journal *j)
+{
+    double start = journal_now(), waited = 0;
+    int logged = 0, rc;
+    while ((rc = try_begin(j)) == SQLITE_BUSY) {
+        waited = journal_now() - start;
+        if (j->lock_wait_ms >= 0 && waited * 1000 >= (double)j->lock_wait_ms)
+            break;
+        if (!logged && waited >= LOCK_LOG_AFTER_S) {
+            if (j->lock_wait_ms < 0)
+                log_warn("journal %s is locked by another process: waiting for "
+                         "it without limit", j->path);
+            else
+                log_warn("journal %s is locked by another process: waiting up "
+                         "to %.1f s", j->path, (double)j->lock_wait_ms / 1000);
+            logged = 1;
+        }
+        lock_pause();
+    }
+    if (rc != SQLITE_OK) {
+        snprintf(j->errmsg, sizeof j->errmsg, "begin: %s%s", sqlite3_errstr(rc),
+                 rc == SQLITE_BUSY ? " (journal locked by another process)" : "");
+        log_error("journal %s", j->errmsg);
         return -1;
     }
+    if (logged)
+        log_info("journal %s: write lock obtained after %.1f s", j->path,
+                 journal_now() - start);
     j->in_txn = 1;
     return 0;
 }
@@ -274,8 +334,33 @@ static journal *journal_alloc(const char *path, int sync_full, long busy_ms)
     }
     j->sync_full = sync_full;
     j->busy_timeout_ms = busy_ms;
+    j->lock_wait_ms = busy_ms;
     j->lock_fd = -1;
     return j;
+}
+
+/*
+ * Force 0600 on an existing sidecar WITHOUT opening it: closing any file
+ * descriptor of the -shm file would drop every POSIX lock this process
+ * holds on it, among them SQLite's "dead man switch" shared lock, and an
+ * outside connection (an auditor's sqlite3 shell) closing later would then
+ * think it was the last one, truncate the -shm file and make this process
+ * die of SIGBUS in its mapping.
+ */
+static int ensure_private_sidecar(const char *path, char **err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        *err = str_printf("cannot stat %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if ((st.st_mode & 077) != 0 && chmod(path, 0600) != 0) {
+        *err = str_printf("cannot chmod 0600 %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int fix_sidecar_modes(journal *j, char **err)
@@ -287,7 +372,7 @@ static int fix_sidecar_modes(journal *j, char **err)
             *err = str_printf("out of memory");
             return -1;
         }
-        int rc = ensure_private_file(p, 0, err);
+        int rc = ensure_private_sidecar(p, err);
         free(p);
         if (rc != 0)
             return -1;
@@ -303,6 +388,12 @@ journal *journal_open(const journal_options *opts, char **err)
         *err = str_printf("out of memory");
         return NULL;
     }
+    /* Start-up waits for another process's lock without limit: the
+     * client waits for the banner without a timeout, and an exit here
+     * would hold every job of the user.  main() sets the limits of the
+     * running server afterwards.  The server lock is on the database file
+     * itself, so the file is made (private) before it is locked. */
+    j->lock_wait_ms = -1;
     if (ensure_private_file(j->path, 1, err) != 0 ||
         (opts->take_lock && take_server_lock(j, err) != 0) ||
         connect_db(j, err) != 0 || fix_sidecar_modes(j, err) != 0 ||

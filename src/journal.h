@@ -55,8 +55,15 @@ const char *journal_path(const journal *j);
 /* Current unix time as a double (what every *_at column holds). */
 double journal_now(void);
 
-/* Explicit write transactions (BEGIN IMMEDIATE under the process mutex). */
+/* Explicit write transactions (BEGIN IMMEDIATE under the process mutex).
+ * journal_begin waits for a write lock held by ANOTHER process up to the
+ * connection's lock wait (journal_set_lock_wait), then fails. */
 int journal_begin(journal *j);
+/* Lock wait of this connection in ms; -1 = without limit.  Default: the
+ * busy timeout (journal_options), except that journal_open waits without
+ * limit and leaves the primary connection so, for start-up; the server
+ * sets the primary's accept-path limit once it serves the client. */
+void journal_set_lock_wait(journal *j, long ms);
 int journal_commit(journal *j);
 void journal_rollback(journal *j);
 

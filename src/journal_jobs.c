@@ -51,10 +51,59 @@ static int update_one(journal *j, sqlite3_stmt *st, long long project_id,
     return 0;
 }
 
+/* Batches whose recorded reply is newer than this one are left alone. */
+static const char SQL_BATCH_CURRENT[] =
+    "SELECT 1 FROM batches WHERE project_id = ?1 AND name = ?2"
+    "   AND (status_server_time IS NULL OR status_server_time <= ?3)";
+
+static const char SQL_SET_SERVER_TIME[] =
+    "UPDATE batches SET status_server_time = ?3"
+    " WHERE project_id = ?1 AND name = ?2"
+    "   AND EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id)";
+
+/* Is the reply at server_time at least as new as the batch's record?
+ * Also stores it when so.  *current = 1 or 0. */
+static int batch_reply_current(journal *j, long long project_id,
+                               const char *batch, double server_time,
+                               int *current)
+{
+    *current = 1;
+    if (server_time <= 0)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    if (prepare(j, SQL_BATCH_CURRENT, &st, "prepare batch reply check") != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, project_id);
+    sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, server_time);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return journal_fail(j, "batch reply check");
+    *current = rc == SQLITE_ROW;
+    if (!*current)
+        return 0;
+    return journal_run(j, SQL_SET_SERVER_TIME, "record batch server time", "itd",
+                       project_id, batch, server_time);
+}
+
+static int record_batch(journal *j, sqlite3_stmt *st, long long project_id,
+                        const journal_batch_report *rep, double server_time,
+                        double now, long long *n)
+{
+    int current = 1;
+    if (batch_reply_current(j, project_id, rep->batch, server_time, &current) != 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && current && i < rep->njobs; i++)
+        rc = update_one(j, st, project_id, rep->batch, &rep->jobs[i], now, n);
+    return rc;
+}
+
 int journal_jobs_record_statuses(journal *j, long long project_id,
                                  const journal_batch_report *reports,
-                                 size_t nreports, double now,
-                                 long long *changed)
+                                 size_t nreports, double server_time,
+                                 double now, long long *changed)
 {
     long long n = 0;
     sqlite3_stmt *st = NULL;
@@ -68,9 +117,7 @@ int journal_jobs_record_statuses(journal *j, long long project_id,
     }
     int rc = 0;
     for (size_t b = 0; rc == 0 && b < nreports; b++)
-        for (size_t i = 0; rc == 0 && i < reports[b].njobs; i++)
-            rc = update_one(j, st, project_id, reports[b].batch,
-                            &reports[b].jobs[i], now, &n);
+        rc = record_batch(j, st, project_id, &reports[b], server_time, now, &n);
     sqlite3_finalize(st);
     if (rc == 0)
         rc = journal_commit(j);
@@ -79,6 +126,96 @@ int journal_jobs_record_statuses(journal *j, long long project_id,
     if (rc == 0 && changed != NULL)
         *changed = n;
     return rc;
+}
+
+int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
+                            journal_batch_poll *out)
+{
+    sqlite3_stmt *st = NULL;
+    memset(out, 0, sizeof *out);
+    if (prepare(j,
+                "SELECT (SELECT count(*) FROM jobs WHERE jobs.batch_id = b.id),"
+                "       b.status_server_time"
+                "  FROM batches b WHERE b.project_id = ?1 AND b.name = ?2",
+                &st, "prepare batch poll state") != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, project_id);
+    sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->njobs = sqlite3_column_int64(st, 0);
+        out->has_server_time = sqlite3_column_type(st, 1) != SQLITE_NULL;
+        out->server_time = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return journal_fail(j, "batch poll state");
+    return 0;
+}
+
+void journal_jobs_list_free(journal_job_row *v, size_t n)
+{
+    for (size_t i = 0; v != NULL && i < n; i++) {
+        free(v[i].name);
+        free(v[i].status);
+    }
+    free(v);
+}
+
+/* Append one row; -1 on ENOMEM. */
+static int push_job_row(sqlite3_stmt *st, journal_job_row **v, size_t *n,
+                        size_t *cap)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        journal_job_row *nv = realloc(*v, ncap * sizeof *nv);
+        if (nv == NULL)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    const unsigned char *name = sqlite3_column_text(st, 0);
+    const unsigned char *status = sqlite3_column_text(st, 1);
+    journal_job_row *r = &(*v)[*n];
+    r->name = strdup(name ? (const char *)name : "");
+    r->status = status ? strdup((const char *)status) : NULL;
+    (*n)++;
+    return r->name == NULL || (status != NULL && r->status == NULL) ? -1 : 0;
+}
+
+int journal_jobs_list(journal *j, long long project_id, const char *batch,
+                      journal_job_row **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (prepare(j,
+                "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
+                "  ON jobs.batch_id = batches.id"
+                " WHERE batches.project_id = ?1 AND batches.name = ?2"
+                " ORDER BY jobs.id",
+                &st, "prepare job list") != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, project_id);
+    sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC);
+    journal_job_row *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (push_job_row(st, &v, &len, &cap) != 0) {
+            sqlite3_finalize(st);
+            journal_jobs_list_free(v, len);
+            log_error("journal job list: out of memory");
+            return -1;
+        }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        journal_jobs_list_free(v, len);
+        return journal_fail(j, "job list");
+    }
+    *out = v;
+    *n = len;
+    return 0;
 }
 
 /* Run one UPDATE of batches (project_id = ?1, name = ?2, updated_at = ?3,

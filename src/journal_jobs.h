@@ -34,12 +34,35 @@ typedef struct {
  * Record the statuses of one query (all its batches) in ONE transaction:
  * jobs.status and jobs.updated_at = now for every existing job row of a
  * known batch whose status differs.  Unknown batches and jobs are skipped.
+ * server_time > 0: the reply's server_time, also stored as the batch's
+ * status_server_time when the batch has job rows; a reply older than the
+ * batch's recorded one (two queries crossing) changes nothing for it.
  * *changed (may be NULL) gets the number of rows updated.
  */
 int journal_jobs_record_statuses(journal *j, long long project_id,
                                  const journal_batch_report *reports,
-                                 size_t nreports, double now,
-                                 long long *changed);
+                                 size_t nreports, double server_time,
+                                 double now, long long *changed);
+
+/* What the journal knows about a batch for a status query. */
+typedef struct {
+    long long njobs;            /* job rows (0: unknown batch or not submitted) */
+    int has_server_time;        /* status_server_time is set */
+    double server_time;         /* last recorded reply's server_time */
+} journal_batch_poll;
+
+int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
+                            journal_batch_poll *out);
+
+/* Every job row of a batch, in insertion order; status NULL = never seen. */
+typedef struct {
+    char *name;
+    char *status;
+} journal_job_row;
+
+int journal_jobs_list(journal *j, long long project_id, const char *batch,
+                      journal_job_row **out, size_t *n);
+void journal_jobs_list_free(journal_job_row *v, size_t n);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

@@ -24,6 +24,7 @@ void journal_batch_free(journal_batch *b)
     free(b->app);
     free(b->error);
     free(b->spec_md5);
+    free(b->job_set_md5);
     memset(b, 0, sizeof *b);
 }
 
@@ -35,7 +36,7 @@ int journal_batch_find(journal *j, long long project_id, const char *name,
     *found = 0;
     if (sqlite3_prepare_v2(journal_db(j),
             "SELECT id, project_id, name, app, server_batch_id, state, resume_state,"
-            " error, spec_md5, njobs, request_id FROM batches"
+            " error, spec_md5, njobs, request_id, job_set_md5 FROM batches"
             " WHERE project_id = ?1 AND name = ?2", -1, &st, NULL) != SQLITE_OK)
         return journal_fail(j, "batch lookup");
     sqlite3_bind_int64(st, 1, project_id);
@@ -55,6 +56,7 @@ int journal_batch_find(journal *j, long long project_id, const char *name,
         out->spec_md5 = dup_col(st, 8);
         out->njobs = (long)sqlite3_column_int64(st, 9);
         out->request_id = sqlite3_column_int64(st, 10);
+        out->job_set_md5 = dup_col(st, 11);     /* NULL before migration 0004 */
         *found = 1;
         if (out->name == NULL || out->app == NULL || out->spec_md5 == NULL) {
             sqlite3_finalize(st);
@@ -125,6 +127,30 @@ int journal_batch_set_owner(journal *j, long long batch_row, long long request_i
 {
     RUN_TXN(j, "UPDATE batches SET request_id = ?1, updated_at = ?2 WHERE id = ?3",
             "batch owner", "idi", request_id, journal_now(), batch_row);
+}
+
+int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5)
+{
+    RUN_TXN(j, "UPDATE batches SET job_set_md5 = ?1 WHERE id = ?2",
+            "batch job set", "ti", job_set_md5, batch_row);
+}
+
+int journal_request_args(journal *j, long long request_row, char **args)
+{
+    sqlite3_stmt *st;
+    *args = NULL;
+    if (sqlite3_prepare_v2(journal_db(j), "SELECT args FROM requests WHERE id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return journal_fail(j, "request args lookup");
+    sqlite3_bind_int64(st, 1, request_row);
+    int rc = sqlite3_step(st);
+    int oom = 0;
+    if (rc == SQLITE_ROW && (*args = dup_col(st, 0)) == NULL)
+        oom = 1;
+    sqlite3_finalize(st);
+    if (oom || (rc != SQLITE_ROW && rc != SQLITE_DONE))
+        return journal_fail(j, "request args lookup");
+    return 0;
 }
 
 int journal_server_batch_known(journal *j, long long project_id,

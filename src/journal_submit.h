@@ -37,6 +37,7 @@ typedef struct {
     char *spec_md5;
     long njobs;
     long long request_id;       /* owning request row, 0 = none */
+    char *job_set_md5;          /* submit_identity fingerprint, NULL = not yet known */
 } journal_batch;
 
 void journal_batch_free(journal_batch *b);
@@ -57,6 +58,11 @@ int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
 int journal_batch_set_failed(journal *j, long long batch_row,
                              batch_state resume_state, const char *error);
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
+/* Record the batch's job-set fingerprint (batches.job_set_md5). */
+int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5);
+/* The argument text of a request row (malloc'd into *args; NULL when the
+ * row does not exist). */
+int journal_request_args(journal *j, long long request_row, char **args);
 
 /* Server batch ids the journal already attributes to some batch row of the
  * project (so crash recovery never adopts another submit's batch). */

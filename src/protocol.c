@@ -26,6 +26,14 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* The client waits 20 s for each return line and exits without one
+ * (GRIDMANAGER_GAHP_RESPONSE_TIMEOUT): the accept commit waits at most this
+ * long for another process's journal lock, then answers F (doc/journal.md). */
+#define ACCEPT_LOCK_WAIT_MS 17000L
+/* Marking results delivered is best effort (a result delivered twice after
+ * a restart is harmless): it must not delay reading the next command. */
+#define DELIVERED_LOCK_WAIT_MS 500L
+
 /* ---- line splitting ------------------------------------------------------ */
 
 #define READ_CHUNK 65536
@@ -469,6 +477,15 @@ static int flush_burst(protocol *p)
     return rc;
 }
 
+/* The reader thread's journal lock wait: --busy-timeout, capped so that
+ * a return line always comes within the client's 20 s. */
+static long accept_lock_wait(const protocol *p)
+{
+    if (p->cfg != NULL && p->cfg->busy_timeout_ms < ACCEPT_LOCK_WAIT_MS)
+        return p->cfg->busy_timeout_ms;
+    return ACCEPT_LOCK_WAIT_MS;
+}
+
 static void do_results(protocol *p)
 {
     size_t n = 0;
@@ -499,8 +516,11 @@ static void do_results(protocol *p)
         if (rows != NULL)
             rows[k++] = r->request_row;
     }
-    if (n > 0 && (rows == NULL ||
-                  journal_requests_delivered(p->j, rows, k, journal_now()) != 0))
+    journal_set_lock_wait(p->j, DELIVERED_LOCK_WAIT_MS);
+    int marked = n == 0 || (rows != NULL &&
+                            journal_requests_delivered(p->j, rows, k, journal_now()) == 0);
+    journal_set_lock_wait(p->j, accept_lock_wait(p));
+    if (!marked)
         log_warn("could not mark %zu results delivered; they may be delivered "
                  "again after a restart", n);
     free(rows);
@@ -714,6 +734,7 @@ static int output_broken(protocol *p)
 int protocol_run(protocol *p)
 {
     int rc = 0;
+    journal_set_lock_wait(p->j, accept_lock_wait(p));
     char *line;
     size_t len;
     while (!p->quit && !output_broken(p)) {

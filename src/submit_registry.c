@@ -5,6 +5,7 @@
  */
 #include "submit_registry.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +47,24 @@ static active_submit *find_running_locked(long long project_id, const char *name
     return a;
 }
 
-/* Wait for a's owner to leave; the outcome for the waiter. */
-static submit_entry wait_locked(active_submit *a, char **result)
+/*
+ * Wait (holding a reference, which this drops) for a's owner to leave or
+ * `until` to pass; the outcome for the waiter.
+ */
+static submit_entry wait_locked(active_submit *a, const struct timespec *until,
+                                char **result)
 {
-    a->refs++;
-    while (!a->done)
-        pthread_cond_wait(&active_cv, &active_mu);
+    int timed_out = 0;
+    while (!a->done && !timed_out) {
+        if (until == NULL)
+            pthread_cond_wait(&active_cv, &active_mu);
+        else if (pthread_cond_timedwait(&active_cv, &active_mu, until) == ETIMEDOUT)
+            timed_out = !a->done;
+    }
     submit_entry e = SUBMIT_OWNER_NO_RESULT;
-    if (a->has_result) {
+    if (timed_out) {
+        e = SUBMIT_STILL_RUNNING;
+    } else if (a->has_result) {
         *result = strdup(a->result);
         e = *result != NULL ? SUBMIT_ATTACHED : SUBMIT_NOMEM;
     }
@@ -62,6 +73,7 @@ static submit_entry wait_locked(active_submit *a, char **result)
 }
 
 submit_entry submit_registry_enter(long long project_id, const char *name,
+                                   const struct timespec *until,
                                    active_submit **owner, char **result)
 {
     *owner = NULL;
@@ -69,7 +81,8 @@ submit_entry submit_registry_enter(long long project_id, const char *name,
     pthread_mutex_lock(&active_mu);
     active_submit *a = find_running_locked(project_id, name);
     if (a != NULL) {
-        submit_entry e = wait_locked(a, result);
+        a->refs++;
+        submit_entry e = wait_locked(a, until, result);
         pthread_mutex_unlock(&active_mu);
         return e;
     }
@@ -86,6 +99,23 @@ submit_entry submit_registry_enter(long long project_id, const char *name,
     *owner = a;
     pthread_mutex_unlock(&active_mu);
     return SUBMIT_OWNER;
+}
+
+void submit_registry_ref(active_submit *a)
+{
+    pthread_mutex_lock(&active_mu);
+    a->refs++;
+    pthread_mutex_unlock(&active_mu);
+}
+
+submit_entry submit_registry_wait(active_submit *a, const struct timespec *until,
+                                  char **result)
+{
+    *result = NULL;
+    pthread_mutex_lock(&active_mu);
+    submit_entry e = wait_locked(a, until, result);
+    pthread_mutex_unlock(&active_mu);
+    return e;
 }
 
 void submit_registry_leave(active_submit *a, const char *result)

@@ -2,29 +2,45 @@
  * submit_registry.h - the submits running in this process, so that a
  * re-issued BOINC_SUBMIT of a batch that is still being submitted waits
  * for the running one (the "owner") and shares its outcome instead of
- * starting a second run.
+ * starting a second run.  Waits can be bounded: a submit is answered by
+ * its deadline (--submit-deadline, doc/commands.md) while the run goes on.
  */
 #ifndef BOINC_GAHP_SUBMIT_REGISTRY_H
 #define BOINC_GAHP_SUBMIT_REGISTRY_H
 
+#include <time.h>
+
 typedef struct active_submit active_submit;
 
-/* What submit_registry_enter() found. */
+/* What submit_registry_enter() / submit_registry_wait() found. */
 typedef enum {
     SUBMIT_OWNER,           /* the caller runs the submit; *owner is set */
     SUBMIT_ATTACHED,        /* another run finished; *result is its result */
     SUBMIT_OWNER_NO_RESULT, /* another run finished without a result (it ran
                                out of memory forming one): the caller must
                                look at the journal, never assume success */
+    SUBMIT_STILL_RUNNING,   /* the run had not finished at `until` */
     SUBMIT_NOMEM
 } submit_entry;
 
 /*
  * Register the caller as the owner of (project, name), or wait until the
- * running owner leaves and copy its result into *result (malloc'd).
+ * running owner leaves (or `until` passes; NULL = no limit) and copy its
+ * result into *result (malloc'd).
  */
 submit_entry submit_registry_enter(long long project_id, const char *name,
+                                   const struct timespec *until,
                                    active_submit **owner, char **result);
+
+/* One more reference to the entry (for a submit_registry_wait() to come,
+ * which drops it), taken before the owner's run moves to another thread. */
+void submit_registry_ref(active_submit *a);
+
+/* Wait (until `until`, NULL = no limit) for a's run to leave; drops the
+ * reference submit_registry_ref() took.  SUBMIT_ATTACHED with *result,
+ * SUBMIT_OWNER_NO_RESULT, SUBMIT_STILL_RUNNING or SUBMIT_NOMEM. */
+submit_entry submit_registry_wait(active_submit *a, const struct timespec *until,
+                                  char **result);
 
 /* The owner is done; result (may be NULL: none) is copied for waiters. */
 void submit_registry_leave(active_submit *owner, const char *result);

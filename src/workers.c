@@ -12,13 +12,18 @@
 
 #include "dispatch.h"
 #include "exec.h"
+#include "exec_ctx.h"
 #include "log.h"
 #include "strbuf.h"
+#include "submit_deadline.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* How long one commit attempt waits for another process's journal lock. */
+#define COMMITTER_LOCK_WAIT_MS 1000L
 
 typedef struct work_item {
     struct work_item *next;
@@ -401,27 +406,8 @@ void workers_set_session(workers *w, long long session_id)
 static int init_worker(workers *w, worker *wk, int index,
                        const gahp_config *cfg, journal *primary, char **err)
 {
-    boinc_options opts;
-    boinc_options_default(&opts);
-    opts.connect_timeout_ms = cfg->connect_timeout_s * 1000;
-    opts.total_timeout_ms = cfg->http_timeout_s * 1000;
-    opts.retry_budget_ms = cfg->retry_budget_s * 1000;
-    opts.ca_file = cfg->ca_file;
-    opts.ca_path = cfg->ca_path;
-    opts.max_reply_bytes = cfg->max_reply_bytes;
-    opts.max_download_bytes = cfg->max_output_bytes;
     wk->pool = w;
-    wk->ctx.config = cfg;
-    wk->ctx.worker_index = index;
-    wk->ctx.client = boinc_client_new(&opts);
-    if (wk->ctx.client == NULL) {
-        strbuf sb = STRBUF_INIT;
-        if (strbuf_printf(&sb, "cannot create BOINC client for worker %d", index) == 0)
-            *err = strbuf_detach(&sb);
-        return -1;
-    }
-    wk->ctx.journal = journal_connect(primary, err);
-    return wk->ctx.journal ? 0 : -1;
+    return exec_ctx_open(&wk->ctx, cfg, primary, index, err);
 }
 
 workers *workers_start(const gahp_config *cfg, journal *primary,
@@ -451,6 +437,9 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     }
     if ((w->cj = journal_connect(primary, err)) == NULL)
         goto failed;
+    /* The committer retries on its own and must notice a shutdown soon
+     * even while another process holds the journal lock. */
+    journal_set_lock_wait(w->cj, COMMITTER_LOCK_WAIT_MS);
     if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
         goto failed;
     w->committer_started = 1;
@@ -513,6 +502,10 @@ size_t workers_shutdown(workers *w)
         executing += w->ws[i].running != NULL;
     }
     pthread_mutex_unlock(&w->mu);
+    /* A submit answered at its deadline runs on in a thread of its own
+     * (submit_deadline.h): it counts as executing.  None can start now:
+     * only an executing worker starts one. */
+    executing += submit_detached_running();
     pthread_mutex_lock(&w->cmu);
     w->cstop = 1;
     pthread_cond_signal(&w->ccv);

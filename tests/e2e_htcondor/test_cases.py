@@ -46,11 +46,6 @@ def journal_lock(tmp_path):
         p.stdout.close()
 
 
-LOCK_FIX = pytest.mark.needs_fix("E2: lock tolerance (journal writes wait for another "
-                                 "process's lock instead of F/failed requests/no banner)")
-
-
-@LOCK_FIX
 def test_lock_held_during_a_submit(make_gm, add_jobs, emulator, journal_lock):
     gm = make_gm(seed=21)
     add_jobs(gm, 3)
@@ -65,7 +60,6 @@ def test_lock_held_during_a_submit(make_gm, add_jobs, emulator, journal_lock):
     assert len(gm.processes) == 1
 
 
-@LOCK_FIX
 def test_lock_held_during_commands(make_gm, add_jobs, emulator, journal_lock):
     gm = make_gm(seed=22)
     add_jobs(gm, 3)
@@ -80,7 +74,6 @@ def test_lock_held_during_commands(make_gm, add_jobs, emulator, journal_lock):
     assert len(gm.processes) == 1
 
 
-@LOCK_FIX
 def test_lock_held_during_start_up(make_gm, add_jobs, emulator, journal_lock):
     """The client waits for the banner without a timeout: a GAHP that
     waits for the lock and then starts loses nothing."""
@@ -95,7 +88,7 @@ def test_lock_held_during_start_up(make_gm, add_jobs, emulator, journal_lock):
 
 
 @pytest.mark.needs_fix("D: finite expire time (the timed-out submit's batch lives "
-                       "forever); E2: submit deadline")
+                       "forever)")
 def test_submit_slower_than_the_call_timeout(make_gm, add_jobs, emulator):
     """The client gives up on BOINC_SUBMIT after its call timeout (300 s,
     shortened here): it holds the jobs and clears their batch name; the
@@ -169,11 +162,6 @@ def test_tab_in_a_path(make_gm, add_jobs, emulator, tmp_path):
     check_invariants(gm, emulator)
 
 
-SOME_FIX = pytest.mark.needs_fix("E2: FETCH_OUTPUT SOME skips specs the job does not "
-                                 "produce and /dev/null destinations")
-
-
-@SOME_FIX
 def test_some_with_output_set_and_error_unset(make_gm, add_jobs, emulator):
     """transfer_output_files = out (remapped), output set, error unset: the
     client adds (job.out, Out) and the pair `null /dev/null`."""
@@ -193,7 +181,6 @@ def test_some_with_output_set_and_error_unset(make_gm, add_jobs, emulator):
     assert all(j.state == COMPLETED for j in jobs)
 
 
-@SOME_FIX
 def test_some_with_output_and_error_files(make_gm, add_jobs, emulator):
     """output and error set: the client adds (job.out, Out) and
     (job.err, Err), names the app never writes; the app's stderr still

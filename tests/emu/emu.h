@@ -136,6 +136,7 @@ typedef struct {
     emu_fault *faults; int nfaults;
     long rpc_count[RPC_COUNT];
     long http_requests;
+    long long query_batch2_jobs;    /* job lines listed by query_batch2 replies */
     long files_uploaded;
     long long bytes_uploaded;
     /* What the PHP limits did (counters): requests refused or cut by each

@@ -1,0 +1,116 @@
+"""htc - a small wire-faithful model of HTCondor 9.0's grid manager as a
+BOINC GAHP client (facts from shared/reference/htcondor-client.md): request
+ids from 2, every return line within 20 s (else the client would exit),
+anything but S fatal, jobs of a submit in an arbitrary order with the six
+trailing fields of whichever job comes first, and the status reply loop
+that stops after the first unconfirmed batch it confirms."""
+import itertools
+import time
+
+import pytest
+
+from submit_client import Gahp, escape, split_tokens
+
+RESPONSE_TIMEOUT = 20       # GRIDMANAGER_GAHP_RESPONSE_TIMEOUT
+
+
+class GridManager:
+    def __init__(self, gahp, emulator):
+        self.gahp = gahp
+        self.emu = emulator
+        self.ids = itertools.count(2)       # the first id is 2
+        self.done = {}
+        gahp.set_prefix("GAHP:")
+        self.sync("ASYNC_MODE_ON")
+        self.sync("BOINC_SELECT_PROJECT %s %s" % (escape(emulator.url),
+                                                  escape(emulator.authenticator)))
+
+    def sync(self, line):
+        got = self.gahp.command(line, timeout=RESPONSE_TIMEOUT)
+        assert got is not None and got.split(" ")[0].startswith("S"), \
+            "the grid manager would exit on %r for %r" % (got, line[:80])
+        return got
+
+    def start(self, command, *tokens, raw=()):
+        rid = next(self.ids)
+        line = " ".join([command, str(rid)] + [escape(str(t)) for t in tokens] + list(raw))
+        self.sync(line)
+        return rid
+
+    def submit(self, batch, app, jobs, trailing=("NULL",) * 6, shuffle=None):
+        """jobs: list of (name, [args], [(src, dst)]); shuffle: a Random."""
+        jobs = list(jobs)
+        if shuffle is not None:
+            shuffle.shuffle(jobs)
+        toks = [batch, app, len(jobs)]
+        for name, args, ins in jobs:
+            toks += [name, len(args)] + list(args) + [len(ins)]
+            for src, dst in ins:
+                toks += [src, dst]
+        return self.start("BOINC_SUBMIT", *toks, raw=[escape(t) for t in trailing])
+
+    def wait(self, rid, timeout=120):
+        deadline = time.monotonic() + timeout
+        while rid not in self.done:
+            head = self.sync("RESULTS")
+            n = int(head.split(" ")[1])
+            for _ in range(n):
+                toks = split_tokens(self.gahp.read_line(RESPONSE_TIMEOUT))
+                self.done[int(toks[0])] = toks[1:]
+            if rid not in self.done:
+                assert time.monotonic() < deadline, "no result for %d" % rid
+                time.sleep(0.05)
+        return self.done.pop(rid)
+
+    def call(self, command, *tokens, timeout=120):
+        return self.wait(self.start(command, *tokens), timeout)
+
+    def query(self, min_mod_time, batches, timeout=120):
+        """Raw result tokens of BOINC_QUERY_BATCHES (min_mod_time is not
+        escaped by the client)."""
+        rid = self.start("BOINC_QUERY_BATCHES", raw=[str(min_mod_time), str(len(batches))]
+                         + [escape(b) for b in batches])
+        return self.wait(rid, timeout)
+
+
+def parse_groups(toks, nbatches):
+    """NULL <server_time> {<n> {<job> <status>}*n}* -> (server_time, [dict])."""
+    assert toks[0] == "NULL", toks[:3]
+    groups, i = [], 2
+    for _ in range(nbatches):
+        n = int(toks[i])
+        i += 1
+        groups.append(dict((toks[i + 2 * k], toks[i + 2 * k + 1]) for k in range(n)))
+        i += 2 * n
+    assert i == len(toks), "token count does not match the group counts"
+    return toks[1], groups
+
+
+def client_loop(groups, unconfirmed):
+    """What the real client takes from one status reply: it walks the groups
+    in order; a 0-job group of an unconfirmed batch means resubmit; the first
+    unconfirmed batch with jobs is confirmed and the rest is NOT read.
+    Returns (statuses seen {job: status}, confirmed batch or None, resubmit)."""
+    seen, resubmit = {}, []
+    for batch, group in groups:
+        if batch in unconfirmed:
+            if not group:
+                resubmit.append(batch)
+                continue
+            return seen, batch, resubmit
+        seen.update(group)
+    return seen, None, resubmit
+
+
+@pytest.fixture
+def make_gm(journal, emulator):
+    started = []
+
+    def make(args=("--retry-budget", "5"), env=None, path=None):
+        g = Gahp(path or journal, args=list(args), env=env)
+        started.append(g)
+        return GridManager(g, emulator)
+
+    yield make
+    for g in started:
+        g.kill()

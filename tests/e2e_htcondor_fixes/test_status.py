@@ -1,0 +1,121 @@
+"""Issue 8 points 3 and 4: status replies the real client cannot lose.
+
+The grid manager stops reading a status reply after the first unconfirmed
+batch it confirms (dropping that reply's statuses), resubmits an
+unconfirmed batch whose group has 0 jobs, only remembers server_time of
+partial queries, and the server compares whole-second modification times.
+boinc_gahp answers every batch whose jobs it journaled with the full
+status list from the journal, and asks the server incrementally with a
+margin below the last server_time it recorded."""
+import random
+
+from htc import client_loop, parse_groups
+
+
+class StatusPoller:
+    """The grid manager's status polling after a restart: every batch
+    unconfirmed, a full query first, then partial queries passing back the
+    previous partial query's server_time verbatim."""
+
+    def __init__(self, gm, batches, unconfirmed=True):
+        self.gm = gm
+        self.batches = list(batches)
+        self.unconfirmed = set(batches) if unconfirmed else set()
+        self.statuses = {}
+        self.resubmits = []
+        self.full = True
+        self.partial_time = "0"
+
+    def poll(self):
+        toks = self.gm.query("0" if self.full else self.partial_time, self.batches)
+        server_time, groups = parse_groups(toks, len(self.batches))
+        seen, confirmed, resubmit = client_loop(list(zip(self.batches, groups)),
+                                                self.unconfirmed)
+        self.statuses.update(seen)
+        self.resubmits += resubmit
+        if confirmed is not None:
+            self.unconfirmed.discard(confirmed)
+        if not self.full:
+            self.partial_time = server_time
+        self.full = False
+        return groups
+
+
+def submit_batches(gm, inputs, nbatches, njobs, tag):
+    shared = inputs("shared_%s" % tag, "shared input\n")
+    names = {}
+    for b in range(nbatches):
+        batch = "condor#s#uppercase#%s%d" % (tag, b)
+        jobs = [("%s#%d.%d" % (batch, b + 1, j), [], [(shared, "in")]) for j in range(njobs)]
+        assert gm.wait(gm.submit(batch, "uppercase", jobs, shuffle=random.Random(b))) == ["NULL"]
+        names[batch] = [j[0] for j in jobs]
+    return names
+
+
+def test_every_done_reaches_the_early_stopping_client(make_gm, emulator, inputs):
+    gm = make_gm()
+    names = submit_batches(gm, inputs, 4, 4, "e")
+    emulator.run(7200)
+    emulator.advance(30)
+    gm.gahp.kill()                              # GAHP dies; grid manager restarts
+    poller = StatusPoller(make_gm(), names)
+    for _ in range(8):
+        poller.poll()
+        if not poller.unconfirmed and len(poller.statuses) == 16:
+            break
+        emulator.advance(60)                    # the client polls every 60 s
+    assert poller.resubmits == []               # never a 0-job group for a real batch
+    assert not poller.unconfirmed
+    want = {j: "DONE" for jobs in names.values() for j in jobs}
+    assert poller.statuses == want
+
+
+def test_change_in_the_same_second_as_server_time_is_reported(make_gm, emulator, inputs):
+    gm = make_gm()
+    names = submit_batches(gm, inputs, 1, 3, "s")
+    (batch, jobs), = names.items()
+    poller = StatusPoller(gm, [batch], unconfirmed=False)
+    poller.poll()                               # full
+    poller.poll()                               # first partial: remembers server_time
+    # the emulator's clock stands still: the abort changes the job in the
+    # same second as that server_time
+    assert gm.call("BOINC_ABORT_JOBS", jobs[1]) == ["NULL"]
+    poller.poll()
+    assert poller.statuses.get(jobs[1]) == "ERROR", poller.statuses
+
+
+def test_polling_an_unchanged_batch_does_not_list_it_again(make_gm, emulator, inputs):
+    gm = make_gm()
+    names = submit_batches(gm, inputs, 1, 300, "u")
+    (batch, jobs), = names.items()
+    emulator.run(7200)
+    emulator.advance(30)
+    _, (group,) = parse_groups(gm.query("0", [batch]), 1)
+    assert set(group.values()) == {"DONE"} and len(group) == 300
+    emulator.advance(30)
+    before = emulator.counters()["query_batch2_jobs"]
+    t = "0"
+    for i in range(5):
+        # full and partial queries alike get the full list...
+        t, (group,) = parse_groups(gm.query("0" if i % 2 else t, [batch]), 1)
+        assert len(group) == 300 and set(group.values()) == {"DONE"}
+        emulator.advance(60)
+    # ...but the server listed nothing: nothing changed
+    assert emulator.counters()["query_batch2_jobs"] - before == 0
+
+
+def test_a_new_batch_does_not_make_the_server_relist_the_others(make_gm, emulator, inputs):
+    gm = make_gm()
+    old = submit_batches(gm, inputs, 2, 200, "o")
+    emulator.run(7200)
+    emulator.advance(30)
+    _, groups = parse_groups(gm.query("0", list(old)), 2)
+    assert all(len(g) == 200 for g in groups)
+    emulator.advance(30)
+    new = submit_batches(gm, inputs, 1, 3, "n")
+    batches = list(old) + list(new)
+    before = emulator.counters()["query_batch2_jobs"]
+    _, groups = parse_groups(gm.query("0", batches), 3)
+    assert [len(g) for g in groups] == [200, 200, 3]
+    # only the new batch's jobs were listed by the server
+    assert emulator.counters()["query_batch2_jobs"] - before == 3
