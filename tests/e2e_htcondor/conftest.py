@@ -1,14 +1,7 @@
 """Fixtures for the HTCondor grid-manager simulator tests: the real
 boinc_gahp driven by gridmanager_sim.GridManager over real pipes, against
 the real boinc_emu (the emulator fixture of tests/e2e_submit/submit_client.py,
-manual virtual clock, 2 hosts).
-
-The `needs_fix("<lane>: <what>")` marker names the fix a test waits for.
-It changes nothing by default (the test runs and fails); with
-BOINC_GAHP_XFAIL_PENDING=1 in the environment it becomes
-xfail(strict=False), so an integration branch can run the directory green
-while the fixes land."""
-import os
+manual virtual clock, 2 hosts)."""
 import pathlib
 import sys
 
@@ -21,21 +14,6 @@ sys.path.insert(0, str(HERE.parent / "e2e_submit"))
 from submit_client import emulator  # noqa: E402,F401
 from gridmanager_sim import GridManager  # noqa: E402
 
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "needs_fix(reason): fails until the named lane's fix lands; "
-                   "xfail(strict=False) only with BOINC_GAHP_XFAIL_PENDING=1")
-
-
-def pytest_collection_modifyitems(config, items):
-    if os.environ.get("BOINC_GAHP_XFAIL_PENDING") != "1":
-        return
-    for item in items:
-        mark = item.get_closest_marker("needs_fix")
-        if mark is not None:
-            reason = mark.args[0] if mark.args else "pending fix"
-            item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
 
 
 @pytest.fixture

@@ -87,8 +87,6 @@ def test_lock_held_during_start_up(make_gm, add_jobs, emulator, journal_lock):
     assert len(gm.processes) == 2
 
 
-@pytest.mark.needs_fix("D: finite expire time (the timed-out submit's batch lives "
-                       "forever)")
 def test_submit_slower_than_the_call_timeout(make_gm, add_jobs, emulator):
     """The client gives up on BOINC_SUBMIT after its call timeout (300 s,
     shortened here): it holds the jobs and clears their batch name; the
@@ -116,8 +114,6 @@ def test_submit_slower_than_the_call_timeout(make_gm, add_jobs, emulator):
         assert b["retired"] or b["expire_time"] > 0, ("lives forever", b)
 
 
-@pytest.mark.needs_fix("A: E only for lines that are not well-framed requests "
-                       "(a bad trailing field gets S and an error result)")
 def test_non_numeric_trailing_field_holds_with_a_reason(make_gm, add_jobs, emulator):
     """`+rsc_memory_bound = "2GB"` reaches the GAHP as is.  It must not
     crash-loop the client: the jobs are held with a reason naming the
@@ -133,11 +129,6 @@ def test_non_numeric_trailing_field_holds_with_a_reason(make_gm, add_jobs, emula
     assert emulator.counters()["batches_by_name"] == {}
 
 
-TAB_FIX = pytest.mark.needs_fix("A: raw TAB and other control characters inside tokens "
-                                "are ordinary bytes (not E)")
-
-
-@TAB_FIX
 def test_tab_in_an_argument(make_gm, add_jobs, emulator):
     """The client sends TAB raw; the framing takes it as an ordinary byte,
     but a real server splits the command line on white space, so the
@@ -154,7 +145,6 @@ def test_tab_in_an_argument(make_gm, add_jobs, emulator):
     assert emulator.counters()["batches_by_name"] == {}
 
 
-@TAB_FIX
 def test_tab_in_a_path(make_gm, add_jobs, emulator, tmp_path):
     gm = make_gm(seed=27)
     add_jobs(gm, 2, iwd_root=tmp_path / "dir\twith tab")

@@ -58,7 +58,6 @@ def test_submit_lists_jobs_shuffled_with_the_first_jobs_trailing_fields(make_gm,
     assert tokens[-6:] == attrs, (first, tokens[-6:])
 
 
-@pytest.mark.needs_fix("A: CONDOR_VERSION answers S <version>")
 def test_condor_version_two_tokens(make_gm, add_jobs, emulator):
     """CONDOR_VERSION must be answered with exactly two tokens, S <version>."""
     gm = make_gm()
