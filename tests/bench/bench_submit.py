@@ -53,6 +53,17 @@ def make_inputs(tmp, njobs):
     return shared, distinct
 
 
+def planned(gahp, batch):
+    """(planning seconds, hashing MB/s) from the server's log, or Nones
+    (a server without that log line)."""
+    m = re.search(r"submit %s: inputs planned in ([0-9.]+) s: \d+ distinct files, hashed \d+ "
+                  r"files, (\d+) bytes in ([0-9.]+) s" % batch, gahp.stderr_text())
+    if not m:
+        return None, None
+    mbps = int(m.group(2)) / 1e6 / float(m.group(3)) if float(m.group(3)) > 0 else None
+    return float(m.group(1)), mbps
+
+
 def run_case(args, tmp, run, case_args, shared, distinct):
     """One fresh emulator + journal: submit, then resubmit.  Returns a dict."""
     from submit_client import Client, Gahp, emu_mod
@@ -87,12 +98,17 @@ def run_case(args, tmp, run, case_args, shared, distinct):
         shared_uploads = [v for k, v in c["uploads_by_name"].items() if k.endswith(".bin")]
         assert shared_uploads == [1], shared_uploads
 
+        out["plan_s"], out["hash_mbps"] = planned(gahp, "bench1")
         out["resubmit_s"], out["resubmit_cpu_s"] = submit("bench2")
         c2 = emu.counters()
         reads = re.findall(r"submit bench2: \d+ inputs, (\d+) files read for hashing",
                            gahp.stderr_text())
         out["resubmit_read"] = int(reads[0]) if reads else None
+        out["resubmit_plan_s"], _ = planned(gahp, "bench2")
         out["resubmit_bytes"] = c2["bytes_uploaded"] - c["bytes_uploaded"]
+        if args.save_log:
+            with open(args.save_log, "w") as f:
+                f.write(gahp.stderr_text())
         gahp.quit()
     finally:
         gahp.kill()
@@ -107,6 +123,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=10000)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--cases", default="stock,none")
+    ap.add_argument("--save-log", metavar="FILE", help="the last run's server log (use with "
+                    "--gahp-arg=--log-level --gahp-arg=debug to see where the time goes)")
     ap.add_argument("--emu-arg", action="append", default=[])
     ap.add_argument("--gahp-arg", action="append", default=[])
     args, _ = ap.parse_known_args()
@@ -126,10 +144,13 @@ def main():
                 r = run_case(args, tmp, run, CASES[case] if limits_ok else [], shared, distinct)
                 results[case].append(r)
                 print("[%s #%d, load %s] submit %d jobs (1 KB distinct + 10 MB shared): "
-                      "%.3f s (server CPU %.2f s); resubmit: %.3f s (CPU %.2f s), "
+                      "%.3f s (server CPU %.2f s, input planning %s s, hashing %s MB/s); resubmit: "
+                      "%.3f s (CPU %.2f s, input planning %s s), "
                       "files read %s, bytes uploaded %d"
                       % (case, rep + 1, load_average(), args.jobs, r["submit_s"],
-                         r["submit_cpu_s"], r["resubmit_s"], r["resubmit_cpu_s"],
+                         r["submit_cpu_s"], r["plan_s"],
+                         "%.0f" % r["hash_mbps"] if r["hash_mbps"] else "?", r["resubmit_s"],
+                         r["resubmit_cpu_s"], r["resubmit_plan_s"],
                          r["resubmit_read"], r["resubmit_bytes"]), flush=True)
                 print("  RPCs: %s (total %d); files uploaded %d, bytes %d"
                       % (r["rpcs"], sum(r["rpcs"].values()), r["files_uploaded"],
@@ -141,9 +162,16 @@ def main():
         rs = results[case]
         figure("submit.%s_s" % case, median([r["submit_s"] for r in rs]), "s")
         figure("submit.%s_cpu_s" % case, median([r["submit_cpu_s"] for r in rs]), "s")
+        figure("submit.%s_hash_mbps" % case,
+               median([r["hash_mbps"] for r in rs if r["hash_mbps"] is not None]), "MB/s")
         figure("submit.%s_upload_rpcs" % case,
                median([r["rpcs"].get("upload_files", 0) for r in rs]), "RPCs")
+        figure("submit.%s_plan_s" % case,
+               median([r["plan_s"] for r in rs if r["plan_s"] is not None]), "s")
         figure("resubmit.%s_s" % case, median([r["resubmit_s"] for r in rs]), "s")
+        figure("resubmit.%s_plan_s" % case,
+               median([r["resubmit_plan_s"] for r in rs if r["resubmit_plan_s"] is not None]),
+               "s")
         figure("resubmit.%s_files_read" % case,
                median([r["resubmit_read"] for r in rs if r["resubmit_read"] is not None]),
                "files")

@@ -41,7 +41,7 @@ def run_bench(script, args, extra):
 def fmt(v, unit):
     if v is None:
         return "n/a"
-    if unit in ("s", "ms", "MB"):
+    if unit in ("s", "ms", "MB", "MB/s"):
         return "%.3g %s" % (v, unit)
     return "%.0f %s" % (v, unit)
 
@@ -58,7 +58,13 @@ def rows(f):
                     1.5))
         out.append(("  server CPU of that submit", g("submit.%s_cpu_s" % case), "s",
                     None, "", None))
+        out.append(("  hashing throughput (wall)", g("submit.%s_hash_mbps" % case), "MB/s",
+                    g("limit.md5_mbps"), "MD5 (hashlib) MB/s", None))
+        out.append(("  input planning (stat+hash+journal)", g("submit.%s_plan_s" % case), "s",
+                    None, "", None))
         out.append(("resubmit same inputs, %s" % case, g("resubmit.%s_s" % case), "s",
+                    0.3, "target 0.3 s", 1.0))
+        out.append(("  input planning of the resubmit", g("resubmit.%s_plan_s" % case), "s",
                     0.3, "target 0.3 s", 1.0))
         out.append(("  files read / bytes uploaded", g("resubmit.%s_files_read" % case), "files",
                     None, "bytes %s" % fmt(g("resubmit.%s_bytes_uploaded" % case), ""), None))
