@@ -123,7 +123,7 @@ static double monotonic_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Pool item: the one stat of a distinct file (open + fstat: it must be a
+/* Pool item: the one stat of a distinct file (files_stat: it must be a
  * readable regular file). */
 static void stat_slot(size_t slot, void *arg)
 {
@@ -161,22 +161,26 @@ static int first_failure(submit_run *r, input_plan *t)
 }
 
 /* Stat every distinct file, look every key up in the MD5 cache at once,
- * hash the misses; all file work on the hash pool. */
+ * hash the misses; all file work on the hash pool.  Only the files before
+ * the first one that failed its stat are looked up and hashed: a serial
+ * pass would have stopped there, and one of them may fail its hashing
+ * first. */
 static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
 {
     hash_pool_run(t->n, stat_slot, t);
-    if (first_failure(r, t) != 0)
-        return -1;
-    const files_stat_key **keyp = calloc(t->n ? t->n : 1, sizeof *keyp);
+    size_t upto = 0;
+    while (upto < t->n && !t->failed[upto])
+        upto++;
+    const files_stat_key **keyp = calloc(upto ? upto : 1, sizeof *keyp);
     if (keyp == NULL)
         return run_fail_nomem(r);
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < upto; i++)
         keyp[i] = &t->keys[i];
-    int rc = journal_md5_lookup_many(r->ctx->journal, keyp, t->n, t->md5, t->hit);
+    int rc = journal_md5_lookup_many(r->ctx->journal, keyp, upto, t->md5, t->hit);
     free(keyp);
     if (rc != 0)
         return run_fail_journal(r);
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = 0; i < upto; i++) {
         if (!t->hit[i])
             t->miss[t->nmiss++] = i;
     }

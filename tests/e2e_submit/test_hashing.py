@@ -71,3 +71,20 @@ def test_first_bad_input_in_job_order_is_the_one_reported(client, emulator, inpu
         assert len(res) == 1 and gone[0] in res[0] and "No such file" in res[0], res
         assert gone[1] not in res[0] and "a dir" not in res[0]
     assert emulator.counters()["rpc"]["create_batch"] == 0
+
+
+def test_a_hashing_error_before_a_stat_error_is_the_one_reported(client, emulator, inputs,
+                                                                  tmp_path):
+    """/proc/self/status stats as an empty regular file but reads as text:
+    its hashing fails ("changed while it was being hashed") although its
+    stat succeeded.  A serial pass meets it before the missing file that
+    comes later in job order, so its error is the one reported."""
+    paths, _ = make_inputs(inputs, N)
+    gone = str(tmp_path / "gone.txt")
+    paths[5] = "/proc/self/status"
+    paths[20] = gone
+    jobs = [("pr#%d" % i, [], [(p, "in")]) for i, p in enumerate(paths)]
+    res = client.wait(client.submit("pr", "uppercase", jobs))
+    assert len(res) == 1 and "/proc/self/status" in res[0], res
+    assert "changed while it was being hashed" in res[0] and gone not in res[0]
+    assert emulator.counters()["rpc"]["create_batch"] == 0
