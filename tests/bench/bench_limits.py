@@ -10,7 +10,9 @@ journals and inputs of the other benches:
   3. loopback upload: the same files POSTed as multipart/form-data, K files
      per request, over ONE reused keep-alive connection to a trivial HTTP
      sink (a separate process on 127.0.0.1 that reads each body and
-     answers 200): the network floor of an upload of those files.
+     answers 200): the network floor of an upload of those files;
+  4. (with --emu) the same files uploaded straight to boinc_emu from
+     Python: the emulator's own cost, which bounds any client's submit.
 Prints numbers only."""
 import argparse
 import hashlib
@@ -129,6 +131,34 @@ def post_seconds(paths, per_request):
         listener.close()
 
 
+def emu_post_seconds(emu_binary, tmp, paths, per_request):
+    """The same files uploaded straight to boinc_emu (create_batch, then
+    upload_files per_request files per request, from Python): what the
+    emulator itself costs, so a submit's wall time can be split between
+    boinc_gahp and the server it talks to."""
+    os.environ["BOINC_EMU"] = os.path.abspath(emu_binary)
+    sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
+    from submit_client import emu_mod as h
+    e = h.Emulator(os.path.join(tmp, "emu%d" % per_request), hosts=2)
+    e.start()
+    try:
+        bid = int(h.tag_value(e.rpc(h.xml_create_batch(e.authenticator, "lim", "twoinout")).body,
+                              "batch_id"))
+        t0 = time.perf_counter()
+        for i in range(0, len(paths), per_request):
+            datas = []
+            for p in paths[i:i + per_request]:
+                with open(p, "rb") as f:
+                    datas.append(f.read())
+            names = [hashlib.md5(d).hexdigest() for d in datas]
+            r = e.job_file(h.xml_simple("upload_files", e.authenticator, batch_id=bid,
+                                        phys_name=names), datas)
+            assert b"<success/>" in r.body, r
+        return time.perf_counter() - t0
+    finally:
+        e.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--gahp", default=None, help="unused here")
@@ -163,6 +193,12 @@ def main():
             print("loopback POST of the same %d files, %d per request, one connection: %.3f s"
                   % (len(paths), per, secs))
             figure("limit.post%d_s" % per, secs, "s")
+        if args.emu:
+            for per in (20, 200):
+                secs = emu_post_seconds(args.emu, tmp, paths, per)
+                print("the same %d files uploaded straight to boinc_emu, %d per request: %.3f s"
+                      % (len(paths), per, secs))
+                figure("limit.emu_post%d_s" % per, secs, "s")
     return 0
 
 

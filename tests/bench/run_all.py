@@ -57,6 +57,8 @@ def rows(f):
         out.append(("10,000-job submit, limits %s" % case, g("submit.%s_s" % case), "s",
                     lim, "MD5 + loopback POST, %s" % ("20/req" if case == "stock" else "200/req"),
                     1.5))
+        out.append(("  same files straight to the emulator", g("limit.emu_post%s_s" % (
+                        "20" if case == "stock" else "200")), "s", None, "Python client, no MD5", None))
         out.append(("  server CPU of that submit", g("submit.%s_cpu_s" % case), "s",
                     None, "", None))
         out.append(("  hashing throughput (wall)", g("submit.%s_hash_mbps" % case), "MB/s",
