@@ -18,8 +18,8 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
 sys.path.insert(0, HERE)
-from figures import figure, load_average, rss_kib  # noqa: E402
-from bench_submit import make_inputs  # noqa: E402
+from figures import cpu_seconds, figure, load_average, rss_kib  # noqa: E402
+from bench_submit import make_inputs, planned  # noqa: E402
 
 
 def main():
@@ -55,6 +55,10 @@ def main():
                   % (load_average(), args.jobs, t_submit,
                      rss_kib(gahp.proc.pid, "VmHWM") / 1024.0), flush=True)
             figure("big.submit_s", t_submit, "s")
+            plan_s, mbps = planned(gahp, "big")
+            print("  input planning %s s, hashing %s MB/s, server CPU %.2f s"
+                  % (plan_s, "%.0f" % mbps if mbps else "?", cpu_seconds(gahp.proc.pid)), flush=True)
+            figure("big.submit_plan_s", plan_s, "s")
             if args.submit_only:
                 figure("big.submit_peak_rss_mb", rss_kib(gahp.proc.pid, "VmHWM") / 1024.0, "MB")
                 gahp.quit()

@@ -78,6 +78,7 @@ def rows(f):
     out.append(("isolated request p50", g("core.latency_p50_ms"), "ms",
                 3 * fs if fs is not None else None, "3 x fdatasync", 1.0))
     out.append(("100,000-job batch: submit", g("big.submit_s"), "s", None, "", None))
+    out.append(("  input planning of that submit", g("big.submit_plan_s"), "s", None, "", None))
     out.append(("  peak RSS after the submit", g("big.submit_peak_rss_mb"), "MB", 250,
                 "target 250 MB", 1.0))
     out.append(("  query", g("big.query_s"), "s", None, "", None))
