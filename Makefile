@@ -146,8 +146,10 @@ check-tsan: deps
 demo: deps all
 	/usr/bin/python3 tests/demo/demo.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu
 
+# make bench [BENCH_ARGS="--big --repeat 3 --emu-arg=--php-limits=none ..."]:
+# every figure of issue 12 with this machine's limits (doc/performance.md).
 bench: all
-	/usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu
+	/usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu $(BENCH_ARGS)
 
 # ---- fuzzing: libFuzzer harnesses in tests/fuzz/fuzz_<name>.c with seeds
 # in tests/fuzz/corpus/<name>/ (read-only; what the fuzzer finds goes to

@@ -1,6 +1,7 @@
 /*
  * files.c - input files: stat keys, streaming MD5 (OpenSSL libcrypto EVP),
- * physical names, upload chunk planning and deduplication.
+ * physical names, upload chunk planning and deduplication.  Thread-safe:
+ * the submit hashes its inputs on several threads (hash_pool.c).
  */
 #include "files.h"
 
@@ -9,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +23,10 @@
 /* Read size for hashing: large enough to amortise syscalls, small enough
  * to keep memory per worker modest. */
 #define FILES_READ_CHUNK (1024 * 1024)
+
+/* Smallest read buffer: a small file is read in one call plus the one
+ * that sees EOF, without a 1 MB allocation (an mmap + munmap each) per file. */
+#define FILES_READ_MIN (16 * 1024)
 
 static void files_set_err(char **errmsg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -87,14 +93,34 @@ static int files_fill_key(const char *path, const struct stat *st,
     return 0;
 }
 
+/*
+ * One stat() and one faccessat() instead of open + fstat + close: a resubmit
+ * stats every input and most come from the MD5 cache, so this is the
+ * per-file cost that remains (open and close were 90 % of it).  The checks and
+ * messages are those of files_open_regular: a directory is EISDIR, any
+ * other non-regular file "not a regular file" (checked before any open, so
+ * a FIFO cannot block), and faccessat(R_OK, AT_EACCESS: the effective ids, as open
+ * uses) reports what open would (EACCES).
+ */
 int files_stat(const char *path, files_stat_key *out, char **errmsg)
 {
     struct stat st;
     out->path = NULL;
-    int fd = files_open_regular(path, &st, errmsg);
-    if (fd < 0)
+    if (stat(path, &st) != 0) {
+        files_set_read_err(errmsg, path, errno);
         return -1;
-    close(fd);          /* read-only fd: close cannot lose data */
+    }
+    if (!S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            files_set_read_err(errmsg, path, EISDIR);
+        else
+            files_set_err(errmsg, "cannot read input file %s: not a regular file", path);
+        return -1;
+    }
+    if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        return -1;
+    }
     return files_fill_key(path, &st, out, errmsg);
 }
 
@@ -137,16 +163,22 @@ static void files_to_hex(const unsigned char *digest, unsigned int len, char *ou
 
 /* Hash everything readable from fd into ctx.  Returns bytes hashed, or -1
  * with the message set. */
-static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, const char *path, char **errmsg)
+static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
+                               const char *path, char **errmsg)
 {
-    unsigned char *buf = malloc(FILES_READ_CHUNK);
+    /* Sized to the file (+1 so the first read of a file that did not grow
+     * is short), within [FILES_READ_MIN, FILES_READ_CHUNK]. */
+    size_t cap = size_hint < 0 || size_hint >= FILES_READ_CHUNK ? FILES_READ_CHUNK
+                 : (size_t)size_hint + 1 < FILES_READ_MIN ? FILES_READ_MIN
+                 : (size_t)size_hint + 1;
+    unsigned char *buf = malloc(cap);
     if (!buf) {
         files_set_read_err(errmsg, path, ENOMEM);
         return -1;
     }
     long long total = 0;
     for (;;) {
-        ssize_t r = files_read_some(fd, buf, FILES_READ_CHUNK);
+        ssize_t r = files_read_some(fd, buf, cap);
         if (r < 0) {
             files_set_read_err(errmsg, path, errno);
             total = -1;
@@ -163,6 +195,23 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, const char *path, char *
     }
     free(buf);
     return total;
+}
+
+static pthread_once_t files_md5_once = PTHREAD_ONCE_INIT;
+static EVP_MD *files_md5_alg;
+
+static void files_md5_fetch(void)
+{
+    files_md5_alg = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
+/* The MD5 implementation, fetched once per process: an EVP_MD_fetch per
+ * file costs a provider look-up under a global lock, which serialised the
+ * hashing threads.  NULL if libcrypto refuses MD5 (e.g. FIPS-only). */
+static const EVP_MD *files_md5(void)
+{
+    pthread_once(&files_md5_once, files_md5_fetch);
+    return files_md5_alg;
 }
 
 /* 1 if size or mtime differ between the two stats. */
@@ -190,14 +239,14 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         return -1;
 
     int rc = -1;
-    EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+    const EVP_MD *md = files_md5();
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!md || !ctx || EVP_DigestInit_ex(ctx, md, NULL) != 1) {
         /* e.g. a FIPS-only OpenSSL configuration that refuses MD5 */
         files_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
         goto out;
     }
-    long long total = files_hash_fd(fd, ctx, path, errmsg);
+    long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path, errmsg);
     if (total < 0)
         goto out;
     if (fstat(fd, &after) != 0) {
@@ -224,7 +273,6 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
     rc = 0;
 out:
     EVP_MD_CTX_free(ctx);
-    EVP_MD_free(md);
     close(fd);
     return rc;
 }
@@ -381,10 +429,9 @@ int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN +
 {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int dlen = 0;
-    EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+    const EVP_MD *md = files_md5();
     int ok = md != NULL && EVP_Digest(data, len, digest, &dlen, md, NULL) == 1 &&
              dlen * 2 == FILES_MD5_HEX_LEN;
-    EVP_MD_free(md);
     if (!ok)
         return -1;
     files_to_hex(digest, dlen, out);

@@ -6,7 +6,11 @@
  *
  * Linear in the number of job inputs: a hash index maps each distinct
  * local path to its slot, so a file shared by every job is looked up in
- * O(1), not found by rescanning the list.
+ * O(1), not found by rescanning the list.  Each distinct file is stat'ed
+ * once; the stats and the hashing of cache misses run on the hash pool
+ * (hash_pool.h), the cache keys are looked up in one read transaction and
+ * the new digests stored in one write transaction.  Of several bad inputs
+ * the first in job order is reported, as a serial pass would.
  */
 #ifndef BOINC_GAHP_SUBMIT_INPUTS_H
 #define BOINC_GAHP_SUBMIT_INPUTS_H

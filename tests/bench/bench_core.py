@@ -21,6 +21,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from figures import figure  # noqa: E402
 DEAD_PROXY = "http://127.0.0.1:9"
 
 
@@ -111,6 +113,7 @@ def bench_pipelined(gahp, tmp, n):
     rate = n / (t1 - t0)
     print("1. pipelined acknowledgements: %d requests in %.3f s = %.0f requests/s "
           "(synchronous=FULL)" % (n, t1 - t0, rate))
+    figure("core.ack_rate", rate, "req/s")
     return s, journal
 
 
@@ -118,6 +121,7 @@ def bench_memory_and_delivery(s, journal, n):
     wait_completed(journal, n)
     rss = s.rss_kib()
     print("3. RSS with %d completed, undelivered results: %.1f MB" % (n, rss / 1024.0))
+    figure("core.rss_undelivered_mb", rss / 1024.0, "MB")
     t0 = time.perf_counter()
     s.send(b"RESULTS\n")
     head = s.readline()
@@ -125,6 +129,7 @@ def bench_memory_and_delivery(s, journal, n):
     s.count_lines(k)
     t1 = time.perf_counter()
     print("   RESULTS delivering %d results: %.3f s" % (k, t1 - t0))
+    figure("core.results_delivery_s", t1 - t0, "s")
     s.quit()
 
 
@@ -155,6 +160,7 @@ def bench_latency(gahp, tmp, rounds):
     p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000
     print("2. isolated request, return-line latency over %d requests: p50 %.2f ms, "
           "p99 %.2f ms, max %.2f ms" % (rounds, p50, p99, lat[-1] * 1000))
+    figure("core.latency_p50_ms", p50, "ms")
 
 
 def main():
@@ -163,7 +169,7 @@ def main():
     ap.add_argument("--emu", default=None, help="unused here")
     ap.add_argument("--requests", type=int, default=100000)
     ap.add_argument("--rounds", type=int, default=300)
-    args = ap.parse_args()
+    args, _ = ap.parse_known_args()
     with tempfile.TemporaryDirectory(prefix="bench_core.") as tmp:
         s, journal = bench_pipelined(args.gahp, tmp, args.requests)
         bench_latency(args.gahp, tmp, args.rounds)

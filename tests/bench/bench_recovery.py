@@ -17,6 +17,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_core"))
+sys.path.insert(0, HERE)
+from figures import figure  # noqa: E402
 
 
 def main():
@@ -24,7 +26,7 @@ def main():
     ap.add_argument("--gahp", required=True)
     ap.add_argument("--emu", required=True)
     ap.add_argument("--requests", type=int, default=100000)
-    args = ap.parse_args()
+    args, _ = ap.parse_known_args()
     os.environ["BOINC_GAHP"] = os.path.abspath(args.gahp)
     from gahp_client import Gahp, gahp_env
 
@@ -73,6 +75,7 @@ def main():
             p.wait(timeout=60)
         print("start-up to banner with %d journaled commands: min %.3f s, median %.3f s, max %.3f s"
               % (n, min(times), statistics.median(times), max(times)))
+        figure("recovery.startup_s", statistics.median(times), "s")
     return 0
 
 

@@ -1,28 +1,159 @@
 #!/usr/bin/python3
-"""run_all - run every tests/bench/bench_*.py with the same --gahp/--emu
-arguments, one after the other, and report which failed to run."""
+"""run_all - `make bench`: measure this machine's limits (bench_limits.py),
+then run every tests/bench/bench_*.py with the same --gahp/--emu arguments
+one after the other, collect the FIGURE lines they print (figures.py) and
+end with a summary table of every figure of issue 12 next to its limit or
+target and the ratio.
+
+  --big               also run bench_big.py (the 100,000-job batch; ~11 minutes)
+  --big-submit-only   also run bench_big.py, its submit only (~2 minutes)
+  --emu-arg A         extra boinc_emu option (repeatable), e.g. --php-limits
+  --gahp-arg A        extra boinc_gahp option (repeatable)
+  --repeat N          repetitions inside the benches that take medians
+  --only a,b          run only these benches (names without bench_ / .py)
+"""
 import argparse
 import glob
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from figures import load_average  # noqa: E402
+
+
+def run_bench(script, args, extra):
+    """Run one bench, echo its output, return ({key: (value, unit)}, ok)."""
+    cmd = [sys.executable, script, "--gahp", os.path.abspath(args.gahp),
+           "--emu", os.path.abspath(args.emu)] + extra
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    figs = {}
+    for line in p.stdout:
+        if line.startswith("FIGURE\t"):
+            _, key, value, unit = line.rstrip("\n").split("\t")
+            figs[key] = (None if value == "n/a" else float(value), unit)
+        else:
+            print(line, end="", flush=True)
+    return figs, p.wait() == 0
+
+
+def fmt(v, unit):
+    if v is None:
+        return "n/a"
+    if unit in ("s", "ms", "MB", "MB/s"):
+        return "%.3g %s" % (v, unit)
+    return "%.0f %s" % (v, unit)
+
+
+def rows(f):
+    """(figure, value, limit or target, ratio) for the summary table."""
+    g = lambda k: f.get(k, (None, ""))[0]  # noqa: E731
+    md5 = g("limit.md5_submit_s")
+    out = []
+    for case, post in (("stock", "limit.post20_s"), ("none", "limit.post200_s")):
+        lim = md5 + g(post) if md5 is not None and g(post) is not None else None
+        out.append(("10,000-job submit, limits %s" % case, g("submit.%s_s" % case), "s",
+                    lim, "MD5 + loopback POST, %s" % ("20/req" if case == "stock" else "200/req"),
+                    1.5))
+        out.append(("  same files straight to the emulator", g("limit.emu_post%s_s" % (
+                        "20" if case == "stock" else "200")), "s", None, "Python client, no MD5", None))
+        out.append(("  server CPU of that submit", g("submit.%s_cpu_s" % case), "s",
+                    None, "", None))
+        out.append(("  hashing throughput (wall)", g("submit.%s_hash_mbps" % case), "MB/s",
+                    g("limit.md5_mbps"), "MD5 (hashlib) MB/s", None))
+        out.append(("  input planning (stat+hash+journal)", g("submit.%s_plan_s" % case), "s",
+                    None, "", None))
+        out.append(("resubmit same inputs, %s" % case, g("resubmit.%s_s" % case), "s",
+                    0.3, "target 0.3 s", 1.0))
+        out.append(("  input planning of the resubmit", g("resubmit.%s_plan_s" % case), "s",
+                    0.3, "target 0.3 s", 1.0))
+        out.append(("  files read / bytes uploaded", g("resubmit.%s_files_read" % case), "files",
+                    None, "bytes %s" % fmt(g("resubmit.%s_bytes_uploaded" % case), ""), None))
+    out.append(("BOINC_QUERY_BATCHES 10 x 10,000", g("query.10x10000_s"), "s", 0.15,
+                "target 0.15 s", 1.0))
+    out.append(("  server peak RSS during queries", g("query.peak_rss_mb"), "MB", None, "", None))
+    fs = g("limit.fdatasync_ms")
+    out.append(("isolated request p50", g("core.latency_p50_ms"), "ms",
+                3 * fs if fs is not None else None, "3 x fdatasync", 1.0))
+    out.append(("100,000-job batch: submit", g("big.submit_s"), "s", None, "", None))
+    out.append(("  input planning of that submit", g("big.submit_plan_s"), "s", None, "", None))
+    out.append(("  peak RSS after the submit", g("big.submit_peak_rss_mb"), "MB", 250,
+                "target 250 MB", 1.0))
+    out.append(("  query", g("big.query_s"), "s", None, "", None))
+    out.append(("  fetch of 1,000 outputs", g("big.fetch_s"), "s", None, "", None))
+    out.append(("  peak RSS", g("big.peak_rss_mb"), "MB", 250, "target 250 MB", 1.0))
+    out.append(("  RPCs", g("big.rpcs"), "RPCs", None, "", None))
+    out.append(("ack rate (pipelined pings)", g("core.ack_rate"), "req/s", None, "", None))
+    out.append(("RSS, 100,000 undelivered", g("core.rss_undelivered_mb"), "MB", None, "", None))
+    out.append(("RESULTS delivering 100,000", g("core.results_delivery_s"), "s", None, "", None))
+    out.append(("output fetch (300, pipelined)", g("fetch.outputs_s"), "s", None, "", None))
+    out.append(("start-up, 100,000 journaled", g("recovery.startup_s"), "s", None, "", None))
+    return out
+
+
+def summary(f, load0):
+    print()
+    print("==== summary (load average at start %s, at end %s; %d CPUs)"
+          % (load0, load_average(), os.cpu_count()))
+    print("machine limits: fdatasync %s, MD5 %s, MD5 of the submit's bytes %s, loopback "
+          "POST of the submit's 10,001 files %s (20/request) / %s (200/request)"
+          % tuple(fmt(*f.get(k, (None, ""))) for k in (
+              "limit.fdatasync_ms", "limit.md5_mbps", "limit.md5_submit_s",
+              "limit.post20_s", "limit.post200_s")))
+    print("%-36s %12s %12s  %-28s %s" % ("figure", "value", "limit", "limit is", "ratio"))
+    for name, v, unit, lim, what, goal in rows(f):
+        ratio = "%.2f" % (v / lim) if v is not None and lim else ""
+        if ratio and goal is not None:
+            ratio += " (goal <= %g)" % goal
+        print("%-36s %12s %12s  %-28s %s" % (name, fmt(v, unit),
+                                             fmt(lim, unit) if lim is not None else "",
+                                             what, ratio))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gahp", required=True)
     ap.add_argument("--emu", required=True)
+    ap.add_argument("--big", action="store_true")
+    ap.add_argument("--big-submit-only", action="store_true")
+    ap.add_argument("--emu-arg", action="append", default=[])
+    ap.add_argument("--gahp-arg", action="append", default=[])
+    ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument("--only", default="")
     args = ap.parse_args()
-    failed = []
-    for script in sorted(glob.glob(os.path.join(HERE, "bench_*.py"))):
-        name = os.path.basename(script)
-        print("==== %s" % name, flush=True)
-        rc = subprocess.call([sys.executable, script, "--gahp", os.path.abspath(args.gahp),
-                              "--emu", os.path.abspath(args.emu)])
-        if rc != 0:
+    extra = [x for a in args.emu_arg for x in ("--emu-arg", a)]
+    extra += [x for a in args.gahp_arg for x in ("--gahp-arg", a)]
+    if args.repeat:
+        extra += ["--repeat", str(args.repeat)]
+    only = {n for n in args.only.split(",") if n}
+    scripts = [os.path.join(HERE, "bench_limits.py")]
+    scripts += [s for s in sorted(glob.glob(os.path.join(HERE, "bench_*.py")))
+                if not s.endswith("bench_limits.py")]
+    load0 = load_average()
+    failed, figs, t0 = [], {}, time.monotonic()
+    for script in scripts:
+        name = os.path.basename(script)[len("bench_"):-len(".py")]
+        want_big = args.big or args.big_submit_only or "big" in only
+        if (only and name not in only) or (name == "big" and not want_big):
+            continue
+        if name == "big" and args.big_submit_only:
+            f, ok = run_bench(script, args, extra + ["--submit-only"])
+            figs.update(f)
+            if not ok:
+                failed.append(name)
+            continue
+        print("==== %s" % os.path.basename(script), flush=True)
+        f, ok = run_bench(script, args, extra)
+        figs.update(f)
+        if not ok:
             failed.append(name)
+    summary(figs, load0)
+    print("total bench time %.0f s" % (time.monotonic() - t0))
+    if not args.big:
+        print("(the 100,000-job batch was not run to the end: make bench BENCH_ARGS=--big)")
     if failed:
         print("benchmarks that did not run to the end: %s" % ", ".join(failed))
         return 1

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""bench_big - one 100,000-job batch (issue 12): 100,000 distinct 1 KB
+inputs + one shared 10 MB input, app `twoinout`, through BOINC_SUBMIT;
+then the emulator runs the jobs, BOINC_QUERY_BATCHES of the batch, and
+BOINC_FETCH_OUTPUT of --fetch outputs (pipelined, one request each).
+Reports the wall time of each step, the server's peak RSS (VmHWM) and the
+RPC counts.  Takes about 11 minutes on a 2-CPU machine, most of it the
+emulator running the 100,000 jobs (not timed): run_all.py runs it only
+with --big (`make bench BENCH_ARGS=--big`); --submit-only stops after the
+submit (about 2 minutes).  Prints numbers; asserts correctness."""
+import argparse
+import os
+import sys
+import tempfile
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
+sys.path.insert(0, HERE)
+from figures import cpu_seconds, figure, load_average, rss_kib  # noqa: E402
+from bench_submit import make_inputs, planned  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--gahp", required=True)
+    ap.add_argument("--emu", required=True)
+    ap.add_argument("--jobs", type=int, default=100000)
+    ap.add_argument("--fetch", type=int, default=1000)
+    ap.add_argument("--submit-only", action="store_true",
+                    help="stop after the submit (the emulator's run of 100,000 jobs, "
+                    "not timed, takes most of this bench's time)")
+    ap.add_argument("--emu-arg", action="append", default=[])
+    ap.add_argument("--gahp-arg", action="append", default=[])
+    args, _ = ap.parse_known_args()
+    os.environ["BOINC_GAHP"] = os.path.abspath(args.gahp)
+    os.environ["BOINC_EMU"] = os.path.abspath(args.emu)
+    from submit_client import Client, Gahp, emu_mod, split_tokens
+    with tempfile.TemporaryDirectory(prefix="bench_big.") as tmp:
+        shared, distinct = make_inputs(tmp, args.jobs)
+        emu = emu_mod.Emulator(os.path.join(tmp, "emu"), hosts=4, extra_args=args.emu_arg)
+        emu.start()
+        gahp = Gahp(os.path.join(tmp, "journal.db"),
+                    args=["--retry-budget", "60", "--http-timeout", "3600"] + args.gahp_arg)
+        try:
+            c = Client(gahp, emu)
+            jobs = [("big#%06d" % i, [], [(distinct[i], "a"), (shared, "b")])
+                    for i in range(args.jobs)]
+            t0 = time.monotonic()
+            res = c.wait(c.submit("big", "twoinout", jobs), timeout=3600)
+            t_submit = time.monotonic() - t0
+            assert res == ["NULL"], res
+            print("[load %s] submit of %d jobs: %.2f s, server peak RSS so far %.1f MB"
+                  % (load_average(), args.jobs, t_submit,
+                     rss_kib(gahp.proc.pid, "VmHWM") / 1024.0), flush=True)
+            figure("big.submit_s", t_submit, "s")
+            plan_s, mbps = planned(gahp, "big")
+            print("  input planning %s s, hashing %s MB/s, server CPU %.2f s"
+                  % (plan_s, "%.0f" % mbps if mbps else "?", cpu_seconds(gahp.proc.pid)), flush=True)
+            figure("big.submit_plan_s", plan_s, "s")
+            if args.submit_only:
+                figure("big.submit_peak_rss_mb", rss_kib(gahp.proc.pid, "VmHWM") / 1024.0, "MB")
+                gahp.quit()
+                return 0
+            # The emulator runs every job (not timed: it is not the server's
+            # work); its control call may take minutes for 100,000 jobs.
+            t0 = time.monotonic()
+            path = urllib.parse.urlsplit(emu.control_url).path + "run?max_seconds=%d" % (10 * 86400)
+            r = emu.request("POST", path, body=b"", timeout=3600)
+            assert r.status == 200, r
+            print("emulator ran the jobs in %.1f s" % (time.monotonic() - t0), flush=True)
+            t0 = time.monotonic()
+            toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=3600)
+            t_query = time.monotonic() - t0
+            assert toks[0] == "NULL" and int(toks[2]) == args.jobs, toks[:3]
+            out = os.path.join(tmp, "out")
+            os.mkdir(out)
+            t0 = time.monotonic()
+            rids = {c.start("BOINC_FETCH_OUTPUT", "big#%06d" % i, out, "err%d" % i, "ALL", 0)
+                    for i in range(args.fetch)}
+            while rids:
+                for line in gahp.wait_results(1, timeout=600):
+                    t = split_tokens(line)
+                    assert t[1] == "NULL", t
+                    rids.discard(int(t[0]))
+            t_fetch = time.monotonic() - t0
+            peak = rss_kib(gahp.proc.pid, "VmHWM") / 1024.0
+            rpcs = emu.counters()["rpc"]
+            print("[load %s] %d-job batch: submit %.2f s, query %.2f s, fetch of %d outputs "
+                  "%.2f s; server peak RSS %.1f MB; RPCs %s (total %d)"
+                  % (load_average(), args.jobs, t_submit, t_query, args.fetch, t_fetch, peak,
+                     rpcs, sum(rpcs.values())))
+            figure("big.query_s", t_query, "s")
+            figure("big.fetch_s", t_fetch, "s")
+            figure("big.peak_rss_mb", peak, "MB")
+            figure("big.rpcs", sum(rpcs.values()), "RPCs")
+            gahp.quit()
+        finally:
+            gahp.kill()
+            emu.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
