@@ -36,8 +36,8 @@ class Emu(emu_helper.Emulator):
     plus what these tests need on top of the shared helper: jobs with
     names of our choosing, and state look-ups by name."""
 
-    def __init__(self, state_dir, config=None):
-        super().__init__(state_dir, hosts=2, config=config)
+    def __init__(self, state_dir, config=None, php_limits=None):
+        super().__init__(state_dir, hosts=2, config=config, php_limits=php_limits)
         self.start()
         self.auth = self.authenticator
 
