@@ -63,14 +63,21 @@ void exec_fetch_cleanup(const gahp_fetch_output *f,
     }
 }
 
-/* When this process's first fetch began: temps older than that belong to
- * no fetch of this run (a fetch's temps are created after it starts). */
+/* Temps older than this belong to no fetch of this run: it is when this
+ * process's first fetch began, less a margin.  A file's time comes from
+ * the kernel's coarse clock (it can read a few milliseconds BEHIND
+ * clock_gettime), so without the margin a fetch running at the same time
+ * in the same directory could see another one's brand-new temp as stale
+ * and remove it.  Leftovers within the margin are removed by a later run
+ * (and at start-up for fetches the journal knows were running). */
+#define FETCH_EPOCH_MARGIN_S 10
 static pthread_once_t epoch_once = PTHREAD_ONCE_INIT;
 static struct timespec fetch_epoch;
 
 static void set_fetch_epoch(void)
 {
     clock_gettime(CLOCK_REALTIME, &fetch_epoch);
+    fetch_epoch.tv_sec -= FETCH_EPOCH_MARGIN_S;
 }
 
 /* ---- a finished job -------------------------------------------------------- */

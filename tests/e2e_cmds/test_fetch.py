@@ -214,3 +214,25 @@ def test_output_never_replaces_a_fifo_or_device_node(session, emu, iwd):
     assert "not a regular file" in " ".join(toks), toks
     assert stat.S_ISFIFO(os.lstat(str(iwd / "sum")).st_mode)
     assert not [n for n in listing(iwd) if "boinc_gahp" in n], listing(iwd)
+
+
+def test_concurrent_fetches_into_one_directory_all_arrive(session, emu, iwd):
+    """Many fetches of different jobs running at once into one directory:
+    the leftover clean-up at the start of each fetch must never take
+    another running fetch's temp file (file times are coarser than the
+    clock: a temp made just after the first fetch began can look older)."""
+    from cmds_helpers import split_tokens
+    names = ["cf#%04d" % i for i in range(300)]
+    emu.submit("cf", "uppercase", [(n, [b"x %d\n" % i], None) for i, n in enumerate(names)])
+    emu.run(3600)
+    rids = [session.start("BOINC_FETCH_OUTPUT", n, str(iwd), "err_%d" % i, "SOME", 1,
+                          "out", "out_%d" % i) for i, n in enumerate(names)]
+    got = {}
+    while len(got) < len(rids):
+        for line in session.gahp.wait_results(1, timeout=300):
+            toks = split_tokens(line)
+            got[int(toks[0])] = toks[1:]
+    bad = [r for r in got.values() if r[0] != "NULL"]
+    assert not bad, bad[:3]
+    for i in (0, 7, 299):
+        assert (iwd / ("out_%d" % i)).read_text() == "X %d\n" % i
