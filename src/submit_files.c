@@ -28,7 +28,22 @@ typedef struct {
     unsigned char *absent;          /* the server's answer to a query */
     const char *present_state;      /* what a present file becomes */
     int limit_learned;              /* upload only: a smaller chunk was learned */
+    struct deferred_done *done;     /* upload only: the lane's unjournaled outcome */
 } file_chunk;
+
+/*
+ * The files of a lane's last chunk the server took, not journaled
+ * `uploaded` yet: that outcome goes into the transaction that announces
+ * the lane's next chunk (one commit per chunk), or is written when the
+ * lane ends.  A crash in between leaves them `upload_sent`, which the
+ * batch-less query_files resolves: the write-ahead rule (journaled as
+ * sent before the request leaves) is what makes uploads safe, and it
+ * holds for every chunk.
+ */
+struct deferred_done {
+    const char *const *names;
+    size_t len;
+};
 
 static int set_files(submit_run *r, const file_chunk *c, const char *state)
 {
@@ -180,7 +195,15 @@ static int query_new_files(submit_run *r, const char *const *names, size_t n)
 
 static int upload_announce(submit_run *r, void *arg)
 {
-    return set_files(r, arg, BFILE_UPLOAD_SENT);
+    const file_chunk *c = arg;
+    if (c->done == NULL || c->done->len == 0)
+        return set_files(r, c, BFILE_UPLOAD_SENT);
+    if (journal_batch_files_set_states2(r->ctx->journal, r->batch.id, c->done->names,
+                                        c->done->len, BFILE_UPLOADED, c->names, c->len,
+                                        BFILE_UPLOAD_SENT) != 0)
+        return run_fail_journal(r);
+    c->done->len = 0;
+    return 0;
 }
 
 static int upload_send(submit_run *r, void *arg, boinc_error *err)
@@ -192,7 +215,23 @@ static int upload_send(submit_run *r, void *arg, boinc_error *err)
 
 static int upload_record(submit_run *r, void *arg)
 {
-    return set_files(r, arg, BFILE_UPLOADED);
+    const file_chunk *c = arg;
+    if (c->done == NULL)
+        return set_files(r, c, BFILE_UPLOADED);
+    c->done->names = c->names;      /* the round's file list outlives the lane */
+    c->done->len = c->len;
+    return 0;
+}
+
+/* Journal a lane's deferred outcome when it sends no further chunk. */
+static int flush_done(submit_run *r, struct deferred_done *d)
+{
+    if (d->len == 0)
+        return 0;
+    int rc = journal_batch_files_set_state(r->ctx->journal, r->batch.id, d->names, d->len,
+                                           BFILE_UPLOADED);
+    d->len = 0;
+    return rc == 0 ? 0 : run_fail_journal(r);
 }
 
 static void upload_unannounce(submit_run *r, void *arg)
@@ -380,12 +419,13 @@ static int upload_lane_run(submit_run *r, upload_pool *p)
 {
     size_t c;
     int rc = 0;
+    struct deferred_done done = { NULL, 0 };
     while (rc == 0 && take_chunk(p, &c)) {
         size_t end = c + 1 < p->nchunks ? p->starts[c + 1] : p->l->count;
         size_t at = p->starts[c];
         file_chunk ch = { .names = p->l->names + at, .paths = p->l->paths + at,
                           .sizes = p->l->sizes + at, .len = end - at,
-                          .present_state = BFILE_UPLOADED };
+                          .present_state = BFILE_UPLOADED, .done = &done };
         ch.absent = calloc(ch.len, 1);
         rc = ch.absent ? step_run(r, &upload_files_step, &ch) : run_fail_nomem(r);
         free(ch.absent);
@@ -396,6 +436,9 @@ static int upload_lane_run(submit_run *r, upload_pool *p)
             p->learned = 1;
         pthread_mutex_unlock(&p->mu);
     }
+    /* Also after a failure: what the server took is journaled. */
+    if (flush_done(r, &done) != 0)
+        rc = -1;
     return rc;
 }
 

@@ -4,6 +4,7 @@ once, every request stays within the per-request limits, and a limit
 error met by several requests at once is learned and resolved without
 uploading anything twice."""
 import os
+import sqlite3
 
 
 
@@ -13,7 +14,8 @@ def jobs_for(paths, prefix):
 KB = 1024
 
 
-def test_concurrent_chunks_upload_every_file_once_within_limits(make_client, emulator, inputs):
+def test_concurrent_chunks_upload_every_file_once_within_limits(make_client, emulator, inputs,
+                                                                journal):
     c = make_client(args=("--retry-budget", "5", "--upload-chunk-files", "4",
                           "--upload-connections", "3"))
     paths = [inputs("c%02d.bin" % i, os.urandom(3 * KB)) for i in range(41)]
@@ -25,6 +27,11 @@ def test_concurrent_chunks_upload_every_file_once_within_limits(make_client, emu
     assert cnt["php_limits"]["most_files_in_post"] == 4
     assert cnt["rpc"]["upload_files"] == 11          # ceil(41 / 4): no request twice
     assert len(cnt["jobs_by_name"]) == 41
+    # every lane's last outcome was journaled too
+    db = sqlite3.connect(journal)
+    states = db.execute("SELECT state, count(*) FROM batch_files GROUP BY state").fetchall()
+    db.close()
+    assert states == [("uploaded", 41)], states
 
 
 def test_limit_error_on_concurrent_chunks_is_learned_and_nothing_uploads_twice(
