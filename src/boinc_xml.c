@@ -339,8 +339,15 @@ static xmlNode *child_elem(xmlNode *parent, const char *name)
 /* malloc'd text content of n, surrounding white space trimmed when trim. */
 static char *node_text(xmlNode *n, int trim)
 {
-    xmlChar *content = xmlNodeGetContent(n);
-    const char *s = content ? (const char *)content : "";
+    /* The usual element holds one text node: read it in place instead of
+     * having libxml2 build a copy of the content (two allocations less
+     * per field; a 100,000-job query_batch2 has 200,000 such fields). */
+    xmlNode *only = n->children;
+    int in_place = only != NULL && only->next == NULL && only->type == XML_TEXT_NODE &&
+                   only->content != NULL;
+    xmlChar *content = in_place ? NULL : xmlNodeGetContent(n);
+    const char *s = in_place ? (const char *)only->content
+                             : content ? (const char *)content : "";
     size_t len = strlen(s);
     if (trim) {
         while (len > 0 && (*s == ' ' || *s == '\n' || *s == '\r' ||

@@ -36,6 +36,7 @@ typedef struct {
                                    max(1, workers / 2) */
     long upload_chunk_files;    /* files per upload_files request (default 20) */
     long upload_chunk_bytes;    /* bytes per upload_files request (default 8000000) */
+    long upload_connections;    /* upload_files requests of one submit in flight (default 3) */
     long batch_expire_s;        /* expire time of a created batch: now + this
                                    (default 21600, the client's 6 h lease) */
     char *config_file;          /* the file read (named or found), NULL = none */

@@ -76,7 +76,9 @@ static int put_job(strbuf *out, const char *name, const char *status)
     if (rc == 0)
         rc = gahp_escape_append(out, name);
     if (rc == 0)
-        rc = strbuf_printf(out, " %s", exec_protocol_status(status));
+        rc = strbuf_putc(out, ' ');
+    if (rc == 0)     /* puts, not printf: this runs once per job of a reply */
+        rc = strbuf_puts(out, exec_protocol_status(status));
     return rc;
 }
 
@@ -106,40 +108,64 @@ static const char *server_status(const boinc_job_status **index, size_t n,
     return hit != NULL ? (*hit)->status : NULL;
 }
 
+/* What put_journal_row needs: the reply's statuses, sorted by name. */
+typedef struct {
+    strbuf *out;
+    const boinc_job_status **index;
+    size_t nindex;
+} journal_group;
+
+/* One journal row straight into the reply (journal_job_visit_fn): the
+ * server's status in this reply wins over the recorded one. */
+static int put_journal_row(void *arg, const char *name, const char *status)
+{
+    journal_group *g = arg;
+    const char *st = server_status(g->index, g->nindex, name);
+    if (st == NULL)
+        st = status != NULL ? status : "IN_PROGRESS";
+    return put_job(g->out, name, st) == 0 ? 0 : 2;
+}
+
+/* Put " <n>" in front of the n jobs appended after mark (the count is
+ * known only once the rows were walked). */
+static int insert_count(strbuf *out, size_t mark, size_t n)
+{
+    char num[32];
+    int len = snprintf(num, sizeof num, " %zu", n);
+    if (len < 0 || (size_t)len >= sizeof num || strbuf_reserve(out, (size_t)len) != 0)
+        return -1;
+    memmove(out->data + mark + len, out->data + mark, out->len - mark + 1);
+    memcpy(out->data + mark, num, (size_t)len);
+    out->len += (size_t)len;
+    return 0;
+}
+
 /*
  * The full group of a batch from the journal's job rows, each status
  * overlaid with this reply's (so the answer is right even when recording
- * failed).  Returns 0, 1 when the journal cannot serve it (use the
- * server's group), -1 on ENOMEM.
+ * failed), written straight into out: no copy of the rows.  Returns 0,
+ * 1 when the journal cannot serve it (use the server's group; the caller
+ * drops what was appended), -1 on ENOMEM.
  */
 static int put_journal_group(exec_ctx *ctx, long long project_id,
                              const char *batch, const boinc_batch_status *bs,
                              strbuf *out)
 {
-    journal_job_row *rows = NULL;
-    size_t n = 0;
-    if (journal_jobs_list(ctx->journal, project_id, batch, &rows, &n) != 0 || n == 0) {
-        journal_jobs_list_free(rows, n);
-        return 1;
-    }
     const boinc_job_status **index = calloc(bs->njobs ? bs->njobs : 1, sizeof *index);
-    if (index == NULL) {
-        journal_jobs_list_free(rows, n);
+    if (index == NULL)
         return -1;
-    }
     for (size_t i = 0; i < bs->njobs; i++)
         index[i] = &bs->jobs[i];
     qsort(index, bs->njobs, sizeof *index, cmp_job_ptr);
-    int rc = strbuf_printf(out, " %zu", n);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const char *st = server_status(index, bs->njobs, rows[i].name);
-        if (st == NULL)
-            st = rows[i].status != NULL ? rows[i].status : "IN_PROGRESS";
-        rc = put_job(out, rows[i].name, st);
-    }
+    journal_group g = { out, index, bs->njobs };
+    size_t mark = out->len, n = 0;
+    int rc = journal_jobs_each(ctx->journal, project_id, batch, put_journal_row, &g, &n);
     free(index);
-    journal_jobs_list_free(rows, n);
-    return rc == 0 ? 0 : -1;
+    if (rc == 2)
+        return -1;
+    if (rc != 0 || n == 0)
+        return 1;
+    return insert_count(out, mark, n) == 0 ? 0 : -1;
 }
 
 static char *format_result(exec_ctx *ctx, const gahp_request *req,

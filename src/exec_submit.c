@@ -61,6 +61,7 @@ static const submit_limits default_limits = {
     .query_chunk_files = 1000,
     .upload_chunk_files = UPLOAD_DEFAULT_FILES,
     .upload_chunk_bytes = UPLOAD_DEFAULT_BYTES,
+    .upload_connections = 1,
 };
 /* Expire time of a created batch when no configuration is given: the
  * client's 6 h lease (config.c has the option). */
@@ -72,6 +73,7 @@ static submit_limits configured_limits(const gahp_config *cfg)
     if (cfg != NULL) {
         lim.upload_chunk_files = (size_t)cfg->upload_chunk_files;
         lim.upload_chunk_bytes = cfg->upload_chunk_bytes;
+        lim.upload_connections = cfg->upload_connections > 0 ? (size_t)cfg->upload_connections : 1;
     }
     return lim;
 }

@@ -153,41 +153,10 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
     return 0;
 }
 
-void journal_jobs_list_free(journal_job_row *v, size_t n)
-{
-    for (size_t i = 0; v != NULL && i < n; i++) {
-        free(v[i].name);
-        free(v[i].status);
-    }
-    free(v);
-}
-
-/* Append one row; -1 on ENOMEM. */
-static int push_job_row(sqlite3_stmt *st, journal_job_row **v, size_t *n,
-                        size_t *cap)
-{
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 256;
-        journal_job_row *nv = realloc(*v, ncap * sizeof *nv);
-        if (nv == NULL)
-            return -1;
-        *v = nv;
-        *cap = ncap;
-    }
-    const unsigned char *name = sqlite3_column_text(st, 0);
-    const unsigned char *status = sqlite3_column_text(st, 1);
-    journal_job_row *r = &(*v)[*n];
-    r->name = strdup(name ? (const char *)name : "");
-    r->status = status ? strdup((const char *)status) : NULL;
-    (*n)++;
-    return r->name == NULL || (status != NULL && r->status == NULL) ? -1 : 0;
-}
-
-int journal_jobs_list(journal *j, long long project_id, const char *batch,
-                      journal_job_row **out, size_t *n)
+int journal_jobs_each(journal *j, long long project_id, const char *batch,
+                      journal_job_visit_fn visit, void *arg, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    *out = NULL;
     *n = 0;
     if (prepare(j,
                 "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
@@ -198,23 +167,19 @@ int journal_jobs_list(journal *j, long long project_id, const char *batch,
         return -1;
     sqlite3_bind_int64(st, 1, project_id);
     sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC);
-    journal_job_row *v = NULL;
-    size_t len = 0, cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if (push_job_row(st, &v, &len, &cap) != 0) {
-            sqlite3_finalize(st);
-            journal_jobs_list_free(v, len);
-            log_error("journal job list: out of memory");
-            return -1;
-        }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        journal_jobs_list_free(v, len);
-        return journal_fail(j, "job list");
+    int rc, stopped = 0;
+    while (stopped == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        const unsigned char *status = sqlite3_column_text(st, 1);
+        stopped = visit(arg, name ? (const char *)name : "", (const char *)status);
+        if (stopped == 0)
+            (*n)++;
     }
-    *out = v;
-    *n = len;
+    sqlite3_finalize(st);
+    if (stopped != 0)
+        return stopped;
+    if (rc != SQLITE_DONE)
+        return journal_fail(j, "job list");
     return 0;
 }
 

@@ -54,15 +54,17 @@ typedef struct {
 int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
                             journal_batch_poll *out);
 
-/* Every job row of a batch, in insertion order; status NULL = never seen. */
-typedef struct {
-    char *name;
-    char *status;
-} journal_job_row;
+/* Called for every job row of a batch, in insertion order; status NULL =
+ * never seen.  The strings live until the callback returns.  A non-zero
+ * return stops the walk and is journal_jobs_each's result. */
+typedef int (*journal_job_visit_fn)(void *arg, const char *name, const char *status);
 
-int journal_jobs_list(journal *j, long long project_id, const char *batch,
-                      journal_job_row **out, size_t *n);
-void journal_jobs_list_free(journal_job_row *v, size_t n);
+/* Visit every job row of batch (project_id, name) with one statement and
+ * no copies (a 100,000-job status reply is built straight from the rows).
+ * 0 when all were visited (*n = how many), the callback's non-zero value
+ * when it stopped the walk, -1 on a journal error. */
+int journal_jobs_each(journal *j, long long project_id, const char *batch,
+                      journal_job_visit_fn visit, void *arg, size_t *n);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

@@ -389,6 +389,28 @@ int journal_batch_files_set_state(journal *j, long long batch_row,
                             "batch files state", n, bind_file_state, &f);
 }
 
+#define SQL_FILE_STATE "UPDATE batch_files SET state = ?, updated_at = ?" \
+                       " WHERE batch_id = ? AND phys_name = ?"
+
+int journal_batch_files_set_states2(journal *j, long long batch_row,
+                                    const char *const *names_a, size_t na,
+                                    const char *state_a,
+                                    const char *const *names_b, size_t nb,
+                                    const char *state_b)
+{
+    double now = journal_now();
+    file_rows a = { batch_row, NULL, names_a, state_a, now };
+    file_rows b = { batch_row, NULL, names_b, state_b, now };
+    if (journal_begin(j) != 0)
+        return -1;
+    if (journal_each(j, SQL_FILE_STATE, "batch files state", na, bind_file_state, &a) != 0 ||
+        journal_each(j, SQL_FILE_STATE, "batch files state", nb, bind_file_state, &b) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
+}
+
 static void bind_job(sqlite3_stmt *st, size_t i, void *arg)
 {
     const file_rows *f = arg;

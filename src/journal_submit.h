@@ -101,6 +101,13 @@ void journal_batch_files_free(journal_batch_file *f, size_t n);
 int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state);
+/* Set the state of two sets of files in one transaction (an upload's
+ * outcome and the next upload's announcement share one commit). */
+int journal_batch_files_set_states2(journal *j, long long batch_row,
+                                    const char *const *names_a, size_t na,
+                                    const char *state_a,
+                                    const char *const *names_b, size_t nb,
+                                    const char *state_b);
 
 /* Record the created jobs and state submitted in one transaction. */
 int journal_batch_set_submitted(journal *j, long long batch_row,

@@ -4,6 +4,7 @@
  */
 #include "submit_files.h"
 
+#include "exec_ctx.h"
 #include "files.h"
 #include "journal_server.h"
 #include "log.h"
@@ -27,7 +28,22 @@ typedef struct {
     unsigned char *absent;          /* the server's answer to a query */
     const char *present_state;      /* what a present file becomes */
     int limit_learned;              /* upload only: a smaller chunk was learned */
+    struct deferred_done *done;     /* upload only: the lane's unjournaled outcome */
 } file_chunk;
+
+/*
+ * The files of a lane's last chunk the server took, not journaled
+ * `uploaded` yet: that outcome goes into the transaction that announces
+ * the lane's next chunk (one commit per chunk), or is written when the
+ * lane ends.  A crash in between leaves them `upload_sent`, which the
+ * batch-less query_files resolves: the write-ahead rule (journaled as
+ * sent before the request leaves) is what makes uploads safe, and it
+ * holds for every chunk.
+ */
+struct deferred_done {
+    const char *const *names;
+    size_t len;
+};
 
 static int set_files(submit_run *r, const file_chunk *c, const char *state)
 {
@@ -179,7 +195,15 @@ static int query_new_files(submit_run *r, const char *const *names, size_t n)
 
 static int upload_announce(submit_run *r, void *arg)
 {
-    return set_files(r, arg, BFILE_UPLOAD_SENT);
+    const file_chunk *c = arg;
+    if (c->done == NULL || c->done->len == 0)
+        return set_files(r, c, BFILE_UPLOAD_SENT);
+    if (journal_batch_files_set_states2(r->ctx->journal, r->batch.id, c->done->names,
+                                        c->done->len, BFILE_UPLOADED, c->names, c->len,
+                                        BFILE_UPLOAD_SENT) != 0)
+        return run_fail_journal(r);
+    c->done->len = 0;
+    return 0;
 }
 
 static int upload_send(submit_run *r, void *arg, boinc_error *err)
@@ -191,7 +215,23 @@ static int upload_send(submit_run *r, void *arg, boinc_error *err)
 
 static int upload_record(submit_run *r, void *arg)
 {
-    return set_files(r, arg, BFILE_UPLOADED);
+    const file_chunk *c = arg;
+    if (c->done == NULL)
+        return set_files(r, c, BFILE_UPLOADED);
+    c->done->names = c->names;      /* the round's file list outlives the lane */
+    c->done->len = c->len;
+    return 0;
+}
+
+/* Journal a lane's deferred outcome when it sends no further chunk. */
+static int flush_done(submit_run *r, struct deferred_done *d)
+{
+    if (d->len == 0)
+        return 0;
+    int rc = journal_batch_files_set_state(r->ctx->journal, r->batch.id, d->names, d->len,
+                                           BFILE_UPLOADED);
+    d->len = 0;
+    return rc == 0 ? 0 : run_fail_journal(r);
 }
 
 static void upload_unannounce(submit_run *r, void *arg)
@@ -340,6 +380,155 @@ static int files_in_state(const journal_batch_file *f, size_t n, const char *sta
     return 0;
 }
 
+/* ---- several chunks in flight ------------------------------------------------ */
+/*
+ * The chunks of one round are handed out, one at a time, to up to
+ * r->limits.upload_connections lanes: the calling worker and helper
+ * threads, each with its own curl handle (its connection kept alive from
+ * chunk to chunk) and its own journal connection.  Every chunk goes
+ * through the same step as before (journaled upload_sent before its
+ * request leaves, uploaded after), so what a crash leaves is what it left
+ * with one chunk in flight, only more chunks at once: each is resolved by
+ * the batch-less query_files.  After a failure or a learned limit no new
+ * chunk is handed out; the chunks in flight finish (or are resolved) and
+ * the caller re-plans from the journal.
+ */
+typedef struct {
+    const file_list *l;
+    const size_t *starts;
+    size_t nchunks;
+    pthread_mutex_t mu;
+    size_t next;            /* next chunk to hand out */
+    int stop;               /* a chunk failed or taught a limit */
+    int learned;            /* a chunk taught a smaller limit */
+} upload_pool;
+
+/* The next chunk to send, or 0 when there is none or the round stops. */
+static int take_chunk(upload_pool *p, size_t *c)
+{
+    pthread_mutex_lock(&p->mu);
+    int got = !p->stop && p->next < p->nchunks;
+    if (got)
+        *c = p->next++;
+    pthread_mutex_unlock(&p->mu);
+    return got;
+}
+
+/* Send chunks until none is left or the round stops: 0 or -1 (r->error). */
+static int upload_lane_run(submit_run *r, upload_pool *p)
+{
+    size_t c;
+    int rc = 0;
+    struct deferred_done done = { NULL, 0 };
+    while (rc == 0 && take_chunk(p, &c)) {
+        size_t end = c + 1 < p->nchunks ? p->starts[c + 1] : p->l->count;
+        size_t at = p->starts[c];
+        file_chunk ch = { .names = p->l->names + at, .paths = p->l->paths + at,
+                          .sizes = p->l->sizes + at, .len = end - at,
+                          .present_state = BFILE_UPLOADED, .done = &done };
+        ch.absent = calloc(ch.len, 1);
+        rc = ch.absent ? step_run(r, &upload_files_step, &ch) : run_fail_nomem(r);
+        free(ch.absent);
+        pthread_mutex_lock(&p->mu);
+        if (rc != 0 || ch.limit_learned)
+            p->stop = 1;
+        if (ch.limit_learned)
+            p->learned = 1;
+        pthread_mutex_unlock(&p->mu);
+    }
+    /* Also after a failure: what the server took is journaled. */
+    if (flush_done(r, &done) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* A helper lane: a copy of the submit's run on its own client and
+ * journal connection (the run's other fields are only read). */
+typedef struct {
+    upload_pool *pool;
+    submit_run run;
+    exec_ctx ctx;
+    pthread_t tid;
+    int started;
+    int rc;
+} upload_lane;
+
+static void *upload_lane_main(void *arg)
+{
+    upload_lane *ln = arg;
+    ln->rc = upload_lane_run(&ln->run, ln->pool);
+    return NULL;
+}
+
+/* Start a helper lane; 0 when it could not be (the round runs on fewer). */
+static int upload_lane_start(submit_run *r, upload_lane *ln, upload_pool *p)
+{
+    char *err = NULL;
+    if (exec_ctx_open(&ln->ctx, r->ctx->config, r->ctx->journal, r->ctx->worker_index,
+                      &err) != 0) {
+        log_warn("submit %s: one upload connection fewer: %s", r->s->batch,
+                 err ? err : "out of memory");
+        free(err);
+        return 0;
+    }
+    ln->pool = p;
+    ln->run = *r;
+    ln->run.ctx = &ln->ctx;
+    memset(&ln->run.error, 0, sizeof ln->run.error);
+    if (pthread_create(&ln->tid, NULL, upload_lane_main, ln) != 0) {
+        log_warn("submit %s: one upload connection fewer: no thread", r->s->batch);
+        exec_ctx_close(&ln->ctx);
+        return 0;
+    }
+    ln->started = 1;
+    return 1;
+}
+
+/* Join a helper lane; its failure becomes the run's when the run has none. */
+static int upload_lane_join(submit_run *r, upload_lane *ln)
+{
+    if (!ln->started)
+        return 0;
+    pthread_join(ln->tid, NULL);
+    exec_ctx_close(&ln->ctx);
+    if (ln->rc != 0 && r->error.code == EXEC_OK) {
+        r->error = ln->run.error;
+        memset(&ln->run.error, 0, sizeof ln->run.error);
+    }
+    exec_err_clear(&ln->run.error);
+    return ln->rc;
+}
+
+/* Upload the pool's chunks on up to upload_connections lanes. */
+static int upload_chunks(submit_run *r, upload_pool *p)
+{
+    size_t nlanes = r->limits.upload_connections;
+    if (nlanes > p->nchunks)
+        nlanes = p->nchunks;
+    if (nlanes < 1 || r->ctx->config == NULL)
+        nlanes = 1;
+    upload_lane *lanes = nlanes > 1 ? calloc(nlanes - 1, sizeof *lanes) : NULL;
+    if (lanes == NULL)
+        nlanes = 1;
+    pthread_mutex_init(&p->mu, NULL);
+    for (size_t i = 0; i + 1 < nlanes; i++)
+        upload_lane_start(r, &lanes[i], p);
+    int rc = upload_lane_run(r, p);
+    int failed = rc != 0;
+    for (size_t i = 0; i + 1 < nlanes; i++)
+        if (upload_lane_join(r, &lanes[i]) != 0)
+            failed++;
+    /* Each failed lane journaled its own error; the client gets r->error,
+     * so the journal must say the same (local failures left the row). */
+    if (failed > 1 && r->error.code != EXEC_E_JOURNAL && r->error.code != EXEC_E_NOMEM)
+        run_fail_record_again(r, BATCH_FILES_KNOWN);
+    if (failed)
+        rc = -1;
+    pthread_mutex_destroy(&p->mu);
+    free(lanes);
+    return rc;
+}
+
 /* *left = the files still absent; when may_upload, upload each of them
  * once, in chunks within this project's limits (an unknown outcome's
  * resolution may leave some absent for the next round; a learned limit
@@ -365,15 +554,10 @@ static int upload_round(submit_run *r, size_t *left, int may_upload, int *learne
     }
     *left = l.count;
     rc = 0;
-    for (size_t c = 0; may_upload && c < nchunks && rc == 0 && !*learned; c++) {
-        size_t end = c + 1 < nchunks ? starts[c + 1] : l.count;
-        file_chunk ch = { .names = l.names + starts[c], .paths = l.paths + starts[c],
-                          .sizes = l.sizes + starts[c], .len = end - starts[c],
-                          .present_state = BFILE_UPLOADED };
-        ch.absent = calloc(ch.len, 1);
-        rc = ch.absent ? step_run(r, &upload_files_step, &ch) : run_fail_nomem(r);
-        *learned = ch.limit_learned;
-        free(ch.absent);
+    if (may_upload && nchunks > 0) {
+        upload_pool p = { .l = &l, .starts = starts, .nchunks = nchunks };
+        rc = upload_chunks(r, &p);
+        *learned = p.learned;
     }
 done:
     free(starts);

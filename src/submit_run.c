@@ -54,6 +54,11 @@ int run_fail_boinc(submit_run *r, int resume, const char *rpc, const boinc_error
     return journal_failure(r, resume);
 }
 
+int run_fail_record_again(submit_run *r, int resume)
+{
+    return journal_failure(r, resume);
+}
+
 int run_fail_journal(submit_run *r)
 {
     return run_fail(r, -1, EXEC_E_JOURNAL, "journal write failed",

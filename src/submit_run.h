@@ -25,6 +25,7 @@ typedef struct {
     size_t query_chunk_files;       /* names per query_files request */
     size_t upload_chunk_files;      /* files per upload_files request */
     long long upload_chunk_bytes;   /* bytes per upload_files request */
+    size_t upload_connections;      /* upload_files requests in flight at once */
 } submit_limits;
 
 /* Parameters of create_batch (extensible). */
@@ -56,6 +57,9 @@ int run_failf(submit_run *r, int resume, exec_code code, const char *what,
               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* A failed RPC: "<rpc> failed: <boinc code>: <message>". */
 int run_fail_boinc(submit_run *r, int resume, const char *rpc, const boinc_error *err);
+/* Journal r->error again as the batch's failure (several upload lanes
+ * failed at once: the journal keeps the one the client is given). */
+int run_fail_record_again(submit_run *r, int resume);
 /* A journal write or read failed. */
 int run_fail_journal(submit_run *r);
 int run_fail_nomem(submit_run *r);

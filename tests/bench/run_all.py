@@ -74,6 +74,10 @@ def rows(f):
     out.append(("BOINC_QUERY_BATCHES 10 x 10,000", g("query.10x10000_s"), "s", 0.15,
                 "target 0.15 s", 1.0))
     out.append(("  server peak RSS during queries", g("query.peak_rss_mb"), "MB", None, "", None))
+    out.append(("12 slow uploads (200 ms), 1 connection", g("uploads.slow_server_1conn_s"), "s",
+                None, "", None))
+    out.append(("  same, 3 connections", g("uploads.slow_server_3conn_s"), "s",
+                g("uploads.slow_server_1conn_s"), "1 connection", None))
     fs = g("limit.fdatasync_ms")
     out.append(("isolated request p50", g("core.latency_p50_ms"), "ms",
                 3 * fs if fs is not None else None, "3 x fdatasync", 1.0))
