@@ -238,39 +238,3 @@ int journal_batch_set_lease(journal *j, long long project_id,
                         project_id, batch, now, &lease, found,
                         "record batch lease");
 }
-
-int journal_job_status_get(journal *j, long long project_id,
-                           const char *batch, const char *job, char **status,
-                           int *found)
-{
-    sqlite3_stmt *st = NULL;
-    *status = NULL;
-    *found = 0;
-    if (prepare(j,
-                "SELECT jobs.status FROM jobs JOIN batches"
-                "  ON jobs.batch_id = batches.id"
-                " WHERE batches.project_id = ?1 AND batches.name = ?2"
-                "   AND jobs.name = ?3",
-                &st, "prepare job status read") != 0)
-        return -1;
-    int rc = 0;
-    if (sqlite3_bind_int64(st, 1, project_id) != SQLITE_OK ||
-        sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC) != SQLITE_OK ||
-        sqlite3_bind_text(st, 3, job, -1, SQLITE_STATIC) != SQLITE_OK) {
-        rc = journal_fail(j, "bind job status read");
-    } else {
-        int step = sqlite3_step(st);
-        if (step == SQLITE_ROW) {
-            *found = 1;
-            const unsigned char *text = sqlite3_column_text(st, 0);
-            if (text != NULL && (*status = strdup((const char *)text)) == NULL) {
-                log_error("journal read job status: out of memory");
-                rc = -1;
-            }
-        } else if (step != SQLITE_DONE) {
-            rc = journal_fail(j, "read job status");
-        }
-    }
-    sqlite3_finalize(st);
-    return rc;
-}

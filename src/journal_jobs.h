@@ -76,11 +76,4 @@ int journal_batch_set_lease(journal *j, long long project_id,
                             const char *batch, double lease, double now,
                             int *found);
 
-/* Read back a job's last recorded status (malloc'd, NULL when never set)
- * for the batch (project_id, batch).  *found = 0 when there is no such
- * row.  For tests and audits. */
-int journal_job_status_get(journal *j, long long project_id,
-                           const char *batch, const char *job, char **status,
-                           int *found);
-
 #endif

@@ -178,33 +178,6 @@ static long long mtime_ns(const files_stat_key *k)
     return k->mtime_sec * 1000000000LL + k->mtime_nsec;
 }
 
-int journal_md5_lookup(journal *j, const files_stat_key *key, char md5[33], int *hit)
-{
-    sqlite3_stmt *st;
-    *hit = 0;
-    if (sqlite3_prepare_v2(journal_db(j),
-            "SELECT md5 FROM file_md5_cache"
-            " WHERE path = ? AND size = ? AND mtime_ns = ? AND inode = ?",
-            -1, &st, NULL) != SQLITE_OK)
-        return journal_fail(j, "md5 cache lookup");
-    sqlite3_bind_text(st, 1, key->path, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, key->size);
-    sqlite3_bind_int64(st, 3, mtime_ns(key));
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)key->inode);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        const char *m = (const char *)sqlite3_column_text(st, 0);
-        if (m != NULL && strlen(m) == 32) {
-            memcpy(md5, m, 33);
-            *hit = 1;
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return journal_fail(j, "md5 cache lookup");
-    return 0;
-}
-
 /* One prepared statement stepped for every key, inside ONE deferred (read)
  * transaction: one WAL snapshot and no per-key prepare or lock round, which
  * is what makes a resubmit of 10,000 cached inputs cheap. */

@@ -70,10 +70,9 @@ int journal_server_batch_known(journal *j, long long project_id,
                                long long server_batch_id, int *known);
 
 /* ---- MD5 cache ---------------------------------------------------------- */
-/* *hit = 1 and md5 filled when path/size/mtime/inode all match. */
-int journal_md5_lookup(journal *j, const files_stat_key *key, char md5[33], int *hit);
-/* journal_md5_lookup of n keys in one read transaction with one prepared
- * statement: hits[i] = 1 and md5s[i] filled for each key found (call
+/* Look up n keys (path/size/mtime/inode must all match) in one read
+ * transaction with one prepared statement: hits[i] = 1 and md5s[i] filled
+ * for each key found (call
  * outside any transaction of this connection). */
 int journal_md5_lookup_many(journal *j, const files_stat_key *const *keys, size_t n,
                             char (*md5s)[33], unsigned char *hits);
