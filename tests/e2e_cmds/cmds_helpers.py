@@ -8,14 +8,13 @@ Jobs are created by talking to the emulator directly over HTTP
 library would), so these tests do not depend on BOINC_SUBMIT.
 """
 import importlib.util
-import itertools
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_core"))
 
-from gahp_client import Gahp, escape, split_tokens  # noqa: E402
+from gahp_client import Gahp, Requests, escape, split_tokens  # noqa: E402
 
 
 def _load_emu_helper():
@@ -71,40 +70,19 @@ class Emu(emu_helper.Emulator):
         return batch_id
 
 
-class Session:
-    """A boinc_gahp with a project selected; call() runs one async command
-    and returns the unescaped tokens of its result (without the id)."""
+class Session(Requests):
+    """A boinc_gahp with the emulator's project selected; call() runs one
+    async command and returns the unescaped tokens of its result (without
+    the id)."""
 
     def __init__(self, gahp, emu):
-        self.gahp = gahp
+        super().__init__(gahp)
         self.emu = emu
-        self._ids = itertools.count(1)
-        assert gahp.command("BOINC_SELECT_PROJECT %s %s"
-                            % (escape(emu.url), escape(emu.auth))) == "S"
-
-    def start(self, command, *args):
-        rid = next(self._ids)
-        line = " ".join([command, str(rid)] + [escape(str(a)) for a in args])
-        assert self.gahp.command(line) == "S", line
-        return rid
-
-    def wait(self, rid, timeout=120):
-        line = self.gahp.wait_results(1, timeout=timeout)[0]
-        toks = split_tokens(line)
-        assert toks[0] == str(rid), line
-        return toks[1:]
-
-    def call(self, command, *args, timeout=120):
-        return self.wait(self.start(command, *args), timeout)
+        self.select(emu.url, emu.auth)
 
     # HTCondor's result shapes
     def query(self, min_mod_time, *batches):
         return self.call("BOINC_QUERY_BATCHES", min_mod_time, len(batches), *batches)
-
-    def fetch(self, job, iwd, stderr_file, mode, specs=()):
-        flat = [x for pair in specs for x in pair]
-        return self.call("BOINC_FETCH_OUTPUT", job, iwd, stderr_file, mode,
-                         len(specs), *flat)
 
 
 def parse_query(toks, nbatches):

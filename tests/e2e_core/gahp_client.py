@@ -4,6 +4,7 @@ binary over pipes and speaks the protocol the way HTCondor does.
 Reusable by later test suites: put this directory on sys.path and
 ``from gahp_client import Gahp, escape, split_tokens, gahp_env``.
 """
+import itertools
 import os
 import queue
 import re
@@ -243,3 +244,37 @@ class Gahp:
     def stderr_text(self):
         with open(self.stderr_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
+
+
+class Requests:
+    """Asynchronous requests over one Gahp, ids from 1: start() sends one
+    command and checks its S, wait() returns the unescaped tokens of its
+    result (without the id), call() does both."""
+
+    def __init__(self, gahp):
+        self.gahp = gahp
+        self._ids = itertools.count(1)
+
+    def select(self, url, auth):
+        assert self.gahp.command("BOINC_SELECT_PROJECT %s %s"
+                                 % (escape(url), escape(auth))) == "S"
+
+    def start(self, command, *args):
+        rid = next(self._ids)
+        line = " ".join([command, str(rid)] + [escape(str(a)) for a in args])
+        assert self.gahp.command(line) == "S", line
+        return rid
+
+    def wait(self, rid, timeout=120):
+        line = self.gahp.wait_results(1, timeout=timeout)[0]
+        toks = split_tokens(line)
+        assert toks[0] == str(rid), line
+        return toks[1:]
+
+    def call(self, command, *args, timeout=120):
+        return self.wait(self.start(command, *args), timeout)
+
+    def fetch(self, job, iwd, stderr_file, mode, specs=(), timeout=120):
+        flat = [x for pair in specs for x in pair]
+        return self.call("BOINC_FETCH_OUTPUT", job, iwd, stderr_file, mode,
+                         len(specs), *flat, timeout=timeout)

@@ -213,39 +213,16 @@ class HostileServer:
         self.srv.server_close()
 
 
-class Client:
+class Client(gahp_client.Requests):
     """A boinc_gahp with one project selected; call() runs one async
     command and returns the unescaped tokens of its result."""
 
     def __init__(self, gahp, url, auth=AUTH):
-        self.gahp = gahp
-        self.next_id = 1
-        assert gahp.command("BOINC_SELECT_PROJECT %s %s" % (escape(url), escape(auth))) == "S"
+        super().__init__(gahp)
+        self.select(url, auth)
 
     def select(self, url, auth=AUTH):
-        assert self.gahp.command("BOINC_SELECT_PROJECT %s %s"
-                                 % (escape(url), escape(auth))) == "S"
-
-    def start(self, command, *args):
-        rid = self.next_id
-        self.next_id += 1
-        line = " ".join([command, str(rid)] + [escape(str(a)) for a in args])
-        assert self.gahp.command(line) == "S", line
-        return rid
-
-    def wait(self, rid, timeout=120):
-        line = self.gahp.wait_results(1, timeout=timeout)[0]
-        toks = split_tokens(line)
-        assert toks[0] == str(rid), line
-        return toks[1:]
-
-    def call(self, command, *args, timeout=120):
-        return self.wait(self.start(command, *args), timeout)
-
-    def fetch(self, job, iwd, stderr_file, mode, specs=(), timeout=120):
-        flat = [x for pair in specs for x in pair]
-        return self.call("BOINC_FETCH_OUTPUT", job, iwd, stderr_file, mode,
-                         len(specs), *flat, timeout=timeout)
+        super().select(url, auth)
 
 
 def secret_pieces(secret, n=8):
