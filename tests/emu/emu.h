@@ -178,6 +178,8 @@ int db_open(void);
 void db_close(void);
 int db_exec(const char *sql);
 sqlite3_stmt *db_prep(const char *sql);
+/* a kept statement for a hot path: reset it after use, never finalize it */
+sqlite3_stmt *db_prep_kept(const char *sql);
 void db_run(sqlite3_stmt *st);              /* step, log failures */
 long long db_int(const char *sql, long long id, long long dflt);
 int meta_get(const char *key, char **value);

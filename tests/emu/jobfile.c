@@ -49,32 +49,35 @@ static const char frames_uf_assoc[] =
 
 static long long file_id(const char *name)
 {
-    sqlite3_stmt *st = db_prep("SELECT id FROM files WHERE name = ?");
+    static const char sql[] = "SELECT id FROM files WHERE name = ?";
+    sqlite3_stmt *st = db_prep_kept(sql);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
     long long id = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return id;
 }
 
 static long long file_insert(const char *name, long long nbytes)
 {
-    sqlite3_stmt *st = db_prep("INSERT INTO files(name, nbytes, create_time) VALUES(?, ?, ?)");
+    static const char sql[] = "INSERT INTO files(name, nbytes, create_time) VALUES(?, ?, ?)";
+    sqlite3_stmt *st = db_prep_kept(sql);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, nbytes);
     sqlite3_bind_double(st, 3, emu_now());
     long long id = sqlite3_step(st) == SQLITE_DONE ? sqlite3_last_insert_rowid(G.db) : 0;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return id;
 }
 
 /* 0 inserted, -1 the association already exists (a fatal error). */
 static int assoc_insert(long long fid, long long batch_id)
 {
-    sqlite3_stmt *st = db_prep("INSERT INTO batch_file_assoc(file_id, batch_id) VALUES(?, ?)");
+    static const char sql[] = "INSERT INTO batch_file_assoc(file_id, batch_id) VALUES(?, ?)";
+    sqlite3_stmt *st = db_prep_kept(sql);
     sqlite3_bind_int64(st, 1, fid);
     sqlite3_bind_int64(st, 2, batch_id);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return rc;
 }
 
@@ -159,11 +162,12 @@ static void count_upload(const char *name, size_t len)
 {
     G.files_uploaded++;
     G.bytes_uploaded += (long long)len;
-    sqlite3_stmt *st = db_prep("INSERT INTO uploads(name, times) VALUES(?, 1) "
-                               "ON CONFLICT(name) DO UPDATE SET times = times + 1");
+    static const char sql[] = "INSERT INTO uploads(name, times) VALUES(?, 1) "
+                              "ON CONFLICT(name) DO UPDATE SET times = times + 1";
+    sqlite3_stmt *st = db_prep_kept(sql);
     sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
     db_run(st);
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
 }
 
 /* 0 stored or identical, 1 differs (immutability), -1 I/O error */
@@ -302,6 +306,10 @@ void handle_job_file(const emu_request *rq, emu_reply *r, int *kind)
                       : NULL;
     xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
     emu_lock();
+    /* One transaction per request, committed whatever happened: what the
+     * real script did file by file before an error stays done, as there;
+     * only the number of SQLite commits (one per file and table) shrinks. */
+    db_begin();
     if (root == NULL) {
         strbuf m = STRBUF_INIT;
         strbuf_puts(&m, "can't parse request message: ");
@@ -329,6 +337,7 @@ void handle_job_file(const emu_request *rq, emu_reply *r, int *kind)
     } else {
         xml_error(sb, "no such action");
     }
+    db_commit();
     emu_unlock();
     if (doc)
         xmlFreeDoc(doc);
