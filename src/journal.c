@@ -41,6 +41,7 @@ struct journal {
     long lock_wait_ms;          /* journal_begin's wait for another process's
                                    write lock; -1 = without limit */
     int lock_fd;                /* -1 unless this handle holds the lock */
+    int owns_ckpt;              /* started the checkpointer (journal_checkpoint.c) */
     int in_txn;
     char errmsg[256];
     sqlite3_stmt *st_insert_request;
@@ -286,6 +287,7 @@ static int connect_db(journal *j, char **err)
         return -1;
     }
     free(pragmas);
+    journal_ckpt_attach(j->db);
     return 0;
 }
 
@@ -403,6 +405,10 @@ journal *journal_open(const journal_options *opts, char **err)
         journal_close(j);
         return NULL;
     }
+    if (opts->take_lock) {
+        journal_ckpt_start(j->path);
+        j->owns_ckpt = 1;
+    }
     return j;
 }
 
@@ -427,6 +433,8 @@ void journal_close(journal *j)
     if (j == NULL)
         return;
     journal_rollback(j);
+    if (j->owns_ckpt)
+        journal_ckpt_stop();
     sqlite3_finalize(j->st_insert_request);
     sqlite3_finalize(j->st_complete);
     sqlite3_finalize(j->st_delivered);

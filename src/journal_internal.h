@@ -49,4 +49,10 @@ int journal_each(journal *j, const char *sql, const char *what, size_t n,
 int journal_step_request_rows(journal *j, struct sqlite3_stmt *st, const char *what,
                               journal_request_cb cb, void *arg);
 
+/* journal_checkpoint.c: WAL checkpoints on a thread of their own. */
+struct sqlite3;
+void journal_ckpt_attach(struct sqlite3 *db);   /* every connection */
+void journal_ckpt_start(const char *path);      /* the server's primary */
+void journal_ckpt_stop(void);                   /* before the primary closes */
+
 #endif
