@@ -5,6 +5,7 @@
 #include "journal_submit.h"
 
 #include "journal_internal.h"
+#include "strbuf.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -352,18 +353,71 @@ static void bind_file_state(sqlite3_stmt *st, size_t i, void *arg)
     sqlite3_bind_text(st, 4, f->names[i], -1, SQLITE_STATIC);
 }
 
+/*
+ * The names as a JSON array for json_each(): one UPDATE per call instead
+ * of one per file (per-statement cost was a third of a 10,000-file
+ * resubmit's CPU).  -1 when a name holds a byte outside printable ASCII
+ * (JSON would need \u escapes; physical names never do) or memory ran
+ * out: the caller then updates row by row.
+ */
+static int names_json(strbuf *sb, const char *const *names, size_t n)
+{
+    if (strbuf_putc(sb, '[') != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if ((i > 0 && strbuf_putc(sb, ',') != 0) || strbuf_putc(sb, '"') != 0)
+            return -1;
+        for (const unsigned char *p = (const unsigned char *)names[i]; *p != '\0'; p++) {
+            if (*p < 0x20 || *p >= 0x7f)
+                return -1;
+            if ((*p == '"' || *p == '\\') && strbuf_putc(sb, '\\') != 0)
+                return -1;
+            if (strbuf_putc(sb, (char)*p) != 0)
+                return -1;
+        }
+        if (strbuf_putc(sb, '"') != 0)
+            return -1;
+    }
+    return strbuf_putc(sb, ']');
+}
+
+#define SQL_FILE_STATE "UPDATE batch_files SET state = ?, updated_at = ?" \
+                       " WHERE batch_id = ? AND phys_name = ?"
+#define SQL_FILES_STATE "UPDATE batch_files SET state = ?1, updated_at = ?2" \
+                        " WHERE batch_id = ?3 AND phys_name IN (SELECT value FROM json_each(?4))"
+
+/* Set the state of the named files, inside the caller's transaction. */
+static int update_file_states(journal *j, const file_rows *f, size_t n)
+{
+    if (n == 0)
+        return 0;
+    strbuf json = STRBUF_INIT;
+    if (names_json(&json, f->names, n) != 0) {
+        strbuf_free(&json);
+        return journal_each(j, SQL_FILE_STATE, "batch files state", n, bind_file_state,
+                            (void *)f);
+    }
+    int rc = journal_run(j, SQL_FILES_STATE, "batch files state", "tdit", f->state, f->now,
+                         f->batch_row, strbuf_str(&json));
+    strbuf_free(&json);
+    return rc;
+}
+
 int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state)
 {
     file_rows f = { batch_row, NULL, phys_names, state, journal_now() };
-    return journal_run_each(j, "UPDATE batch_files SET state = ?, updated_at = ?"
-                               " WHERE batch_id = ? AND phys_name = ?",
-                            "batch files state", n, bind_file_state, &f);
+    if (n == 0)
+        return 0;
+    if (journal_begin(j) != 0)
+        return -1;
+    if (update_file_states(j, &f, n) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
 }
-
-#define SQL_FILE_STATE "UPDATE batch_files SET state = ?, updated_at = ?" \
-                       " WHERE batch_id = ? AND phys_name = ?"
 
 int journal_batch_files_set_states2(journal *j, long long batch_row,
                                     const char *const *names_a, size_t na,
@@ -376,8 +430,7 @@ int journal_batch_files_set_states2(journal *j, long long batch_row,
     file_rows b = { batch_row, NULL, names_b, state_b, now };
     if (journal_begin(j) != 0)
         return -1;
-    if (journal_each(j, SQL_FILE_STATE, "batch files state", na, bind_file_state, &a) != 0 ||
-        journal_each(j, SQL_FILE_STATE, "batch files state", nb, bind_file_state, &b) != 0) {
+    if (update_file_states(j, &a, na) != 0 || update_file_states(j, &b, nb) != 0) {
         journal_rollback(j);
         return -1;
     }

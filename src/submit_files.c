@@ -174,23 +174,6 @@ static const step_def query_files_step = {
     .resolve = resolve_step,
 };
 
-static int query_new_files(submit_run *r, const char *const *names, size_t n)
-{
-    size_t max = r->limits.query_chunk_files;
-    for (size_t start = 0; start < n; start += max) {
-        file_chunk c = { .names = names + start, .len = n - start < max ? n - start : max,
-                         .present_state = BFILE_CONFIRMED };
-        c.absent = calloc(c.len, 1);
-        if (c.absent == NULL)
-            return run_fail_nomem(r);
-        int rc = step_run(r, &query_files_step, &c);
-        free(c.absent);
-        if (rc != 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* ---- upload_files -------------------------------------------------------------- */
 
 static int upload_announce(submit_run *r, void *arg)
@@ -382,29 +365,33 @@ static int files_in_state(const journal_batch_file *f, size_t n, const char *sta
 
 /* ---- several chunks in flight ------------------------------------------------ */
 /*
- * The chunks of one round are handed out, one at a time, to up to
- * r->limits.upload_connections lanes: the calling worker and helper
- * threads, each with its own curl handle (its connection kept alive from
- * chunk to chunk) and its own journal connection.  Every chunk goes
- * through the same step as before (journaled upload_sent before its
- * request leaves, uploaded after), so what a crash leaves is what it left
- * with one chunk in flight, only more chunks at once: each is resolved by
- * the batch-less query_files.  After a failure or a learned limit no new
- * chunk is handed out; the chunks in flight finish (or are resolved) and
- * the caller re-plans from the journal.
+ * The chunks of one round of query_files or upload_files are handed out,
+ * one at a time, to up to r->limits.upload_connections lanes: the calling
+ * worker and helper threads, each with its own curl handle (its
+ * connection kept alive from chunk to chunk) and its own journal
+ * connection.  Every chunk goes through the same step as before (journaled
+ * query_sent / upload_sent before its request leaves, its outcome after),
+ * so what a crash leaves is what it left with one chunk in flight, only
+ * more chunks at once: each is resolved by the batch-less query_files.
+ * Each file is in exactly one chunk, so no file is ever listed twice.
+ * After a failure or a learned limit no new chunk is handed out; the
+ * chunks in flight finish (or are resolved) and the caller re-plans from
+ * the journal.  Queries gain as much as uploads: the server's journaling
+ * of one chunk overlaps the web server's work on the next.
  */
 typedef struct {
-    const file_list *l;
+    const step_def *step;   /* query_files_step or upload_files_step */
+    const file_list *l;     /* paths and sizes NULL for queries */
     const size_t *starts;
     size_t nchunks;
     pthread_mutex_t mu;
     size_t next;            /* next chunk to hand out */
     int stop;               /* a chunk failed or taught a limit */
     int learned;            /* a chunk taught a smaller limit */
-} upload_pool;
+} chunk_pool;
 
 /* The next chunk to send, or 0 when there is none or the round stops. */
-static int take_chunk(upload_pool *p, size_t *c)
+static int take_chunk(chunk_pool *p, size_t *c)
 {
     pthread_mutex_lock(&p->mu);
     int got = !p->stop && p->next < p->nchunks;
@@ -415,19 +402,22 @@ static int take_chunk(upload_pool *p, size_t *c)
 }
 
 /* Send chunks until none is left or the round stops: 0 or -1 (r->error). */
-static int upload_lane_run(submit_run *r, upload_pool *p)
+static int lane_run(submit_run *r, chunk_pool *p)
 {
     size_t c;
     int rc = 0;
+    int upload = p->step == &upload_files_step;
     struct deferred_done done = { NULL, 0 };
     while (rc == 0 && take_chunk(p, &c)) {
         size_t end = c + 1 < p->nchunks ? p->starts[c + 1] : p->l->count;
         size_t at = p->starts[c];
-        file_chunk ch = { .names = p->l->names + at, .paths = p->l->paths + at,
-                          .sizes = p->l->sizes + at, .len = end - at,
-                          .present_state = BFILE_UPLOADED, .done = &done };
+        file_chunk ch = { .names = p->l->names + at,
+                          .paths = upload ? p->l->paths + at : NULL,
+                          .sizes = upload ? p->l->sizes + at : NULL, .len = end - at,
+                          .present_state = upload ? BFILE_UPLOADED : BFILE_CONFIRMED,
+                          .done = upload ? &done : NULL };
         ch.absent = calloc(ch.len, 1);
-        rc = ch.absent ? step_run(r, &upload_files_step, &ch) : run_fail_nomem(r);
+        rc = ch.absent ? step_run(r, p->step, &ch) : run_fail_nomem(r);
         free(ch.absent);
         pthread_mutex_lock(&p->mu);
         if (rc != 0 || ch.limit_learned)
@@ -445,28 +435,28 @@ static int upload_lane_run(submit_run *r, upload_pool *p)
 /* A helper lane: a copy of the submit's run on its own client and
  * journal connection (the run's other fields are only read). */
 typedef struct {
-    upload_pool *pool;
+    chunk_pool *pool;
     submit_run run;
     exec_ctx ctx;
     pthread_t tid;
     int started;
     int rc;
-} upload_lane;
+} chunk_lane;
 
-static void *upload_lane_main(void *arg)
+static void *lane_main(void *arg)
 {
-    upload_lane *ln = arg;
-    ln->rc = upload_lane_run(&ln->run, ln->pool);
+    chunk_lane *ln = arg;
+    ln->rc = lane_run(&ln->run, ln->pool);
     return NULL;
 }
 
 /* Start a helper lane; 0 when it could not be (the round runs on fewer). */
-static int upload_lane_start(submit_run *r, upload_lane *ln, upload_pool *p)
+static int lane_start(submit_run *r, chunk_lane *ln, chunk_pool *p)
 {
     char *err = NULL;
     if (exec_ctx_open(&ln->ctx, r->ctx->config, r->ctx->journal, r->ctx->worker_index,
                       &err) != 0) {
-        log_warn("submit %s: one upload connection fewer: %s", r->s->batch,
+        log_warn("submit %s: one %s connection fewer: %s", r->s->batch, p->step->rpc,
                  err ? err : "out of memory");
         free(err);
         return 0;
@@ -475,8 +465,8 @@ static int upload_lane_start(submit_run *r, upload_lane *ln, upload_pool *p)
     ln->run = *r;
     ln->run.ctx = &ln->ctx;
     memset(&ln->run.error, 0, sizeof ln->run.error);
-    if (pthread_create(&ln->tid, NULL, upload_lane_main, ln) != 0) {
-        log_warn("submit %s: one upload connection fewer: no thread", r->s->batch);
+    if (pthread_create(&ln->tid, NULL, lane_main, ln) != 0) {
+        log_warn("submit %s: one %s connection fewer: no thread", r->s->batch, p->step->rpc);
         exec_ctx_close(&ln->ctx);
         return 0;
     }
@@ -485,7 +475,7 @@ static int upload_lane_start(submit_run *r, upload_lane *ln, upload_pool *p)
 }
 
 /* Join a helper lane; its failure becomes the run's when the run has none. */
-static int upload_lane_join(submit_run *r, upload_lane *ln)
+static int lane_join(submit_run *r, chunk_lane *ln)
 {
     if (!ln->started)
         return 0;
@@ -499,29 +489,29 @@ static int upload_lane_join(submit_run *r, upload_lane *ln)
     return ln->rc;
 }
 
-/* Upload the pool's chunks on up to upload_connections lanes. */
-static int upload_chunks(submit_run *r, upload_pool *p)
+/* Run the pool's chunks on up to upload_connections lanes. */
+static int run_chunks(submit_run *r, chunk_pool *p)
 {
     size_t nlanes = r->limits.upload_connections;
     if (nlanes > p->nchunks)
         nlanes = p->nchunks;
     if (nlanes < 1 || r->ctx->config == NULL)
         nlanes = 1;
-    upload_lane *lanes = nlanes > 1 ? calloc(nlanes - 1, sizeof *lanes) : NULL;
+    chunk_lane *lanes = nlanes > 1 ? calloc(nlanes - 1, sizeof *lanes) : NULL;
     if (lanes == NULL)
         nlanes = 1;
     pthread_mutex_init(&p->mu, NULL);
     for (size_t i = 0; i + 1 < nlanes; i++)
-        upload_lane_start(r, &lanes[i], p);
-    int rc = upload_lane_run(r, p);
+        lane_start(r, &lanes[i], p);
+    int rc = lane_run(r, p);
     int failed = rc != 0;
     for (size_t i = 0; i + 1 < nlanes; i++)
-        if (upload_lane_join(r, &lanes[i]) != 0)
+        if (lane_join(r, &lanes[i]) != 0)
             failed++;
     /* Each failed lane journaled its own error; the client gets r->error,
      * so the journal must say the same (local failures left the row). */
     if (failed > 1 && r->error.code != EXEC_E_JOURNAL && r->error.code != EXEC_E_NOMEM)
-        run_fail_record_again(r, BATCH_FILES_KNOWN);
+        run_fail_record_again(r, (int)p->step->resume_unknown);
     if (failed)
         rc = -1;
     pthread_mutex_destroy(&p->mu);
@@ -555,8 +545,9 @@ static int upload_round(submit_run *r, size_t *left, int may_upload, int *learne
     *left = l.count;
     rc = 0;
     if (may_upload && nchunks > 0) {
-        upload_pool p = { .l = &l, .starts = starts, .nchunks = nchunks };
-        rc = upload_chunks(r, &p);
+        chunk_pool p = { .step = &upload_files_step, .l = &l, .starts = starts,
+                         .nchunks = nchunks };
+        rc = run_chunks(r, &p);
         *learned = p.learned;
     }
 done:
@@ -591,6 +582,24 @@ static int upload_absent(submit_run *r)
                     "gave up after repeated unknown outcomes");
 }
 
+/* query_files with the batch id for the listed files, chunk by chunk. */
+static int query_new_files(submit_run *r, const file_list *l)
+{
+    size_t max = r->limits.query_chunk_files;
+    size_t nchunks = max ? (l->count + max - 1) / max : 0;
+    if (nchunks == 0)
+        return 0;
+    size_t *starts = calloc(nchunks, sizeof *starts);
+    if (starts == NULL)
+        return run_fail_nomem(r);
+    for (size_t c = 0; c < nchunks; c++)
+        starts[c] = c * max;
+    chunk_pool p = { .step = &query_files_step, .l = l, .starts = starts, .nchunks = nchunks };
+    int rc = run_chunks(r, &p);
+    free(starts);
+    return rc;
+}
+
 /* Resolve files a crash or lost reply left *_sent, then query new ones. */
 static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
 {
@@ -609,7 +618,7 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
     }
     if (files_in_state(f, n, BFILE_HASHED, &l) != 0)
         return run_fail_nomem(r);
-    int rc = query_new_files(r, l.names, l.count);
+    int rc = query_new_files(r, &l);
     file_list_free(&l);
     return rc;
 }
