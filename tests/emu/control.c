@@ -53,7 +53,8 @@ static void counters(emu_reply *r)
     strbuf_puts(sb, ", \"jobs_by_name\": ");
     json_map_query(sb, "SELECT name, COUNT(*) FROM jobs GROUP BY name ORDER BY name");
     strbuf_printf(sb, ", \"query_batch2_jobs\": %lld", G.query_batch2_jobs);
-    strbuf_printf(sb, ", \"http_requests\": %ld}\n", G.http_requests);
+    strbuf_printf(sb, ", \"http_requests\": %ld, \"most_in_flight\": %ld}\n", G.http_requests,
+                  G.most_in_flight);
     emu_unlock();
 }
 

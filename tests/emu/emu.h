@@ -136,6 +136,8 @@ typedef struct {
     emu_fault *faults; int nfaults;
     long rpc_count[RPC_COUNT];
     long http_requests;
+    long in_flight;             /* project requests being answered now */
+    long most_in_flight;        /* the most at once (counters: concurrency seen) */
     long long query_batch2_jobs;    /* job lines listed by query_batch2 replies */
     long files_uploaded;
     long long bytes_uploaded;

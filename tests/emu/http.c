@@ -399,17 +399,29 @@ typedef struct {
     int too_big;
 } conn_ctx;
 
+static void route_project(emu_request *rq, emu_reply *r);
+
 static void route(emu_request *rq, emu_reply *r)
 {
-    const char *path = rq->path;
-    if (strncmp(path, "/control/", 9) == 0) {
+    if (strncmp(rq->path, "/control/", 9) == 0) {
         snprintf(r->content_type, sizeof r->content_type, "application/json");
         handle_control(rq, r);
         return;
     }
     emu_lock();
     G.http_requests++;
+    if (++G.in_flight > G.most_in_flight)
+        G.most_in_flight = G.in_flight;
     emu_unlock();
+    route_project(rq, r);
+    emu_lock();
+    G.in_flight--;
+    emu_unlock();
+}
+
+static void route_project(emu_request *rq, emu_reply *r)
+{
+    const char *path = rq->path;
     const char *script = NULL;
     if (strncmp(path, "/emu/", 5) == 0)
         script = path + 5;
