@@ -12,7 +12,9 @@ replies listed (the emulator's query_batch2_jobs counter).
     /usr/bin/python3 tests/bench/bench_query_load.py --batches 1 --jobs 100000
     /usr/bin/python3 tests/bench/bench_query_load.py --batches 10 --jobs 10000
 
-BOINC_GAHP / BOINC_EMU choose the binaries (compare two builds that way).
+BOINC_GAHP / BOINC_EMU, or --gahp / --emu (as run_all.py passes them),
+choose the binaries (compare two builds that way).  Prints FIGURE lines
+(figures.py) for the journal-answered query of the batch.
 """
 import argparse
 import os
@@ -23,8 +25,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_cmds"))
+sys.path.insert(0, HERE)
 
-from cmds_helpers import Emu, Gahp, Session, parse_query  # noqa: E402
+from figures import emu_state_dir, figure, median  # noqa: E402
 
 
 def journal_knows(journal, batch, names):
@@ -54,12 +57,20 @@ def main():
     ap.add_argument("--batches", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=100000, help="jobs per batch")
     ap.add_argument("--polls", type=int, default=5)
-    args = ap.parse_args()
+    ap.add_argument("--gahp", default=None)
+    ap.add_argument("--emu", default=None)
+    args, _ = ap.parse_known_args()
+    if args.gahp:
+        os.environ["BOINC_GAHP"] = os.path.abspath(args.gahp)
+    if args.emu:
+        os.environ["BOINC_EMU"] = os.path.abspath(args.emu)
+    from cmds_helpers import Emu, Gahp, Session, parse_query
+    polls = []
     with tempfile.TemporaryDirectory() as d:
         # The batches are put on the emulator straight through its RPCs in
         # one submit_batch each: a 100,000-job request is over a stock
         # server's post_max_size.
-        emu = Emu(os.path.join(d, "emu"), php_limits="none")
+        emu = Emu(os.path.join(emu_state_dir("query_load"), "emu"), php_limits="none")
         g = Gahp(os.path.join(d, "journal.sqlite"))
         try:
             s = Session(g, emu)
@@ -83,6 +94,7 @@ def main():
                 secs, toks = timed_query(s, mmt, batches)
                 server_time, groups = parse_query(toks, len(batches))
                 listed = emu.counters()["query_batch2_jobs"] - before
+                polls.append((secs, listed))
                 print("poll %d (min_mod_time %s): %.3f s; server listed %d job lines; "
                       "%d job lines to the client" % (i + 1, "0" if mmt == "0" else "prev",
                                                       secs, listed,
@@ -91,6 +103,11 @@ def main():
         finally:
             g.quit()
             emu.stop()
+    # polls after the first one whose clock moved: the server lists only
+    # what changed, the client still gets every status from the journal
+    later = polls[1:]
+    figure("query_load.poll_s", median([p[0] for p in later]), "s")
+    figure("query_load.server_job_lines", median([p[1] for p in later]), "lines")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
 sys.path.insert(0, HERE)
-from figures import cpu_seconds, figure, load_average, median  # noqa: E402
+from figures import cpu_seconds, emu_state_dir, figure, load_average, median  # noqa: E402
 
 # (emulator options, boinc_gahp options) of each case: the GAHP is told the
 # server's limits, as a site would configure it.
@@ -74,11 +74,12 @@ def run_case(args, tmp, run, case_args, shared, distinct):
     d = os.path.join(tmp, "run%d" % run)
     os.mkdir(d)
     emu_args, gahp_args = case_args
-    emu = emu_mod.Emulator(os.path.join(d, "emu"), hosts=2,
+    emu = emu_mod.Emulator(os.path.join(emu_state_dir("submit"), "emu"), hosts=2,
                            extra_args=emu_args + args.emu_arg)
     emu.start()
     gahp = Gahp(os.path.join(d, "journal.db"),
                 args=["--retry-budget", "30"] + gahp_args + args.gahp_arg)
+    gahp.poll_interval = 0.001
     out = {}
     try:
         client = Client(gahp, emu)
@@ -87,11 +88,13 @@ def run_case(args, tmp, run, case_args, shared, distinct):
             jobs = [("%s#%d" % (batch, i), [], [(distinct[i], "a"), (shared, "b")])
                     for i in range(len(distinct))]
             cpu0 = cpu_seconds(gahp.proc.pid)
+            ecpu0 = cpu_seconds(emu.proc.pid)
             t0 = time.monotonic()
             rid = client.submit(batch, "twoinout", jobs)
             res = client.wait(rid, timeout=900)
             wall = time.monotonic() - t0
             assert res == ["NULL"], res
+            out[batch + "_emu_cpu_s"] = cpu_seconds(emu.proc.pid) - ecpu0
             return wall, cpu_seconds(gahp.proc.pid) - cpu0
 
         before = emu.counters()
@@ -159,9 +162,11 @@ def main():
                          "%.0f" % r["hash_mbps"] if r["hash_mbps"] else "?", r["resubmit_s"],
                          r["resubmit_cpu_s"], r["resubmit_plan_s"],
                          r["resubmit_read"], r["resubmit_bytes"]), flush=True)
-                print("  RPCs: %s (total %d); files uploaded %d, bytes %d"
+                print("  RPCs: %s (total %d); files uploaded %d, bytes %d; emulator CPU "
+                      "%.2f s (submit), %.2f s (resubmit)"
                       % (r["rpcs"], sum(r["rpcs"].values()), r["files_uploaded"],
-                         r["bytes_uploaded"]), flush=True)
+                         r["bytes_uploaded"], r["bench1_emu_cpu_s"], r["bench2_emu_cpu_s"]),
+                      flush=True)
     if not limits_ok:
         print("this emulator has no --php-limits: the `stock` case (20 files per "
               "request) is not measured; `none` ran against the emulator's defaults")
@@ -169,6 +174,7 @@ def main():
         rs = results[case]
         figure("submit.%s_s" % case, median([r["submit_s"] for r in rs]), "s")
         figure("submit.%s_cpu_s" % case, median([r["submit_cpu_s"] for r in rs]), "s")
+        figure("submit.%s_emu_cpu_s" % case, median([r["bench1_emu_cpu_s"] for r in rs]), "s")
         figure("submit.%s_hash_mbps" % case,
                median([r["hash_mbps"] for r in rs if r["hash_mbps"] is not None]), "MB/s")
         figure("submit.%s_upload_rpcs" % case,
