@@ -79,7 +79,7 @@ def run_case(args, tmp, run, case_args, shared, distinct):
     emu.start()
     gahp = Gahp(os.path.join(d, "journal.db"),
                 args=["--retry-budget", "30"] + gahp_args + args.gahp_arg)
-    gahp.poll_interval = 0.001
+    gahp.enable_async()     # woken by R, as HTCondor is: no poll rounding
     out = {}
     try:
         client = Client(gahp, emu)

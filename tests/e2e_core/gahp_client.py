@@ -102,9 +102,11 @@ class Gahp:
     """One boinc_gahp process.  Lines are read by a thread into a queue;
     `prefix` is stripped from lines that carry it (after RESPONSE_PREFIX)."""
 
-    # RESULTS polling interval of wait_results; benches lower it so that a
-    # figure is not rounded up to the next poll.
+    # RESULTS polling interval of wait_results (without async mode).
     poll_interval = 0.05
+    # After enable_async(): wait_results sleeps until the server's R line,
+    # as HTCondor does, instead of polling (benches: no poll rounding).
+    async_mode = False
 
     BANNER_RE = re.compile(r"^\$GahpVersion: \d+\.\d+\.\d+ [A-Z][a-z]{2} \d{1,2} \d{4} .+ \$$")
 
@@ -206,14 +208,31 @@ class Gahp:
         """Poll RESULTS until `count` result lines arrived; returns them."""
         got = []
         deadline = time.monotonic() + timeout
+        seen_r = self.r_count
         while len(got) < count:
             got += self.results()
             if len(got) >= count:
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError("only %d of %d results" % (len(got), count))
-            time.sleep(self.poll_interval)
+            if not self.async_mode:
+                time.sleep(self.poll_interval)
+            elif self.r_count == seen_r:
+                self._await_r(max(0.0, deadline - time.monotonic()))
+            seen_r = self.r_count
         return got
+
+    def enable_async(self):
+        """ASYNC_MODE_ON: the server writes R when a result is ready."""
+        assert self.command("ASYNC_MODE_ON") == "S"
+        self.async_mode = True
+
+    def _await_r(self, timeout):
+        """Block until the next line, which while no command is pending can
+        only be an R line."""
+        line = self.read_raw(timeout)
+        assert line == self.prefix + "R", "expected R, got %r" % line
+        self.r_count += 1
 
     def wait_r(self, timeout=30):
         """Block until an R line arrives (async mode)."""
