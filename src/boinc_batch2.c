@@ -302,7 +302,8 @@ static void on_dtd(void *ctx, const xmlChar *name, const xmlChar *external_id,
  * plain_utf8 vouched for them): XML_PARSE_IGNORE_ENC.  Otherwise the
  * options of the tree parser.  Returns the parser's verdict: 0 if it
  * complained or halted. */
-static int sax_pass(const char *body, size_t len, batch2_sax *st)
+static int sax_pass(const char *body, size_t len, size_t chunk,
+                    batch2_sax *st)
 {
     xmlSAXHandler sax;
     memset(&sax, 0, sizeof sax);
@@ -320,8 +321,8 @@ static int sax_pass(const char *body, size_t len, batch2_sax *st)
         return 0;
     xmlCtxtUseOptions(ctxt, XML_PARSE_RECOVER | XML_PARSE_NONET |
                       XML_PARSE_IGNORE_ENC);
-    for (size_t off = 0; off < len && !st->irregular; off += BATCH2_CHUNK) {
-        size_t n = len - off < BATCH2_CHUNK ? len - off : BATCH2_CHUNK;
+    for (size_t off = 0; off < len && !st->irregular; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
         xmlParseChunk(ctxt, body + off, (int)n, 0);
     }
     if (!st->irregular)
@@ -337,8 +338,16 @@ static int sax_pass(const char *body, size_t len, batch2_sax *st)
 int boinc_parse_query_batch2_stream(const char *body, size_t len,
                                     size_t nbatches, boinc_query_result *out)
 {
+    return boinc_parse_query_batch2_chunked(body, len, nbatches, out,
+                                            BATCH2_CHUNK);
+}
+
+int boinc_parse_query_batch2_chunked(const char *body, size_t len,
+                                     size_t nbatches, boinc_query_result *out,
+                                     size_t chunk)
+{
     memset(out, 0, sizeof *out);
-    if (len > INT_MAX || boinc_has_bare_amp(body, len) ||
+    if (chunk == 0 || chunk > INT_MAX || len > INT_MAX || boinc_has_bare_amp(body, len) ||
         !plain_utf8((const unsigned char *)body, len))
         return BATCH2_IRREGULAR;
     out->batches = calloc(nbatches ? nbatches : 1, sizeof *out->batches);
@@ -347,7 +356,7 @@ int boinc_parse_query_batch2_stream(const char *body, size_t len,
     out->nbatches = nbatches;
     batch2_sax st = { .out = out, .nbatches = nbatches, .bi = -1,
                       .jobs_left = len / BATCH2_MIN_JOB_BYTES };
-    int clean = sax_pass(body, len, &st);
+    int clean = sax_pass(body, len, chunk, &st);
     int rc = clean && !st.irregular && st.depth == 0 &&
                      out->server_time != NULL &&
                      (size_t)(st.bi + 1) == nbatches &&

@@ -136,6 +136,10 @@ int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
  * then the tree. */
 int boinc_parse_query_batch2_stream(const char *body, size_t len,
                                     size_t nbatches, boinc_query_result *out);
+/* The stream fed to libxml2 chunk bytes at a time (tests: every split). */
+int boinc_parse_query_batch2_chunked(const char *body, size_t len,
+                                     size_t nbatches, boinc_query_result *out,
+                                     size_t chunk);
 int boinc_parse_query_batch2_tree(const char *body, size_t len,
                                   size_t nbatches, boinc_query_result *out,
                                   boinc_error *err);
