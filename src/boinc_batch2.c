@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define BATCH2_IRREGULAR (-1)
 
@@ -94,6 +95,44 @@ static int plain_utf8(const unsigned char *s, size_t len)
 static int is_space(char c)
 {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Does the XML declaration, if any, name an encoding the tree parser also
+ * reads as UTF-8 (UTF-8 itself, or the ISO-8859-1 the servers declare)?
+ * The SAX pass ignores the declaration (XML_PARSE_IGNORE_ENC); for any
+ * other name the tree parser's reading is its own (an unknown name stops
+ * it), so such replies go to the tree. */
+static int declared_encoding_ok(const char *body, size_t len)
+{
+    static const char bom[] = "\xEF\xBB\xBF";
+    if (len >= 3 && memcmp(body, bom, 3) == 0) {
+        body += 3;
+        len -= 3;
+    }
+    if (len < 5 || memcmp(body, "<?xml", 5) != 0)
+        return 1;
+    const char *end = memmem(body, len, "?>", 2);
+    if (end == NULL)
+        return 0;
+    const char *enc = memmem(body, (size_t)(end - body), "encoding", 8);
+    if (enc == NULL)
+        return 1;
+    const char *p = enc + 8;
+    while (p < end && is_space(*p))
+        p++;
+    if (p == end || *p++ != '=')
+        return 0;
+    while (p < end && is_space(*p))
+        p++;
+    if (p == end || (*p != '"' && *p != '\''))
+        return 0;
+    char quote = *p++;
+    const char *close = memchr(p, quote, (size_t)(end - p));
+    if (close == NULL)
+        return 0;
+    size_t n = (size_t)(close - p);
+    return (n == 5 && strncasecmp(p, "UTF-8", 5) == 0) ||
+           (n == 10 && strncasecmp(p, "ISO-8859-1", 10) == 0);
 }
 
 /* The collected text without surrounding white space (as the tree
@@ -348,7 +387,8 @@ int boinc_parse_query_batch2_chunked(const char *body, size_t len,
 {
     memset(out, 0, sizeof *out);
     if (chunk == 0 || chunk > INT_MAX || len > INT_MAX || boinc_has_bare_amp(body, len) ||
-        !plain_utf8((const unsigned char *)body, len))
+        !plain_utf8((const unsigned char *)body, len) ||
+        !declared_encoding_ok(body, len))
         return BATCH2_IRREGULAR;
     out->batches = calloc(nbatches ? nbatches : 1, sizeof *out->batches);
     if (out->batches == NULL)

@@ -1192,7 +1192,7 @@ static void test_query_batch2_stream_any_split(void **state)
 /* Replies the SAX pass leaves to the tree parser (which then gives its
  * own result or error): a DTD, an undeclared entity, a second <job_name>,
  * markup inside a number, a <batch_size> larger than the reply could
- * hold, bad UTF-8. */
+ * hold, bad UTF-8, an unknown declared encoding. */
 static void test_query_batch2_stream_irregular(void **state)
 {
     (void)state;
@@ -1211,6 +1211,10 @@ static void test_query_batch2_stream_irregular(void **state)
         "<job><job_name>a</job_name><status>DONE</status></job></query_batch2>",
         "<query_batch2><server_time>1</server_time><batch_size>1</batch_size>"
         "<job><job_name>a\xff</job_name><status>DONE</status></job></query_batch2>",
+        /* an encoding the tree parser does not read as UTF-8 (found by
+         * the fuzzer: the tree stops at an unknown one) */
+        "<?xml version=\"1.0\" encoding=\"IUO-8859-1\" ?><query_batch2>"
+        "<server_time>1</server_time><batch_size>0</batch_size></query_batch2>",
     };
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
         boinc_query_result r;
