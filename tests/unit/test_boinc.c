@@ -1238,6 +1238,50 @@ static void test_query_batch2_stream_irregular(void **state)
     expect_batch2_parse_error(odd[4], 1);
 }
 
+/* Names longer than a pool block (256 KiB) get a block of their own and
+ * the short names around them stay intact, on both parsers. */
+static void test_query_batch2_long_names_in_pool(void **state)
+{
+    (void)state;
+    size_t long_len = 300 * 1024;
+    strbuf body = STRBUF_INIT;
+    assert_int_equal(strbuf_puts(&body, "<query_batch2><server_time>1</server_time>"
+                                        "<batch_size>40</batch_size>"), 0);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(strbuf_puts(&body, "<job><job_name>"), 0);
+        if (i % 10 == 3)
+            for (size_t k = 0; k < long_len; k++)
+                assert_int_equal(strbuf_putc(&body, (char)('a' + (int)(k % 26))), 0);
+        else
+            assert_int_equal(strbuf_printf(&body, "short_%d", i), 0);
+        assert_int_equal(strbuf_puts(&body, "</job_name><status>DONE</status></job>"), 0);
+    }
+    assert_int_equal(strbuf_puts(&body, "</query_batch2>"), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        boinc_query_result r;
+        boinc_error e = no_error();
+        int rc = pass == 0
+                     ? boinc_parse_query_batch2_stream(body.data, body.len, 1, &r)
+                     : boinc_parse_query_batch2_tree(body.data, body.len, 1, &r, &e);
+        assert_int_equal(rc, BOINC_OK);
+        for (int i = 0; i < 40; i++) {
+            const char *name = r.batches[0].jobs[i].name;
+            if (i % 10 == 3) {
+                assert_int_equal(strlen(name), long_len);
+                assert_int_equal(name[long_len - 1], 'a' + (int)((long_len - 1) % 26));
+            } else {
+                char want[32];
+                snprintf(want, sizeof want, "short_%d", i);
+                assert_string_equal(name, want);
+            }
+            assert_string_equal(r.batches[0].jobs[i].status, "DONE");
+        }
+        boinc_query_result_free(&r);
+        boinc_error_clear(&e);
+    }
+    strbuf_free(&body);
+}
+
 static void expect_batch2_parse_error(const char *body, size_t nbatches)
 {
     boinc_error e = no_error();
@@ -1761,6 +1805,7 @@ int main(void)
         cmocka_unit_test(test_query_batch2_stream_takes_real_replies),
         cmocka_unit_test(test_query_batch2_stream_any_split),
         cmocka_unit_test(test_query_batch2_stream_irregular),
+        cmocka_unit_test(test_query_batch2_long_names_in_pool),
         cmocka_unit_test(test_query_batch2_count_mismatch),
         cmocka_unit_test(test_query_batch2_unescaped_ampersand),
         cmocka_unit_test(test_completed_job_done),
