@@ -351,12 +351,8 @@ void boinc_query_result_free(boinc_query_result *r)
     if (r == NULL)
         return;
     for (size_t i = 0; r->batches != NULL && i < r->nbatches; i++) {
-        boinc_batch_status *b = &r->batches[i];
-        for (size_t j = 0; b->jobs != NULL && j < b->njobs; j++) {
-            free(b->jobs[j].name);
-            free(b->jobs[j].status);
-        }
-        free(b->jobs);
+        free(r->batches[i].jobs);
+        boinc_strpool_free(r->batches[i].strings);
     }
     free(r->batches);
     free(r->server_time);

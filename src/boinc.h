@@ -166,9 +166,14 @@ typedef struct {
     char *status;           /* as sent: DONE, ERROR, IN_PROGRESS, UNSENT */
 } boinc_job_status;
 
+struct boinc_strpool;
+
 typedef struct {
     size_t njobs;
     boinc_job_status *jobs;
+    /* Owns the names and statuses of jobs: a few large blocks instead of
+     * two mallocs per job (never free a name or status on its own). */
+    struct boinc_strpool *strings;
 } boinc_batch_status;
 
 typedef struct {

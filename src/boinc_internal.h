@@ -59,6 +59,17 @@ char *boinc_url_password(const char *url);
 void boinc_scrub_project(boinc_error *err, const char *authenticator,
                          const char *url);
 
+/* ---- string pool (boinc_util.c) --------------------------------------- */
+/* Strings carved out of large blocks, all freed at once: a 100,000-job
+ * query_batch2 reply needs 200,000 short strings, which as separate
+ * mallocs cost more than reading the reply. */
+typedef struct boinc_strpool boinc_strpool;
+
+/* A NUL-terminated copy of s[0..n) kept in *pool (created on first use).
+ * NULL on ENOMEM. */
+char *boinc_strpool_copy(boinc_strpool **pool, const char *s, size_t n);
+void boinc_strpool_free(boinc_strpool *pool);
+
 /* ---- request bodies (boinc_req.c) -------------------------------------- */
 /* Each appends the XML for field `request` to sb; 0, or -1 on ENOMEM.
  * Every caller-supplied string is XML-escaped; floats use %.6f. */
@@ -118,15 +129,23 @@ int boinc_parse_templates(const char *body, size_t len, boinc_templates *out,
 int boinc_parse_query_batch2(const char *body, size_t len, size_t nbatches,
                              boinc_query_result *out, boinc_error *err);
 /* Its two halves (for tests and the fuzz harness's differential check):
- * the streaming reader, which only accepts a regular reply and returns
- * BOINC_OK or -1 (nothing else set), and the tree parser, which takes
- * anything libxml2 can recover and reports every error.  boinc_parse_
- * query_batch2 runs boinc_reply_check, the stream, then the tree. */
+ * the streaming SAX pass (boinc_batch2.c), which only accepts a regular
+ * reply and returns BOINC_OK or -1 (nothing else set), and the tree
+ * parser, which takes anything libxml2 can recover and reports every
+ * error.  boinc_parse_query_batch2 runs boinc_reply_check, the stream,
+ * then the tree. */
 int boinc_parse_query_batch2_stream(const char *body, size_t len,
                                     size_t nbatches, boinc_query_result *out);
+/* The stream fed to libxml2 chunk bytes at a time (tests: every split). */
+int boinc_parse_query_batch2_chunked(const char *body, size_t len,
+                                     size_t nbatches, boinc_query_result *out,
+                                     size_t chunk);
 int boinc_parse_query_batch2_tree(const char *body, size_t len,
                                   size_t nbatches, boinc_query_result *out,
                                   boinc_error *err);
+/* Does body hold an '&' that does not start an entity reference (which
+ * the tree parser escapes before parsing)? */
+int boinc_has_bare_amp(const char *body, size_t len);
 int boinc_parse_completed_job(const char *body, size_t len,
                               boinc_completed_job *out, boinc_error *err);
 int boinc_parse_query_batches(const char *body, size_t len,

@@ -339,3 +339,65 @@ void boinc_scrub_project(boinc_error *err, const char *authenticator,
         free(pw);
     }
 }
+
+/* ---- string pool -------------------------------------------------------- */
+
+/* 256 KiB blocks: few enough mallocs for 100,000 jobs (about 10 blocks),
+ * small enough not to matter for a one-job reply. */
+#define STRPOOL_BLOCK ((size_t)256 * 1024)
+
+typedef struct strpool_block {
+    struct strpool_block *next;
+    size_t used, cap;
+    char data[];
+} strpool_block;
+
+struct boinc_strpool {
+    strpool_block *head;        /* the block being filled, then older ones */
+};
+
+char *boinc_strpool_copy(boinc_strpool **pool, const char *s, size_t n)
+{
+    if (*pool == NULL && (*pool = calloc(1, sizeof **pool)) == NULL)
+        return NULL;
+    if (n >= SIZE_MAX - sizeof(strpool_block) - STRPOOL_BLOCK)
+        return NULL;
+    strpool_block *b = (*pool)->head;
+    if (b == NULL || b->cap - b->used < n + 1) {
+        /* A string longer than a block gets a block of its own, kept
+         * behind the one being filled. */
+        int own = n + 1 > STRPOOL_BLOCK;
+        size_t cap = own ? n + 1 : STRPOOL_BLOCK;
+        strpool_block *nb = malloc(sizeof *nb + cap);
+        if (nb == NULL)
+            return NULL;
+        nb->used = 0;
+        nb->cap = cap;
+        if (own && b != NULL) {
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            (*pool)->head = nb;
+        }
+        b = nb;
+    }
+    char *out = b->data + b->used;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    b->used += n + 1;
+    return out;
+}
+
+void boinc_strpool_free(boinc_strpool *pool)
+{
+    if (pool == NULL)
+        return;
+    strpool_block *b = pool->head;
+    while (b != NULL) {
+        strpool_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(pool);
+}

@@ -15,6 +15,7 @@
  *     entities, on a copy in which bare '&' are escaped;
  *  3. the wanted elements are looked up anywhere in the recovered tree.
  */
+#define _GNU_SOURCE     /* memmem() (also POSIX.1-2024) */
 #include "boinc_internal.h"
 
 #include <libxml/parser.h>
@@ -31,15 +32,29 @@
 static const char *find_bytes(const char *from, const char *end,
                               const char *needle)
 {
-    /* memmem() is a GNU extension; this is the portable equivalent. */
+    /* memmem, not a loop stopping at every '<': a reply is scanned
+     * several times over (9 MB for 100,000 jobs). */
+    if (from >= end)
+        return NULL;
+    return memmem(from, (size_t)(end - from), needle, strlen(needle));
+}
+
+/* Some occurrence of needle, searched from the end (where a reply's outer
+ * closing tag is), or NULL. */
+static const char *find_bytes_from_end(const char *from, const char *end,
+                                       const char *needle)
+{
     size_t nlen = strlen(needle);
-    while (from < end && (size_t)(end - from) >= nlen) {
-        const char *hit = memchr(from, needle[0], (size_t)(end - from));
-        if (hit == NULL || (size_t)(end - hit) < nlen)
+    if (from >= end || (size_t)(end - from) < nlen)
+        return NULL;
+    size_t span = (size_t)(end - from) - nlen + 1;  /* possible starts */
+    while (span > 0) {
+        const char *hit = memrchr(from, needle[0], span);
+        if (hit == NULL)
             return NULL;
         if (memcmp(hit, needle, nlen) == 0)
             return hit;
-        from = hit + 1;
+        span = (size_t)(hit - from);
     }
     return NULL;
 }
@@ -165,7 +180,7 @@ int boinc_reply_check(const char *rpc, const char *body, size_t len,
     strbuf close = STRBUF_INIT;
     if (strbuf_printf(&close, "</%s>", rpc) != 0)
         return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
-    int closed = find_bytes(body, end, strbuf_str(&close)) != NULL;
+    int closed = find_bytes_from_end(body, end, strbuf_str(&close)) != NULL;
     strbuf_free(&close);
     if (closed)
         return BOINC_OK;
@@ -228,9 +243,9 @@ static int escape_bare_amps(const char *body, size_t len, strbuf *out)
     return 0;
 }
 
-/* Does the body hold a bare '&' outside CDATA?  (Usually not: then the
- * body is parsed in place, without a copy.) */
-static int has_bare_amp(const char *body, size_t len)
+/* Does the body hold a bare '&'?  (Usually not: then the body is parsed
+ * in place, without a copy.) */
+int boinc_has_bare_amp(const char *body, size_t len)
 {
     const char *end = body + len;
     const char *p = body;
@@ -247,7 +262,7 @@ static xmlDocPtr parse_tree(const char *body, size_t len, boinc_error *err)
     strbuf clean = STRBUF_INIT;
     const char *text = body;
     size_t text_len = len;
-    if (has_bare_amp(body, len)) {
+    if (boinc_has_bare_amp(body, len)) {
         if (escape_bare_amps(body, len, &clean) != 0) {
             strbuf_free(&clean);
             boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
@@ -575,8 +590,19 @@ static int collect_batch2_items(xmlNode *n, xmlNode ***items, size_t *count,
     return 0;
 }
 
-static int fill_job_status(xmlNode *job, boinc_job_status *out,
-                           boinc_error *err)
+/* Trimmed text of n, kept in the string pool of batch b. */
+static char *pool_text(boinc_batch_status *b, xmlNode *n)
+{
+    char *text = node_text(n, 1);
+    if (text == NULL)
+        return NULL;
+    char *kept = boinc_strpool_copy(&b->strings, text, strlen(text));
+    free(text);
+    return kept;
+}
+
+static int fill_job_status(xmlNode *job, boinc_batch_status *b,
+                           boinc_job_status *out, boinc_error *err)
 {
     xmlNode *name = child_elem(job, "job_name");
     xmlNode *status = child_elem(job, "status");
@@ -584,8 +610,8 @@ static int fill_job_status(xmlNode *job, boinc_job_status *out,
         return boinc_fail(err, BOINC_E_PARSE, 200,
                           "reply to query_batch2: <job> without %s",
                           name == NULL ? "<job_name>" : "<status>");
-    out->name = node_text(name, 1);
-    out->status = node_text(status, 1);
+    out->name = pool_text(b, name);
+    out->status = out->name != NULL ? pool_text(b, status) : NULL;
     if (out->name == NULL || out->status == NULL)
         return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
     return BOINC_OK;
@@ -628,7 +654,7 @@ static int fill_batches(xmlNode **items, size_t nitems, size_t nbatches,
                 return boinc_fail(err, BOINC_E_PARSE, 200,
                                   "reply to query_batch2: <job> not covered "
                                   "by a <batch_size>");
-            int rc = fill_job_status(items[i], &b->jobs[filled], err);
+            int rc = fill_job_status(items[i], b, &b->jobs[filled], err);
             filled++;
             if (rc != BOINC_OK)
                 return rc;
@@ -682,188 +708,6 @@ int boinc_parse_query_batch2_tree(const char *body, size_t len,
     }
     free(items);
     xmlFreeDoc(doc);
-    if (rc != BOINC_OK)
-        boinc_query_result_free(out);
-    return rc;
-}
-
-/* ---- query_batch2 as a stream ------------------------------------------- */
-/*
- * A query_batch2 reply lists every job of the batches asked for: 100,000
- * jobs are a 7 MB reply and, as a libxml2 tree, about 90 MB.  A reply of
- * the regular shape (<query_batch2> holding <server_time>, then
- * <batch_size> and <job> elements, and no parser complaint at all) is
- * read with libxml2's streaming reader instead: one <job> subtree at a
- * time is in memory (issue 10 #1).  Anything else (PHP notices, notices
- * in <error>, odd nesting) returns BATCH2_IRREGULAR and is parsed again as
- * a tree, so every result and message is exactly the tree parser's.
- */
-#define BATCH2_IRREGULAR (-1)
-
-typedef struct {
-    boinc_query_result *out;
-    size_t nbatches;
-    long bi;                /* current batch, -1 before the first <batch_size> */
-    size_t filled;          /* jobs of batch bi seen so far */
-    size_t jobs_left;       /* "<job" occurrences not consumed: bounds sizes */
-    int complaints;         /* parser errors and warnings seen */
-} batch2_stream;
-
-static void count_complaint(void *arg, xmlErrorPtr error)
-{
-    (void)error;
-    ((batch2_stream *)arg)->complaints++;
-}
-
-/* Is s[0..len) valid UTF-8 without NUL bytes?  libxml2 recovers from bad
- * bytes differently in its reader and its tree parser (the reader
- * re-decodes the rest as ISO-8859-1, without a complaint): such replies
- * go to the tree parser, whose reading the code has always had. */
-static int plain_utf8(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2
-                 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (c == 0 || n == 0 || n > len - i || (n == 2 && c < 0xC2))
-            return 0;
-        unsigned long cp = n == 1 ? c : c & (0x7F >> n);
-        for (size_t k = 1; k < n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-            (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return 0;
-        i += n;
-    }
-    return 1;
-}
-
-/* Occurrences of "<job" in the text: an upper bound of the <job>s. */
-static size_t count_job_tags(const char *text, size_t len)
-{
-    size_t n = 0;
-    const char *end = text + len, *p = text;
-    while ((p = find_bytes(p, end, "<job")) != NULL) {
-        n++;
-        p += 4;
-    }
-    return n;
-}
-
-/* One <batch_size>: start the next batch.  BOINC_OK or BATCH2_IRREGULAR. */
-static int stream_batch_size(batch2_stream *bs, xmlNode *n)
-{
-    boinc_batch_status *b = bs->bi >= 0 ? &bs->out->batches[bs->bi] : NULL;
-    if ((b != NULL && bs->filled != b->njobs) ||
-        (size_t)(bs->bi + 1) >= bs->nbatches)
-        return BATCH2_IRREGULAR;
-    char *text = node_text(n, 1);
-    long size = -1;
-    int bad = text == NULL || boinc_parse_long(text, &size) != 0 || size < 0 ||
-              (size_t)size > bs->jobs_left;
-    free(text);
-    if (bad)
-        return BATCH2_IRREGULAR;
-    b = &bs->out->batches[++bs->bi];
-    b->jobs = calloc((size_t)size ? (size_t)size : 1, sizeof *b->jobs);
-    if (b->jobs == NULL)
-        return BATCH2_IRREGULAR;
-    b->njobs = (size_t)size;
-    bs->filled = 0;
-    return BOINC_OK;
-}
-
-/* One <job> of the current batch. */
-static int stream_job(batch2_stream *bs, xmlNode *n)
-{
-    boinc_batch_status *b = bs->bi >= 0 ? &bs->out->batches[bs->bi] : NULL;
-    if (b == NULL || bs->filled == b->njobs || bs->jobs_left == 0)
-        return BATCH2_IRREGULAR;
-    bs->jobs_left--;
-    boinc_error ignored = { 0 };
-    int rc = fill_job_status(n, &b->jobs[bs->filled++], &ignored);
-    boinc_error_clear(&ignored);
-    return rc == BOINC_OK ? BOINC_OK : BATCH2_IRREGULAR;
-}
-
-/* Handle the element the reader is on (depth 1); *skip = 1 when its
- * subtree was consumed. */
-static int stream_element(xmlTextReaderPtr r, batch2_stream *bs, int *skip)
-{
-    const char *name = (const char *)xmlTextReaderConstLocalName(r);
-    int is_time = name != NULL && strcmp(name, "server_time") == 0;
-    int is_size = name != NULL && strcmp(name, "batch_size") == 0;
-    int is_job = name != NULL && strcmp(name, "job") == 0;
-    if (!is_time && !is_size && !is_job)
-        return BATCH2_IRREGULAR;
-    /* server_time comes once, before any batch (as the tree parser would
-     * find it first). */
-    if (is_time != (bs->out->server_time == NULL))
-        return BATCH2_IRREGULAR;
-    xmlNode *n = xmlTextReaderExpand(r);
-    if (n == NULL)
-        return BATCH2_IRREGULAR;
-    *skip = 1;
-    if (is_time) {
-        double t;
-        bs->out->server_time = node_text(n, 1);
-        return bs->out->server_time != NULL &&
-               boinc_parse_double(bs->out->server_time, &t) == 0
-                   ? BOINC_OK : BATCH2_IRREGULAR;
-    }
-    return is_size ? stream_batch_size(bs, n) : stream_job(bs, n);
-}
-
-/* Walk the reader over the whole reply. */
-static int stream_walk(xmlTextReaderPtr r, batch2_stream *bs)
-{
-    int rc = xmlTextReaderRead(r);
-    if (rc != 1 || xmlTextReaderNodeType(r) != XML_READER_TYPE_ELEMENT ||
-        !xmlStrEqual(xmlTextReaderConstLocalName(r), BAD_CAST "query_batch2"))
-        return BATCH2_IRREGULAR;
-    rc = xmlTextReaderRead(r);
-    while (rc == 1 && bs->complaints == 0) {
-        int skip = 0;
-        if (xmlTextReaderDepth(r) == 1 &&
-            xmlTextReaderNodeType(r) == XML_READER_TYPE_ELEMENT &&
-            stream_element(r, bs, &skip) != BOINC_OK)
-            return BATCH2_IRREGULAR;
-        rc = skip ? xmlTextReaderNext(r) : xmlTextReaderRead(r);
-    }
-    if (rc != 0 || bs->complaints != 0 || bs->out->server_time == NULL ||
-        (size_t)(bs->bi + 1) != bs->nbatches ||
-        (bs->bi >= 0 && bs->filled != bs->out->batches[bs->bi].njobs))
-        return BATCH2_IRREGULAR;
-    return BOINC_OK;
-}
-
-int boinc_parse_query_batch2_stream(const char *body, size_t len,
-                                    size_t nbatches, boinc_query_result *out)
-{
-    memset(out, 0, sizeof *out);
-    if (len > INT_MAX || has_bare_amp(body, len) ||
-        !plain_utf8((const unsigned char *)body, len))
-        return BATCH2_IRREGULAR;
-    out->batches = calloc(nbatches ? nbatches : 1, sizeof *out->batches);
-    if (out->batches == NULL)
-        return BATCH2_IRREGULAR;
-    out->nbatches = nbatches;
-    batch2_stream bs = { out, nbatches, -1, 0, count_job_tags(body, len), 0 };
-    /* Same options as the tree parser, except that complaints are counted
-     * (any one means "irregular") instead of silenced. */
-    xmlTextReaderPtr r = xmlReaderForMemory(body, (int)len, NULL, "UTF-8",
-                                            XML_PARSE_RECOVER | XML_PARSE_NONET |
-                                            XML_PARSE_COMPACT);
-    int rc = BATCH2_IRREGULAR;
-    if (r != NULL) {
-        xmlTextReaderSetStructuredErrorHandler(r, count_complaint, &bs);
-        rc = stream_walk(r, &bs);
-        xmlFreeTextReader(r);
-    }
     if (rc != BOINC_OK)
         boinc_query_result_free(out);
     return rc;

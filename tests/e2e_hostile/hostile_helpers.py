@@ -90,6 +90,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
       outputs:  output names for get_templates
       stderr:   stderr_out text for query_completed_job
       download: bytes | "endless" | list of bytes per file_num
+      pieces:   n: XML replies go out chunked, n bytes per chunk, each
+                flushed (the client's write callback sees every split)
     """
     protocol_version = "HTTP/1.1"
 
@@ -97,11 +99,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def _reply(self, body, ctype="text/xml;charset=UTF-8"):
+        pieces = self.server.cfg.get("pieces")
+        if pieces and ctype.startswith("text/xml"):
+            return self._in_pieces(body, ctype, pieces)
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _in_pieces(self, body, ctype, n):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for i in range(0, len(body), n):
+            piece = body[i:i + n]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
 
     def _endless(self, ctype, chunk):
         self.send_response(200)

@@ -4,9 +4,10 @@
  * in turn (the error check, success, batch id, templates, query_batch2,
  * query_completed_job, query_batches, query_batch, query_files, and the
  * get_output error page), and a differential check of the streaming
- * query_batch2 reader against the tree parser (abort() on any difference).
- * The first input byte picks the number of
- * batches / files the caller asked for.  Built and run by `make fuzz`;
+ * query_batch2 SAX pass against the tree parser (abort() on any
+ * difference), fed in its usual 64 KiB pieces and in pieces of 1..16
+ * bytes.  The first input byte picks the number of batches / files the
+ * caller asked for (low 4 bits) and the small piece size (high 4 bits).  Built and run by `make fuzz`;
  * seeds in tests/fuzz/corpus/reply.
  */
 #include "boinc_internal.h"
@@ -33,14 +34,24 @@ static int same_result(const boinc_query_result *a, const boinc_query_result *b)
     return 1;
 }
 
-/* Differential check: whatever the streaming query_batch2 reader accepts,
- * the tree parser must read to the very same result. */
-static void check_batch2_stream(const char *body, size_t len, size_t n)
+/* Differential check: whatever the streaming query_batch2 pass accepts,
+ * the tree parser must read to the very same result; and the pass fed in
+ * small pieces accepts exactly what it accepts whole, with that result. */
+static void check_batch2_stream(const char *body, size_t len, size_t n,
+                                size_t piece)
 {
     boinc_error err = { 0 };
-    boinc_query_result s, t;
-    if (boinc_reply_check("query_batch2", body, len, &err) != BOINC_OK ||
-        boinc_parse_query_batch2_stream(body, len, n, &s) != BOINC_OK) {
+    boinc_query_result s, t, p;
+    int whole = boinc_parse_query_batch2_stream(body, len, n, &s);
+    int pieces = boinc_parse_query_batch2_chunked(body, len, n, &p, piece);
+    if (whole != pieces || (whole == BOINC_OK && !same_result(&s, &p)))
+        abort();
+    if (pieces == BOINC_OK)
+        boinc_query_result_free(&p);
+    if (whole != BOINC_OK ||
+        boinc_reply_check("query_batch2", body, len, &err) != BOINC_OK) {
+        if (whole == BOINC_OK)
+            boinc_query_result_free(&s);
         boinc_error_clear(&err);
         return;
     }
@@ -52,7 +63,7 @@ static void check_batch2_stream(const char *body, size_t len, size_t n)
     boinc_error_clear(&err);
 }
 
-static void run_parsers(const char *body, size_t len, size_t n)
+static void run_parsers(const char *body, size_t len, size_t n, size_t piece)
 {
     boinc_error err = { 0 };
     long id = 0;
@@ -67,7 +78,7 @@ static void run_parsers(const char *body, size_t len, size_t n)
     boinc_query_result q;
     if (boinc_parse_query_batch2(body, len, n, &q, &err) == BOINC_OK)
         boinc_query_result_free(&q);
-    check_batch2_stream(body, len, n);
+    check_batch2_stream(body, len, n, piece);
 
     boinc_completed_job cj;
     if (boinc_parse_completed_job(body, len, &cj, &err) == BOINC_OK)
@@ -94,13 +105,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     size_t n = data[0] % 16;        /* absent[] has 16 slots */
+    size_t piece = 1 + (size_t)(data[0] >> 4);
     /* Bodies arrive NUL-terminated from the transport (strbuf). */
     char *body = malloc(size);
     if (body == NULL)
         return 0;
     memcpy(body, data + 1, size - 1);
     body[size - 1] = '\0';
-    run_parsers(body, size - 1, n);
+    run_parsers(body, size - 1, n, piece);
     free(body);
     return 0;
 }

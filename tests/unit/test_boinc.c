@@ -1128,6 +1128,160 @@ static void test_query_batch2_stream_takes_real_replies(void **state)
     boinc_error_clear(&e);
 }
 
+static void expect_batch2_parse_error(const char *body, size_t nbatches);
+
+/* Fields the SAX pass must read as the tree does: predefined and numeric
+ * entities, CDATA (raw '<' and an entity kept literally), a comment
+ * inside a name,
+ * multi-byte UTF-8 under the servers' ISO-8859-1 declaration, an ignored
+ * extra child, attributes and white space around the text. */
+static const char R_QB2_FIELDS[] =
+    "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n"
+    "<query_batch2>\n"
+    "<server_time> 1795251757.5 </server_time>\n"
+    "<batch_size>5</batch_size>\n"
+    "<job><job_name>amp&amp;lt&lt;gt&gt;q&quot;a&apos;</job_name>"
+    "<status>DONE</status></job>\n"
+    "<job><job_name><![CDATA[cd<a>&amp;b]]>_tail</job_name>"
+    "<status><![CDATA[ERROR]]></status></job>\n"
+    "<job><status>IN_PROGRESS</status><extra>x</extra>"
+    "<job_name>n\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80_&#233;&#x20AC;</job_name></job>\n"
+    "<job a=\"1\"><job_name>com<!-- hidden -->ment</job_name>"
+    "<status>UNSENT</status></job>\n"
+    "<job>\n  <job_name>\n\t spaced \r\n</job_name>\n  <status> DONE </status>\n</job>\n"
+    "</query_batch2>\n";
+
+static void expect_fields(const boinc_query_result *r)
+{
+    assert_string_equal(r->server_time, "1795251757.5");
+    assert_int_equal(r->nbatches, 1);
+    const boinc_batch_status *b = &r->batches[0];
+    assert_int_equal(b->njobs, 5);
+    check_job(b, 0, "amp&lt<gt>q\"a'", "DONE");
+    check_job(b, 1, "cd<a>&amp;b_tail", "ERROR");     /* CDATA: literal */
+    check_job(b, 2, "n\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80_\xc3\xa9\xe2\x82\xac",
+              "IN_PROGRESS");
+    check_job(b, 3, "comment", "UNSENT");
+    check_job(b, 4, "spaced", "DONE");
+}
+
+/* Whatever the size of the pieces libxml2 is fed (down to one byte: every
+ * entity, CDATA marker, tag and UTF-8 sequence split at every point), the
+ * SAX pass reads the fields exactly as the tree parser does. */
+static void test_query_batch2_stream_any_split(void **state)
+{
+    (void)state;
+    size_t len = strlen(R_QB2_FIELDS);
+    boinc_error e = no_error();
+    boinc_query_result t;
+    assert_int_equal(boinc_parse_query_batch2_tree(R_QB2_FIELDS, len, 1, &t, &e),
+                     BOINC_OK);
+    expect_fields(&t);
+    boinc_query_result_free(&t);
+    for (size_t chunk = 1; chunk <= len; chunk++) {
+        boinc_query_result r;
+        assert_int_equal(boinc_parse_query_batch2_chunked(R_QB2_FIELDS, len, 1,
+                                                          &r, chunk),
+                         BOINC_OK);
+        expect_fields(&r);
+        boinc_query_result_free(&r);
+    }
+    boinc_error_clear(&e);
+}
+
+/* Replies the SAX pass leaves to the tree parser (which then gives its
+ * own result or error): a DTD, an undeclared entity, a second <job_name>,
+ * markup inside a number, a <batch_size> larger than the reply could
+ * hold, bad UTF-8, an unknown declared encoding. */
+static void test_query_batch2_stream_irregular(void **state)
+{
+    (void)state;
+    static const char *const odd[] = {
+        "<!DOCTYPE query_batch2 [<!ENTITY e \"x\">]><query_batch2>"
+        "<server_time>1</server_time><batch_size>1</batch_size>"
+        "<job><job_name>&e;</job_name><status>DONE</status></job></query_batch2>",
+        "<query_batch2><server_time>1</server_time><batch_size>1</batch_size>"
+        "<job><job_name>&nope;</job_name><status>DONE</status></job></query_batch2>",
+        "<query_batch2><server_time>1</server_time><batch_size>1</batch_size>"
+        "<job><job_name>a</job_name><job_name>b</job_name><status>DONE</status>"
+        "</job></query_batch2>",
+        "<query_batch2><server_time>1</server_time><batch_size>1<b/></batch_size>"
+        "<job><job_name>a</job_name><status>DONE</status></job></query_batch2>",
+        "<query_batch2><server_time>1</server_time><batch_size>4000000000</batch_size>"
+        "<job><job_name>a</job_name><status>DONE</status></job></query_batch2>",
+        "<query_batch2><server_time>1</server_time><batch_size>1</batch_size>"
+        "<job><job_name>a\xff</job_name><status>DONE</status></job></query_batch2>",
+        /* an encoding the tree parser does not read as UTF-8 (found by
+         * the fuzzer: the tree stops at an unknown one) */
+        "<?xml version=\"1.0\" encoding=\"IUO-8859-1\" ?><query_batch2>"
+        "<server_time>1</server_time><batch_size>0</batch_size></query_batch2>",
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        boinc_query_result r;
+        assert_int_equal(boinc_parse_query_batch2_stream(odd[i], strlen(odd[i]), 1,
+                                                         &r), -1);
+        assert_null(r.batches);
+        assert_null(r.server_time);
+    }
+    /* the tree parser reads the DTD's entity and the first name */
+    boinc_error e = no_error();
+    boinc_query_result r;
+    assert_int_equal(boinc_parse_query_batch2(odd[0], strlen(odd[0]), 1, &r, &e),
+                     BOINC_OK);
+    check_job(&r.batches[0], 0, "x", "DONE");
+    boinc_query_result_free(&r);
+    assert_int_equal(boinc_parse_query_batch2(odd[2], strlen(odd[2]), 1, &r, &e),
+                     BOINC_OK);
+    check_job(&r.batches[0], 0, "a", "DONE");
+    boinc_query_result_free(&r);
+    boinc_error_clear(&e);
+    expect_batch2_parse_error(odd[4], 1);
+}
+
+/* Names longer than a pool block (256 KiB) get a block of their own and
+ * the short names around them stay intact, on both parsers. */
+static void test_query_batch2_long_names_in_pool(void **state)
+{
+    (void)state;
+    size_t long_len = 300 * 1024;
+    strbuf body = STRBUF_INIT;
+    assert_int_equal(strbuf_puts(&body, "<query_batch2><server_time>1</server_time>"
+                                        "<batch_size>40</batch_size>"), 0);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(strbuf_puts(&body, "<job><job_name>"), 0);
+        if (i % 10 == 3)
+            for (size_t k = 0; k < long_len; k++)
+                assert_int_equal(strbuf_putc(&body, (char)('a' + (int)(k % 26))), 0);
+        else
+            assert_int_equal(strbuf_printf(&body, "short_%d", i), 0);
+        assert_int_equal(strbuf_puts(&body, "</job_name><status>DONE</status></job>"), 0);
+    }
+    assert_int_equal(strbuf_puts(&body, "</query_batch2>"), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        boinc_query_result r;
+        boinc_error e = no_error();
+        int rc = pass == 0
+                     ? boinc_parse_query_batch2_stream(body.data, body.len, 1, &r)
+                     : boinc_parse_query_batch2_tree(body.data, body.len, 1, &r, &e);
+        assert_int_equal(rc, BOINC_OK);
+        for (int i = 0; i < 40; i++) {
+            const char *name = r.batches[0].jobs[i].name;
+            if (i % 10 == 3) {
+                assert_int_equal(strlen(name), long_len);
+                assert_int_equal(name[long_len - 1], 'a' + (int)((long_len - 1) % 26));
+            } else {
+                char want[32];
+                snprintf(want, sizeof want, "short_%d", i);
+                assert_string_equal(name, want);
+            }
+            assert_string_equal(r.batches[0].jobs[i].status, "DONE");
+        }
+        boinc_query_result_free(&r);
+        boinc_error_clear(&e);
+    }
+    strbuf_free(&body);
+}
+
 static void expect_batch2_parse_error(const char *body, size_t nbatches)
 {
     boinc_error e = no_error();
@@ -1649,6 +1803,9 @@ int main(void)
         cmocka_unit_test(test_templates),
         cmocka_unit_test(test_query_batch2),
         cmocka_unit_test(test_query_batch2_stream_takes_real_replies),
+        cmocka_unit_test(test_query_batch2_stream_any_split),
+        cmocka_unit_test(test_query_batch2_stream_irregular),
+        cmocka_unit_test(test_query_batch2_long_names_in_pool),
         cmocka_unit_test(test_query_batch2_count_mismatch),
         cmocka_unit_test(test_query_batch2_unescaped_ampersand),
         cmocka_unit_test(test_completed_job_done),
