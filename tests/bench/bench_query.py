@@ -15,7 +15,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_cmds"))
 sys.path.insert(0, HERE)
-from figures import figure, load_average, median, rss_kib  # noqa: E402
+from figures import emu_state_dir, figure, load_average, median, rss_kib  # noqa: E402
 
 
 def bench_fetch(s, emu, tmp, n):
@@ -76,7 +76,7 @@ def main():
     os.environ["BOINC_EMU"] = os.path.abspath(args.emu)
     from cmds_helpers import Emu, Gahp, Session, parse_query
     with tempfile.TemporaryDirectory(prefix="bench_query.") as d:
-        emu = Emu(os.path.join(d, "emu"))
+        emu = Emu(os.path.join(emu_state_dir("query"), "emu"))
         g = Gahp(os.path.join(d, "journal.sqlite"), args=args.gahp_arg)
         try:
             s = Session(g, emu)
