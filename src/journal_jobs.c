@@ -245,7 +245,7 @@ int journal_batch_set_lease(journal *j, long long project_id,
  * ever submitted (one fetch per job calls this). */
 static const char SQL_JOB_APP[] =
     "SELECT b.app FROM batches b JOIN jobs ON jobs.batch_id = b.id AND jobs.name = ?2"
-    " WHERE b.project_id = ?1 ORDER BY b.id DESC LIMIT 1";
+    " WHERE b.project_id = ?1 AND b.server_batch_id > 0 ORDER BY b.id DESC LIMIT 1";
 
 int journal_job_app(journal *j, long long project_id, const char *job,
                     char **app, int *found)

@@ -66,8 +66,9 @@ typedef int (*journal_job_visit_fn)(void *arg, const char *name, const char *sta
 int journal_jobs_each(journal *j, long long project_id, const char *batch,
                       journal_job_visit_fn visit, void *arg, size_t *n);
 
-/* The app of the newest batch of project_id holding a job named job
- * (BOINC_FETCH_OUTPUT's template cache key): *app malloc'd and *found = 1,
+/* The app of the newest batch of project_id created on the server and
+ * holding a job named job (BOINC_FETCH_OUTPUT's template cache key):
+ * *app malloc'd and *found = 1,
  * or *found = 0 for a job this journal does not know.  0, or -1 on a
  * journal error or out of memory (*app NULL). */
 int journal_job_app(journal *j, long long project_id, const char *job,
