@@ -106,6 +106,7 @@ def main():
             out = os.path.join(tmp, "out")
             os.mkdir(out)
             t0 = time.monotonic()
+            cpu0 = cpu_seconds(gahp.proc.pid), cpu_seconds(emu.proc.pid)
             rids = {c.start("BOINC_FETCH_OUTPUT", "big#%06d" % i, out, "err%d" % i, "ALL", 0)
                     for i in range(args.fetch)}
             while rids:
@@ -114,6 +115,9 @@ def main():
                     assert t[1] == "NULL", t
                     rids.discard(int(t[0]))
             t_fetch = time.monotonic() - t0
+            print("  fetch: %.2f s, CPU of the server %.2f s, of the emulator %.2f s"
+                  % (t_fetch, cpu_seconds(gahp.proc.pid) - cpu0[0],
+                     cpu_seconds(emu.proc.pid) - cpu0[1]), flush=True)
             peak = rss_kib(gahp.proc.pid, "VmHWM") / 1024.0
             rpcs = emu.counters()["rpc"]
             print("[load %s] %d-job batch: submit %.2f s, query %.2f s, fetch of %d outputs "
