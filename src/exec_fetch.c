@@ -2,9 +2,9 @@
  * exec_fetch.c - BOINC_FETCH_OUTPUT: ask the server how a job ended
  * (query_completed_job, or on a stock server that cannot say, the job
  * details of query_batch), have a finished job's outputs delivered
- * (get_templates by job name for the file numbers, then fetch_download.c
- * for plain outputs or fetch_zip.c for a zipped single output), append the
- * job's stderr, and answer "NULL <exit_status> <elapsed> <cpu>" or one
+ * (the app's templates for the file numbers, from fetch_templates.c, then
+ * fetch_download.c for plain outputs or fetch_zip.c for a zipped single
+ * output), append the job's stderr, and answer "NULL <exit_status> <elapsed> <cpu>" or one
  * error token.  Also the clean-up of what interrupted fetches left.
  *
  * Every step fills one exec_err (fetch_step.h); the executor turns it into
@@ -14,6 +14,7 @@
 
 #include "fetch_download.h"
 #include "fetch_step.h"
+#include "fetch_templates.h"
 #include "fetch_zip.h"
 #include "journal_server.h"
 #include "log.h"
@@ -124,21 +125,33 @@ static char *success_tail(const boinc_completed_job *cj, exec_err *e)
     return tail;
 }
 
-/* The outputs of a job with a canonical result, then its stderr. */
-static int fetch_done(fetch_ctx *fc, const boinc_completed_job *cj, exec_err *e)
+/* A job with exactly one output named *.zip delivers its members. */
+static int deliver(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
 {
-    boinc_templates t;
-    memset(&t, 0, sizeof t);
-    boinc_error err = { 0 };
-    if (boinc_get_templates_for_job(fc->ctx->client, &fc->project, fc->f->job,
-                                    &t, &err) != BOINC_OK) {
-        boinc_templates_free(&t);
-        return fetch_fail_rpc(e, "get_templates", &err);
+    return fetch_zip_applies(t) ? fetch_zip_output(fc, t->output_names[0], e)
+                                : fetch_plain_outputs(fc, t, e);
+}
+
+/* The outputs of a job with a canonical result, then its stderr.  The
+ * templates usually come from the cache (fetch_templates.h); a download
+ * that fails with cached ones may come from a template changed on the
+ * server since, so they are asked for again once, and the outputs
+ * downloaded again if the answer differs.  A failed download left
+ * nothing in place (fetch_download.c, fetch_zip.c). */
+static int fetch_done(fetch_ctx *fc, long long project_id,
+                      const boinc_completed_job *cj, exec_err *e)
+{
+    fetch_templates ft;
+    int rc = fetch_templates_get(fc, project_id, &ft, e);
+    if (rc == 0)
+        rc = deliver(fc, &ft.t, e);
+    if (rc != 0 && e->code == EXEC_E_RPC && ft.cached &&
+        fetch_templates_refresh(fc, &ft) == 1) {
+        exec_err_clear(e);
+        fc->fetched = 0;        /* the failed attempt's files are gone */
+        rc = deliver(fc, &ft.t, e);
     }
-    /* A job with exactly one output named *.zip delivers its members. */
-    int rc = fetch_zip_applies(&t) ? fetch_zip_output(fc, t.output_names[0], e)
-                                   : fetch_plain_outputs(fc, &t, e);
-    boinc_templates_free(&t);
+    fetch_templates_free(&ft);
     return rc == 0 ? append_stderr(fc, cj->stderr_out, e) : -1;
 }
 
@@ -247,7 +260,7 @@ static int fetch_job(fetch_ctx *fc, long long project_id,
         return rc;
     }
     if (cj->canonical_resultid != 0)
-        return fetch_done(fc, cj, e);
+        return fetch_done(fc, project_id, cj, e);
     if (cj->error_mask != 0)
         return fetch_failed(fc, cj, e);
     return fetch_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);

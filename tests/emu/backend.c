@@ -976,16 +976,24 @@ static void store_run_result(run_item *r, double now)
 
 #define RUN_CHUNK 64
 
-/* Runs every instance waiting for its app; the lock is released while the
- * processes run so that HTTP requests are not held up. */
+/* App runs left to the current run?max_runs=N control call; -1: no limit.
+ * Read and written under pass_lock only (runner_pass runs under it). */
+static long long run_budget = -1;
+
+/* Runs every instance waiting for its app (at most run_budget of them);
+ * the lock is released while the processes run so that HTTP requests are
+ * not held up. */
 static int runner_pass(void)
 {
     int total = 0;
     run_item *items = xcalloc(RUN_CHUNK, sizeof *items);
     for (;;) {
-        int n = load_run_items(items, RUN_CHUNK);
+        int want = run_budget >= 0 && run_budget < RUN_CHUNK ? (int)run_budget : RUN_CHUNK;
+        int n = want > 0 ? load_run_items(items, want) : 0;
         if (n == 0)
             break;
+        if (run_budget >= 0)
+            run_budget -= n;
         /* claim them so nothing else loads them meanwhile */
         sqlite3_stmt *st = db_prep("UPDATE instances SET run_state = 3 WHERE id = ?");
         for (int i = 0; i < n; i++) {
@@ -1069,9 +1077,32 @@ static void save_vnow(void)
     meta_set("vnow", buf);
 }
 
-double backend_advance(double seconds, int stop_when_done)
+/* A run?max_runs call is over once its budget is spent and every run it
+ * made has been reported (and so validated and assimilated). */
+static int budget_spent(void)
+{
+    return run_budget == 0 &&
+           db_int("SELECT COUNT(*) FROM instances WHERE server_state = 4 AND run_state = 2", 0, 0) == 0;
+}
+
+static void backend_advance_locked(double seconds, int stop_when_done);
+
+double backend_advance(double seconds, int stop_when_done, long long max_runs)
 {
     pthread_mutex_lock(&G.pass_lock);
+    run_budget = max_runs >= 0 ? max_runs : -1;
+    backend_advance_locked(seconds, stop_when_done);
+    run_budget = -1;
+    emu_lock();
+    double now = emu_now();
+    emu_unlock();
+    pthread_mutex_unlock(&G.pass_lock);
+    return now;
+}
+
+/* Caller holds pass_lock. */
+static void backend_advance_locked(double seconds, int stop_when_done)
+{
     if (!G.manual_clock) {
         /* real clock: time is not ours to move; run passes, and for "run"
          * wait (in real time) until the jobs are done */
@@ -1080,14 +1111,14 @@ double backend_advance(double seconds, int stop_when_done)
             backend_run_until_quiet();
             emu_lock();
             long long left = unfinished_jobs();
+            int spent = budget_spent();
             emu_unlock();
-            if (!stop_when_done || left == 0 || wall_now() >= end || G.stopping)
+            if (!stop_when_done || left == 0 || spent || wall_now() >= end || G.stopping)
                 break;
             struct timespec ts = { 0, 50 * 1000000L };
             nanosleep(&ts, NULL);
         }
-        pthread_mutex_unlock(&G.pass_lock);
-        return wall_now();
+        return;
     }
     emu_lock();
     double target = G.vnow + (seconds > 0 ? seconds : 0);
@@ -1098,7 +1129,7 @@ double backend_advance(double seconds, int stop_when_done)
         long long left = stop_when_done ? unfinished_jobs() : 1;
         double next = next_event_after(G.vnow);
         int at_end = G.vnow >= target;
-        if (left == 0 || at_end || G.stopping) {   /* SIGTERM: stop early */
+        if (left == 0 || at_end || budget_spent() || G.stopping) {   /* SIGTERM: stop early */
             emu_unlock();
             break;
         }
@@ -1109,10 +1140,7 @@ double backend_advance(double seconds, int stop_when_done)
     }
     emu_lock();
     save_vnow();
-    double now = G.vnow;
     emu_unlock();
-    pthread_mutex_unlock(&G.pass_lock);
-    return now;
 }
 
 void *backend_real_clock_thread(void *arg)

@@ -173,7 +173,19 @@ static void advance(const emu_request *rq, emu_reply *r, int run)
         json_error(r, 400, "missing parameter: seconds");
         return;
     }
-    double t = backend_advance(s, run);
+    /* run?max_runs=N: at most N app runs in this call (a bench that needs
+     * only N finished jobs out of many); -1: no limit */
+    long long max_runs = -1;
+    const char *mr = run ? req_arg(rq, "max_runs") : NULL;
+    if (mr != NULL) {
+        long v;
+        if (parse_long(mr, &v) != 0 || v < 0) {
+            json_error(r, 400, "max_runs must be an integer >= 0");
+            return;
+        }
+        max_runs = v;
+    }
+    double t = backend_advance(s, run, max_runs);
     emu_lock();
     long long left = unfinished_jobs();
     emu_unlock();

@@ -197,7 +197,9 @@ int run_app_main(int argc, char **argv);
 
 /* backend.c */
 void backend_run_until_quiet(void);
-double backend_advance(double seconds, int stop_when_done);
+/* max_runs >= 0: run at most that many app instances, and stop once they
+ * are all reported (run?max_runs=N); -1: no limit. */
+double backend_advance(double seconds, int stop_when_done, long long max_runs);
 void *backend_real_clock_thread(void *arg);
 int behaviour_parse(const char *s);
 extern const char *const behaviour_names[BEH_COUNT];

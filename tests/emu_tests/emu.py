@@ -238,8 +238,8 @@ class Emulator:
     def advance(self, seconds):
         return self.control("advance", "POST", seconds=seconds)
 
-    def run(self, max_seconds=86400):
-        return self.control("run", "POST", max_seconds=max_seconds)
+    def run(self, max_seconds=86400, max_runs=None):
+        return self.control("run", "POST", max_seconds=max_seconds, max_runs=max_runs)
 
     def behaviour(self, job, behaviour, instance=None):
         return self.control("behaviour", "POST", job=job, behaviour=behaviour, instance=instance)

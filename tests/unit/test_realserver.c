@@ -16,6 +16,7 @@
 
 #include "job_args.h"
 #include "journal.h"
+#include "journal_jobs.h"
 #include "journal_server.h"
 #include "journal_submit.h"
 #include "upload_limits.h"
@@ -200,6 +201,17 @@ static void test_journal_learned_limits_and_job_batch(void **state)
     assert_int_equal(found, 1);
     assert_int_equal(sid, 42);
     assert_int_equal(journal_job_server_batch(j, p2, "b#0", &sid, &found), 0);
+    assert_int_equal(found, 0);
+    /* the app of a job (the fetch's template cache key) */
+    char *app = NULL;
+    assert_int_equal(journal_job_app(j, p1, "b#0", &app, &found), 0);
+    assert_int_equal(found, 1);
+    assert_string_equal(app, "uppercase");
+    free(app);
+    assert_int_equal(journal_job_app(j, p2, "b#0", &app, &found), 0);
+    assert_int_equal(found, 0);
+    assert_null(app);
+    assert_int_equal(journal_job_app(j, p1, "b#1", &app, &found), 0);
     assert_int_equal(found, 0);
     journal_close(j);
     unlink(path);
