@@ -20,7 +20,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
 sys.path.insert(0, HERE)
-from figures import cpu_seconds, figure, load_average, rss_kib  # noqa: E402
+from figures import cpu_seconds, emu_state_dir, figure, load_average, rss_kib  # noqa: E402
 from bench_submit import CASES, make_inputs, planned  # noqa: E402
 
 
@@ -57,7 +57,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench_big.") as tmp:
         shared, distinct = make_inputs(tmp, args.jobs)
         emu_args, gahp_args = CASES[args.case]
-        emu = emu_mod.Emulator(os.path.join(tmp, "emu"), hosts=4,
+        emu = emu_mod.Emulator(os.path.join(emu_state_dir("big"), "emu"), hosts=4,
                                extra_args=emu_args + args.emu_arg)
         emu.start()
         gahp = Gahp(os.path.join(tmp, "journal.db"),

@@ -5,7 +5,7 @@ one after the other, collect the FIGURE lines they print (figures.py) and
 end with a summary table of every figure of issue 12 next to its limit or
 target and the ratio.
 
-  --big               also run bench_big.py (the 100,000-job batch; ~11 minutes)
+  --big               also run bench_big.py (the 100,000-job batch; a few minutes)
   --big-submit-only   also run bench_big.py, its submit only (~2 minutes)
   --emu-arg A         extra boinc_emu option (repeatable), e.g. --php-limits
   --gahp-arg A        extra boinc_gahp option (repeatable)
