@@ -38,14 +38,23 @@ class Client:
         assert gahp.command("BOINC_SELECT_PROJECT %s %s" % (
             escape(emulator.url), escape(auth or emulator.authenticator))) == "S"
 
-    def start(self, command, *tokens):
+    def line(self, command, *tokens):
+        """(request id, request line) of a command, not sent yet."""
         rid = next(self.ids)
-        line = " ".join([command, str(rid)] + [escape(str(t)) for t in tokens])
+        return rid, " ".join([command, str(rid)] + [escape(str(t)) for t in tokens])
+
+    def send(self, line):
+        """Send a built request line; it must be accepted."""
         assert self.gahp.command(line) == "S", line
+
+    def start(self, command, *tokens):
+        rid, line = self.line(command, *tokens)
+        self.send(line)
         return rid
 
-    def submit(self, batch, app, jobs, params=None, start=True):
-        """jobs: list of (name, [args], [(src_path, dst_name)])."""
+    def submit_line(self, batch, app, jobs, params=None):
+        """(request id, BOINC_SUBMIT line); jobs: list of (name, [args],
+        [(src_path, dst_name)])."""
         toks = [batch, app, len(jobs)]
         for name, args, inputs in jobs:
             toks += [name, len(args)] + list(args) + [len(inputs)]
@@ -53,7 +62,13 @@ class Client:
                 toks += [src, dst]
         if params is not None:
             toks += list(params)
-        return self.start("BOINC_SUBMIT", *toks)
+        return self.line("BOINC_SUBMIT", *toks)
+
+    def submit(self, batch, app, jobs, params=None, start=True):
+        """jobs: list of (name, [args], [(src_path, dst_name)])."""
+        rid, line = self.submit_line(batch, app, jobs, params)
+        self.send(line)
+        return rid
 
     def wait(self, rid, timeout=120):
         """Result tokens (after the id) of request rid."""
