@@ -298,7 +298,7 @@ void journal_batch_files_free(journal_batch_file *f, size_t n)
     free(f);
 }
 
-int journal_batch_files_list(journal *j, long long batch_row,
+int journal_batch_files_list(journal *j, long long batch_row, const char *state,
                              journal_batch_file **out, size_t *n)
 {
     *out = NULL;
@@ -306,9 +306,12 @@ int journal_batch_files_list(journal *j, long long batch_row,
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(journal_db(j),
             "SELECT phys_name, local_path, size, state FROM batch_files"
-            " WHERE batch_id = ? ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+            " WHERE batch_id = ?1 AND (?2 IS NULL OR state = ?2) ORDER BY rowid",
+            -1, &st, NULL) != SQLITE_OK)
         return journal_fail(j, "batch files list");
     sqlite3_bind_int64(st, 1, batch_row);
+    if (state != NULL)
+        sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
     journal_batch_file *v = NULL;
     size_t len = 0, cap = 0;
     int rc;

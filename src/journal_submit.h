@@ -92,8 +92,8 @@ typedef struct {
  * a new batch moves to BATCH_HASHED. */
 int journal_batch_files_add(journal *j, long long batch_row,
                             const journal_batch_file *files, size_t n);
-/* All files of a batch, in insertion order. */
-int journal_batch_files_list(journal *j, long long batch_row,
+/* All files of a batch, in insertion order; state NULL for every state. */
+int journal_batch_files_list(journal *j, long long batch_row, const char *state,
                              journal_batch_file **out, size_t *n);
 void journal_batch_files_free(journal_batch_file *f, size_t n);
 /* Set the state of the named files (one transaction). */

@@ -534,7 +534,9 @@ static int upload_round(submit_run *r, size_t *left, int may_upload, int *learne
     *learned = 0;
     if (current_limits(r, &lim) != 0)
         return -1;
-    if (journal_batch_files_list(r->ctx->journal, r->batch.id, &f, &n) != 0)
+    /* only the absent rows: a resubmit's 10,000 present files are not
+     * copied out of the journal again */
+    if (journal_batch_files_list(r->ctx->journal, r->batch.id, BFILE_ABSENT, &f, &n) != 0)
         return run_fail_journal(r);
     int rc = -1;
     if (files_in_state(f, n, BFILE_ABSENT, &l) != 0 ||
@@ -632,7 +634,7 @@ int submit_files_phase(submit_run *r)
     journal_batch_file *f = NULL;
     size_t n = 0;
     int rc = -1;
-    if (journal_batch_files_list(r->ctx->journal, r->batch.id, &f, &n) != 0) {
+    if (journal_batch_files_list(r->ctx->journal, r->batch.id, NULL, &f, &n) != 0) {
         run_fail_journal(r);
         goto out;
     }
