@@ -42,7 +42,15 @@ struct journal {
                                    write lock; -1 = without limit */
     int lock_fd;                /* -1 unless this handle holds the lock */
     int in_txn;
+    int checkpoint_frames;      /* > 0: this connection checkpoints the WAL
+                                   itself (journal_take_checkpoints) */
+    int wal_frames;             /* WAL size after this connection's last
+                                   commit (its wal hook) */
     char errmsg[256];
+    sqlite3_stmt *st_begin;     /* BEGIN IMMEDIATE / COMMIT / ROLLBACK,
+                                   prepared once per connection */
+    sqlite3_stmt *st_commit;
+    sqlite3_stmt *st_rollback;
     sqlite3_stmt *st_insert_request;
     sqlite3_stmt *st_complete;
     sqlite3_stmt *st_delivered;
@@ -128,13 +136,28 @@ static void lock_pause(void)
     nanosleep(&ts, NULL);
 }
 
+/* Run one of the connection's transaction statements (prepared on first
+ * use and kept: the accept path runs BEGIN and COMMIT for every burst, and
+ * sqlite3_exec would parse them each time).  Returns the SQLite code. */
+static int run_txn_stmt(journal *j, sqlite3_stmt **st, const char *sql)
+{
+    if (*st == NULL) {
+        int rc = sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    int rc = sqlite3_step(*st);
+    sqlite3_reset(*st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* One BEGIN IMMEDIATE attempt under write_mu: SQLITE_OK (write_mu kept),
  * or the SQLite code (write_mu released). */
 static int try_begin(journal *j)
 {
     pthread_mutex_lock(&write_mu);
     sqlite3_busy_timeout(j->db, LOCK_SLICE_MS);
-    int rc = sqlite3_exec(j->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    int rc = run_txn_stmt(j, &j->st_begin, "BEGIN IMMEDIATE");
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
     if (rc != SQLITE_OK)
         pthread_mutex_unlock(&write_mu);
@@ -178,11 +201,20 @@ int journal_begin(journal *j)
     return 0;
 }
 
+/* ROLLBACK; harmless when SQLite already rolled the transaction back. */
+static void rollback_now(journal *j)
+{
+    if (!sqlite3_get_autocommit(j->db))
+        run_txn_stmt(j, &j->st_rollback, "ROLLBACK");
+}
+
 int journal_commit(journal *j)
 {
-    int rc = exec_sql(j, "COMMIT", "commit");
-    if (rc != 0)
-        sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+    int rc = 0;
+    if (run_txn_stmt(j, &j->st_commit, "COMMIT") != SQLITE_OK) {
+        rc = fail(j, "commit");
+        rollback_now(j);
+    }
     j->in_txn = 0;
     pthread_mutex_unlock(&write_mu);
     return rc;
@@ -192,9 +224,43 @@ void journal_rollback(journal *j)
 {
     if (!j->in_txn)
         return;
-    sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+    rollback_now(j);
     j->in_txn = 0;
     pthread_mutex_unlock(&write_mu);
+}
+
+/* ---- checkpoints --------------------------------------------------------- */
+
+/* SQLite calls this after each commit of the connection (in place of its
+ * automatic checkpoint) with the number of frames in the WAL. */
+static int note_wal_size(void *arg, sqlite3 *db, const char *name, int frames)
+{
+    (void)db;
+    (void)name;
+    journal *j = arg;
+    j->wal_frames = frames;
+    return SQLITE_OK;
+}
+
+void journal_take_checkpoints(journal *j, int frames)
+{
+    j->checkpoint_frames = frames;
+    sqlite3_wal_hook(j->db, note_wal_size, j);
+}
+
+void journal_checkpoint_if_due(journal *j)
+{
+    if (j->checkpoint_frames <= 0 || j->wal_frames < j->checkpoint_frames)
+        return;
+    int logged = 0, copied = 0;
+    int rc = sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                       &logged, &copied);
+    /* Incomplete (a reader's snapshot still needs old frames) or busy
+     * (another connection checkpoints): try again after the next commit. */
+    if (rc == SQLITE_OK && copied == logged)
+        j->wal_frames = 0;
+    else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        log_warn("journal checkpoint: %s", sqlite3_errmsg(j->db));
 }
 
 /* ---- files, lock, connection --------------------------------------------- */
@@ -427,6 +493,9 @@ void journal_close(journal *j)
     if (j == NULL)
         return;
     journal_rollback(j);
+    sqlite3_finalize(j->st_begin);
+    sqlite3_finalize(j->st_commit);
+    sqlite3_finalize(j->st_rollback);
     sqlite3_finalize(j->st_insert_request);
     sqlite3_finalize(j->st_complete);
     sqlite3_finalize(j->st_delivered);

@@ -24,6 +24,9 @@
 
 /* How long one commit attempt waits for another process's journal lock. */
 #define COMMITTER_LOCK_WAIT_MS 1000L
+/* The committer checkpoints the WAL once it holds this many frames (about
+ * 1 MB of 4 KB pages; journal.h, "WAL checkpoints"). */
+#define COMMITTER_CHECKPOINT_FRAMES 256
 
 typedef struct work_item {
     struct work_item *next;
@@ -175,6 +178,9 @@ static void commit_completions(workers *w, completion *list)
     for (completion *c = list; c != NULL; c = c->next, i++)
         jc[i] = (journal_completion){ c->request_row, c->started_at,
                                       c->completed_at, c->tail };
+    /* Before the commit, outside any transaction: this commit then restarts
+     * the WAL, not the next accept (journal.h, "WAL checkpoints"). */
+    journal_checkpoint_if_due(w->cj);
     /* A result must be durable before RESULTS may show it: retry. */
     while (journal_requests_complete(w->cj, jc, n) != 0) {
         pthread_mutex_lock(&w->cmu);
@@ -440,6 +446,7 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     /* The committer retries on its own and must notice a shutdown soon
      * even while another process holds the journal lock. */
     journal_set_lock_wait(w->cj, COMMITTER_LOCK_WAIT_MS);
+    journal_take_checkpoints(w->cj, COMMITTER_CHECKPOINT_FRAMES);
     if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
         goto failed;
     w->committer_started = 1;
