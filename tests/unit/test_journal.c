@@ -297,6 +297,72 @@ static char *read_file(const char *path)
     return strbuf_detach(&sb);
 }
 
+/* Checkpoint sequence number (WAL header bytes 12..15, big-endian: +1 at
+ * each WAL restart) and size of the journal's WAL file. */
+static void wal_state(unsigned *seq, long long *size)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s-wal", dbpath);
+    FILE *fp = fopen(p, "rb");
+    assert_non_null(fp);
+    unsigned char h[16];
+    assert_int_equal(fread(h, 1, sizeof h, fp), sizeof h);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    *size = ftell(fp);
+    fclose(fp);
+    *seq = (unsigned)h[12] << 24 | (unsigned)h[13] << 16 | (unsigned)h[14] << 8 | h[15];
+}
+
+static void insert_one(journal *c, long long sid, long id)
+{
+    long long row;
+    assert_int_equal(journal_begin(c), 0);
+    assert_int_equal(journal_request_insert(c, sid, id, "BOINC_PING", "", 0,
+                                            journal_now(), &row), 0);
+    assert_int_equal(journal_commit(c), 0);
+}
+
+/* A connection that takes the checkpoints never checkpoints inside its
+ * commits; after journal_checkpoint_if_due its next commit restarts the
+ * WAL (sequence + 1) and overwrites the file from its start (no growth). */
+static void test_checkpoint_before_commit_restarts_wal(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    char *err = NULL;
+    journal *c = journal_connect(j, &err);
+    assert_non_null(c);
+    journal_take_checkpoints(c, 8);
+    unsigned seq0, seq;
+    long long size0, size;
+    insert_one(c, sid, 1);
+    wal_state(&seq0, &size0);
+    for (long id = 2; id <= 40; id++)
+        insert_one(c, sid, id);
+    wal_state(&seq, &size);
+    assert_int_equal(seq, seq0);        /* no checkpoint inside the commits */
+    assert_true(size > size0);
+    journal_checkpoint_if_due(c);
+    insert_one(c, sid, 41);
+    long long size1;
+    wal_state(&seq, &size1);
+    assert_int_equal(seq, seq0 + 1);    /* restarted by that commit */
+    assert_true(size1 == size);         /* overwritten, not appended */
+    journal_close(c);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM requests", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 41);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    journal_close(j);
+}
+
 static void test_schema_matches_migrations(void **state)
 {
     (void)state;
@@ -365,6 +431,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
+                                        setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
