@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,10 +43,8 @@ struct journal {
                                    write lock; -1 = without limit */
     int lock_fd;                /* -1 unless this handle holds the lock */
     int in_txn;
-    int checkpoint_frames;      /* > 0: this connection checkpoints the WAL
-                                   itself (journal_take_checkpoints) */
-    int wal_frames;             /* WAL size after this connection's last
-                                   commit (its wal hook) */
+    int owns_db;                /* 0: a journal_share handle on another
+                                   handle's connection */
     char errmsg[256];
     sqlite3_stmt *st_begin;     /* BEGIN IMMEDIATE / COMMIT / ROLLBACK,
                                    prepared once per connection */
@@ -231,26 +230,28 @@ void journal_rollback(journal *j)
 
 /* ---- checkpoints --------------------------------------------------------- */
 
-/* SQLite calls this after each commit of the connection (in place of its
- * automatic checkpoint) with the number of frames in the WAL. */
+/* SQLite's own bound: a commit that leaves at least this many frames
+ * checkpoints inline, as SQLite's default wal_autocheckpoint does. */
+#define AUTO_CHECKPOINT_FRAMES 1000
+
+/* WAL size after the last commit of any connection of this process (the
+ * process has one journal; a hint for journal_checkpoint_if_due only). */
+static atomic_int wal_frames;
+
+/* Every connection's WAL hook, called by SQLite after each of its commits
+ * (in place of the automatic checkpoint, which it keeps as a bound). */
 static int note_wal_size(void *arg, sqlite3 *db, const char *name, int frames)
 {
-    (void)db;
-    (void)name;
-    journal *j = arg;
-    j->wal_frames = frames;
+    (void)arg;
+    atomic_store(&wal_frames, frames);
+    if (frames >= AUTO_CHECKPOINT_FRAMES)
+        sqlite3_wal_checkpoint(db, name);
     return SQLITE_OK;
 }
 
-void journal_take_checkpoints(journal *j, int frames)
+void journal_checkpoint_if_due(journal *j, int frames)
 {
-    j->checkpoint_frames = frames;
-    sqlite3_wal_hook(j->db, note_wal_size, j);
-}
-
-void journal_checkpoint_if_due(journal *j)
-{
-    if (j->checkpoint_frames <= 0 || j->wal_frames < j->checkpoint_frames)
+    if (atomic_load(&wal_frames) < frames)
         return;
     int logged = 0, copied = 0;
     int rc = sqlite3_wal_checkpoint_v2(j->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
@@ -258,7 +259,7 @@ void journal_checkpoint_if_due(journal *j)
     /* Incomplete (a reader's snapshot still needs old frames) or busy
      * (another connection checkpoints): try again after the next commit. */
     if (rc == SQLITE_OK && copied == logged)
-        j->wal_frames = 0;
+        atomic_store(&wal_frames, 0);
     else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
         log_warn("journal checkpoint: %s", sqlite3_errmsg(j->db));
 }
@@ -343,6 +344,7 @@ static int connect_db(journal *j, char **err)
         return -1;
     }
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
+    sqlite3_wal_hook(j->db, note_wal_size, NULL);
     char *pragmas = str_printf("PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
                                " PRAGMA foreign_keys=ON;",
                                j->sync_full ? "FULL" : "NORMAL");
@@ -402,6 +404,7 @@ static journal *journal_alloc(const char *path, int sync_full, long busy_ms)
     j->busy_timeout_ms = busy_ms;
     j->lock_wait_ms = busy_ms;
     j->lock_fd = -1;
+    j->owns_db = 1;
     return j;
 }
 
@@ -488,6 +491,19 @@ journal *journal_connect(const journal *primary, char **err)
     return j;
 }
 
+journal *journal_share(journal *owner, char **err)
+{
+    *err = NULL;
+    journal *j = journal_alloc(owner->path, owner->sync_full, owner->busy_timeout_ms);
+    if (j == NULL) {
+        *err = str_printf("out of memory");
+        return NULL;
+    }
+    j->db = owner->db;
+    j->owns_db = 0;
+    return j;
+}
+
 void journal_close(journal *j)
 {
     if (j == NULL)
@@ -501,7 +517,7 @@ void journal_close(journal *j)
     sqlite3_finalize(j->st_delivered);
     sqlite3_finalize(j->st_project_find);
     sqlite3_finalize(j->st_project_insert);
-    if (j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
+    if (j->owns_db && j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
         log_warn("journal close: %s", sqlite3_errmsg(j->db));
     if (j->lock_fd >= 0)
         close(j->lock_fd);      /* releases the server lock */

@@ -70,6 +70,10 @@ struct workers {
     pthread_t committer;
     int committer_started;
     journal *cj;                    /* committer's own connection */
+    journal *shared;                /* its handle on the reader's connection
+                                       (workers_commit_through), or NULL */
+    journal *commit_j;              /* where completions are committed: cj,
+                                       then shared (guarded by cmu) */
 
     pthread_mutex_t rmu;            /* results list */
     gahp_result *rhead, *rtail;
@@ -161,9 +165,9 @@ static void free_completions(completion *c)
     }
 }
 
-/* Commit a list of completions (retrying while the journal refuses), then
- * publish them as results.  Takes ownership of list. */
-static void commit_completions(workers *w, completion *list)
+/* Commit a list of completions through cj (retrying while the journal
+ * refuses), then publish them as results.  Takes ownership of list. */
+static void commit_completions(workers *w, journal *cj, completion *list)
 {
     size_t n = 0;
     for (completion *c = list; c != NULL; c = c->next)
@@ -180,9 +184,9 @@ static void commit_completions(workers *w, completion *list)
                                       c->completed_at, c->tail };
     /* Before the commit, outside any transaction: this commit then restarts
      * the WAL, not the next accept (journal.h, "WAL checkpoints"). */
-    journal_checkpoint_if_due(w->cj);
+    journal_checkpoint_if_due(w->cj, COMMITTER_CHECKPOINT_FRAMES);
     /* A result must be durable before RESULTS may show it: retry. */
-    while (journal_requests_complete(w->cj, jc, n) != 0) {
+    while (journal_requests_complete(cj, jc, n) != 0) {
         pthread_mutex_lock(&w->cmu);
         int stop = w->cstop;
         pthread_mutex_unlock(&w->cmu);
@@ -230,9 +234,10 @@ static void *committer_main(void *arg)
         completion *list = w->chead;
         w->chead = w->ctail = NULL;
         int stop = w->cstop;
+        journal *cj = w->commit_j;
         pthread_mutex_unlock(&w->cmu);
         if (list != NULL)
-            commit_completions(w, list);
+            commit_completions(w, cj, list);
         if (stop && list == NULL)
             break;
     }
@@ -401,6 +406,23 @@ void workers_submit(workers *w, gahp_request *req)
     pthread_mutex_unlock(&w->mu);
 }
 
+void workers_commit_through(workers *w, journal *primary)
+{
+    char *err = NULL;
+    journal *shared = journal_share(primary, &err);
+    if (shared == NULL) {
+        /* Only slower: the committer keeps its own connection. */
+        log_warn("completions keep their own journal connection: %s",
+                 err ? err : "out of memory");
+        free(err);
+        return;
+    }
+    journal_set_lock_wait(shared, COMMITTER_LOCK_WAIT_MS);
+    pthread_mutex_lock(&w->cmu);
+    w->shared = w->commit_j = shared;
+    pthread_mutex_unlock(&w->cmu);
+}
+
 void workers_set_session(workers *w, long long session_id)
 {
     pthread_mutex_lock(&w->mu);
@@ -446,7 +468,7 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     /* The committer retries on its own and must notice a shutdown soon
      * even while another process holds the journal lock. */
     journal_set_lock_wait(w->cj, COMMITTER_LOCK_WAIT_MS);
-    journal_take_checkpoints(w->cj, COMMITTER_CHECKPOINT_FRAMES);
+    w->commit_j = w->cj;
     if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
         goto failed;
     w->committer_started = 1;
@@ -519,8 +541,9 @@ size_t workers_shutdown(workers *w)
     pthread_mutex_unlock(&w->cmu);
     if (w->committer_started)
         pthread_join(w->committer, NULL);
+    journal_close(w->shared);
     journal_close(w->cj);
-    w->cj = NULL;
+    w->shared = w->cj = w->commit_j = NULL;
     for (size_t i = 0; i < w->nworkers; i++) {
         if (!w->ws[i].started)
             continue;

@@ -322,9 +322,9 @@ static void insert_one(journal *c, long long sid, long id)
     assert_int_equal(journal_commit(c), 0);
 }
 
-/* A connection that takes the checkpoints never checkpoints inside its
- * commits; after journal_checkpoint_if_due its next commit restarts the
- * WAL (sequence + 1) and overwrites the file from its start (no growth). */
+/* Below SQLite's bound of 1000 frames no commit checkpoints; after
+ * journal_checkpoint_if_due the next commit restarts the WAL (sequence
+ * + 1) and overwrites the file from its start (no growth). */
 static void test_checkpoint_before_commit_restarts_wal(void **state)
 {
     (void)state;
@@ -334,7 +334,6 @@ static void test_checkpoint_before_commit_restarts_wal(void **state)
     char *err = NULL;
     journal *c = journal_connect(j, &err);
     assert_non_null(c);
-    journal_take_checkpoints(c, 8);
     unsigned seq0, seq;
     long long size0, size;
     insert_one(c, sid, 1);
@@ -344,8 +343,12 @@ static void test_checkpoint_before_commit_restarts_wal(void **state)
     wal_state(&seq, &size);
     assert_int_equal(seq, seq0);        /* no checkpoint inside the commits */
     assert_true(size > size0);
-    journal_checkpoint_if_due(c);
+    journal_checkpoint_if_due(c, 1000);     /* not due: nothing happens */
     insert_one(c, sid, 41);
+    wal_state(&seq, &size);
+    assert_int_equal(seq, seq0);
+    journal_checkpoint_if_due(c, 8);
+    insert_one(c, sid, 42);
     long long size1;
     wal_state(&seq, &size1);
     assert_int_equal(seq, seq0 + 1);    /* restarted by that commit */
@@ -357,9 +360,54 @@ static void test_checkpoint_before_commit_restarts_wal(void **state)
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM requests", -1, &st, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(st, 0), 41);
+    assert_int_equal(sqlite3_column_int(st, 0), 42);
     sqlite3_finalize(st);
     sqlite3_close(db);
+    journal_close(j);
+}
+
+/* Pages the connection had to read since the last call (cache misses). */
+static int cache_misses(journal *j)
+{
+    int cur = 0, high = 0;
+    assert_int_equal(sqlite3_db_status(journal_db(j), SQLITE_DBSTATUS_CACHE_MISS,
+                                       &cur, &high, 1), SQLITE_OK);
+    return cur;
+}
+
+/* A commit through a journal_share handle leaves the owner's page cache
+ * valid (a commit by another connection makes it re-read its pages); the
+ * share's writes are the owner's, and closing the share keeps the
+ * connection open. */
+static void test_share_keeps_owner_cache(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    char *err = NULL;
+    journal *other = journal_connect(j, &err);
+    journal *share = journal_share(j, &err);
+    assert_non_null(other);
+    assert_non_null(share);
+    insert_one(j, sid, 1);
+    insert_one(other, sid, 2);
+    cache_misses(j);
+    insert_one(j, sid, 3);
+    assert_true(cache_misses(j) > 0);       /* another connection wrote */
+    insert_one(share, sid, 4);
+    insert_one(j, sid, 5);
+    assert_int_equal(cache_misses(j), 0);   /* the share wrote: still valid */
+    journal_close(share);
+    journal_close(other);
+    insert_one(j, sid, 6);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(journal_db(j), "SELECT group_concat(client_id)"
+                                        " FROM (SELECT client_id FROM requests ORDER BY id)",
+                                        -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "1,2,3,4,5,6");
+    sqlite3_finalize(st);
     journal_close(j);
 }
 
@@ -433,6 +481,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_share_keeps_owner_cache, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
