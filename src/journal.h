@@ -8,11 +8,12 @@
  * (the completion committer, each worker) opens its OWN connection with
  * journal_connect() and uses it only from that thread - except that the
  * committer commits through a journal_share() handle on the reader's
- * connection once the reader serves the client (see journal_share).  Write transactions
- * of all connections of this process are serialised by one process-wide
- * mutex (taken in journal_begin, released in commit/rollback), so threads
- * never spin in SQLite's busy handler against each other; busy_timeout only
- * matters against other processes (e.g. an auditor's sqlite3 shell).
+ * connection once the reader serves the client (see journal_share).
+ * Write transactions of all connections of this process are serialised
+ * by one process-wide mutex (taken in journal_begin, released in
+ * commit/rollback), so threads never spin in SQLite's busy handler
+ * against each other; busy_timeout only matters against other processes
+ * (e.g. an auditor's sqlite3 shell).
  * Keep write transactions short: they block every other writer.
  *
  * All functions return 0 on success and -1 on failure; the failure is

@@ -408,6 +408,11 @@ void workers_submit(workers *w, gahp_request *req)
 
 void workers_commit_through(workers *w, journal *primary)
 {
+    pthread_mutex_lock(&w->cmu);
+    int done = w->shared != NULL;
+    pthread_mutex_unlock(&w->cmu);
+    if (done)
+        return;
     char *err = NULL;
     journal *shared = journal_share(primary, &err);
     if (shared == NULL) {
