@@ -43,7 +43,13 @@ struct journal {
     int lock_fd;                /* -1 unless this handle holds the lock */
     int owns_ckpt;              /* started the checkpointer (journal_checkpoint.c) */
     int in_txn;
+    int owns_db;                /* 0: a journal_share handle on another
+                                   handle's connection */
     char errmsg[256];
+    sqlite3_stmt *st_begin;     /* BEGIN IMMEDIATE / COMMIT / ROLLBACK,
+                                   prepared once per connection */
+    sqlite3_stmt *st_commit;
+    sqlite3_stmt *st_rollback;
     sqlite3_stmt *st_insert_request;
     sqlite3_stmt *st_complete;
     sqlite3_stmt *st_delivered;
@@ -129,13 +135,28 @@ static void lock_pause(void)
     nanosleep(&ts, NULL);
 }
 
+/* Run one of the connection's transaction statements (prepared on first
+ * use and kept: the accept path runs BEGIN and COMMIT for every burst, and
+ * sqlite3_exec would parse them each time).  Returns the SQLite code. */
+static int run_txn_stmt(journal *j, sqlite3_stmt **st, const char *sql)
+{
+    if (*st == NULL) {
+        int rc = sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    int rc = sqlite3_step(*st);
+    sqlite3_reset(*st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* One BEGIN IMMEDIATE attempt under write_mu: SQLITE_OK (write_mu kept),
  * or the SQLite code (write_mu released). */
 static int try_begin(journal *j)
 {
     pthread_mutex_lock(&write_mu);
     sqlite3_busy_timeout(j->db, LOCK_SLICE_MS);
-    int rc = sqlite3_exec(j->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    int rc = run_txn_stmt(j, &j->st_begin, "BEGIN IMMEDIATE");
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
     if (rc != SQLITE_OK)
         pthread_mutex_unlock(&write_mu);
@@ -179,11 +200,20 @@ int journal_begin(journal *j)
     return 0;
 }
 
+/* ROLLBACK; harmless when SQLite already rolled the transaction back. */
+static void rollback_now(journal *j)
+{
+    if (!sqlite3_get_autocommit(j->db))
+        run_txn_stmt(j, &j->st_rollback, "ROLLBACK");
+}
+
 int journal_commit(journal *j)
 {
-    int rc = exec_sql(j, "COMMIT", "commit");
-    if (rc != 0)
-        sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+    int rc = 0;
+    if (run_txn_stmt(j, &j->st_commit, "COMMIT") != SQLITE_OK) {
+        rc = fail(j, "commit");
+        rollback_now(j);
+    }
     j->in_txn = 0;
     pthread_mutex_unlock(&write_mu);
     return rc;
@@ -193,7 +223,7 @@ void journal_rollback(journal *j)
 {
     if (!j->in_txn)
         return;
-    sqlite3_exec(j->db, "ROLLBACK", NULL, NULL, NULL);
+    rollback_now(j);
     j->in_txn = 0;
     pthread_mutex_unlock(&write_mu);
 }
@@ -338,6 +368,7 @@ static journal *journal_alloc(const char *path, int sync_full, long busy_ms)
     j->busy_timeout_ms = busy_ms;
     j->lock_wait_ms = busy_ms;
     j->lock_fd = -1;
+    j->owns_db = 1;
     return j;
 }
 
@@ -428,6 +459,19 @@ journal *journal_connect(const journal *primary, char **err)
     return j;
 }
 
+journal *journal_share(journal *owner, char **err)
+{
+    *err = NULL;
+    journal *j = journal_alloc(owner->path, owner->sync_full, owner->busy_timeout_ms);
+    if (j == NULL) {
+        *err = str_printf("out of memory");
+        return NULL;
+    }
+    j->db = owner->db;
+    j->owns_db = 0;
+    return j;
+}
+
 void journal_close(journal *j)
 {
     if (j == NULL)
@@ -435,12 +479,15 @@ void journal_close(journal *j)
     journal_rollback(j);
     if (j->owns_ckpt)
         journal_ckpt_stop();
+    sqlite3_finalize(j->st_begin);
+    sqlite3_finalize(j->st_commit);
+    sqlite3_finalize(j->st_rollback);
     sqlite3_finalize(j->st_insert_request);
     sqlite3_finalize(j->st_complete);
     sqlite3_finalize(j->st_delivered);
     sqlite3_finalize(j->st_project_find);
     sqlite3_finalize(j->st_project_insert);
-    if (j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
+    if (j->owns_db && j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
         log_warn("journal close: %s", sqlite3_errmsg(j->db));
     if (j->lock_fd >= 0)
         close(j->lock_fd);      /* releases the server lock */

@@ -6,11 +6,14 @@
  * the process lifetime: see take_server_lock in journal.c).  The primary
  * handle (journal_open) belongs to the reader thread; every other thread
  * (the completion committer, each worker) opens its OWN connection with
- * journal_connect() and uses it only from that thread.  Write transactions
- * of all connections of this process are serialised by one process-wide
- * mutex (taken in journal_begin, released in commit/rollback), so threads
- * never spin in SQLite's busy handler against each other; busy_timeout only
- * matters against other processes (e.g. an auditor's sqlite3 shell).
+ * journal_connect() and uses it only from that thread - except that the
+ * committer commits through a journal_share() handle on the reader's
+ * connection once the reader serves the client (see journal_share).
+ * Write transactions of all connections of this process are serialised
+ * by one process-wide mutex (taken in journal_begin, released in
+ * commit/rollback), so threads never spin in SQLite's busy handler
+ * against each other; busy_timeout only matters against other processes
+ * (e.g. an auditor's sqlite3 shell).
  * Keep write transactions short: they block every other writer.
  *
  * All functions return 0 on success and -1 on failure; the failure is
@@ -66,6 +69,35 @@ int journal_begin(journal *j);
 void journal_set_lock_wait(journal *j, long ms);
 int journal_commit(journal *j);
 void journal_rollback(journal *j);
+
+/*
+ * WAL checkpoints.  By default SQLite checkpoints inside the COMMIT that
+ * makes the WAL reach 1000 frames, whichever connection that is (the
+ * reader's accept commit among them), and the first writer after a
+ * complete checkpoint restarts the WAL (an extra fdatasync of its header).
+ * Every connection keeps that bound, and also reports the WAL size after
+ * its commits; journal_checkpoint_if_due(j, frames) checkpoints (PASSIVE,
+ * on j's own connection, outside any transaction) once the WAL holds
+ * `frames` or more.  The completion committer calls it before its commit,
+ * so the checkpoint and the WAL restart land on its commit and not on an
+ * accept, and the WAL stays small enough that accept commits overwrite
+ * blocks the file already has (an appending fdatasync also commits the
+ * file system's journal: about twice the time).  Not on a shared handle.
+ */
+void journal_checkpoint_if_due(journal *j, int frames);
+
+/*
+ * A second handle on owner's connection (own prepared statements, lock
+ * wait and error text; closing it leaves the connection open).  The
+ * completion committer commits through one on the reader's connection, so
+ * that the reader's page cache stays valid between accepts (a commit by
+ * another connection makes SQLite drop it and re-read the pages).  Two
+ * threads may use a connection only one at a time: a handle sharing it,
+ * and the owner, may then be used ONLY inside write transactions
+ * (journal_begin .. journal_commit/rollback hold the process-wide write
+ * mutex), and the owner must be closed last.
+ */
+journal *journal_share(journal *owner, char **err);
 
 /* Schema version (PRAGMA user_version) and number of embedded migrations. */
 int journal_schema_version(journal *j, int *version);

@@ -14,11 +14,20 @@
  * completed, as before.  Durability is unchanged: a commit is durable in
  * the WAL (synchronous=FULL) whether or not it was checkpointed.
  *
+ * The hook also records the WAL size after every commit, for the
+ * completion committer's journal_checkpoint_if_due (journal.h): it
+ * checkpoints a smaller WAL (256 frames) itself, just before its own
+ * commit, so that its commit and not an accept restarts the WAL, and
+ * accepts overwrite WAL blocks instead of appending (an appending
+ * fdatasync also commits ext4's journal).  The thread is the bound for
+ * everything else: a submit's large commits never wait for a checkpoint.
+ *
  * Interface (journal_internal.h): journal_ckpt_start(path) once for the
  * process's primary connection, journal_ckpt_attach(db) for every
  * connection, journal_ckpt_stop() before the primary closes.  Without a
  * running checkpointer (not started, failed to start, or stopped), the
- * hook checkpoints inline, which is SQLite's own behaviour.
+ * hook checkpoints inline at 1,000 frames, which is SQLite's own
+ * behaviour.
  */
 #include "journal_internal.h"
 
@@ -26,9 +35,14 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 
 /* SQLite's default automatic checkpoint threshold, in WAL frames. */
 #define CKPT_FRAMES 1000
+
+/* WAL size after the last commit of any connection of this process (the
+ * process has one journal): a hint for journal_checkpoint_if_due. */
+static atomic_int wal_frames;
 
 static struct {
     pthread_mutex_t mu;
@@ -54,7 +68,9 @@ static void *ckpt_main(void *arg)
         int log_frames = 0, done_frames = 0;
         int rc = sqlite3_wal_checkpoint_v2(ckpt.db, NULL, SQLITE_CHECKPOINT_PASSIVE,
                                            &log_frames, &done_frames);
-        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        if (rc == SQLITE_OK && done_frames == log_frames)
+            atomic_store(&wal_frames, 0);
+        else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             log_warn("journal checkpoint: %s", sqlite3_errmsg(ckpt.db));
         pthread_mutex_lock(&ckpt.mu);
     }
@@ -65,6 +81,7 @@ static void *ckpt_main(void *arg)
 static int wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
 {
     (void)arg;
+    atomic_store(&wal_frames, frames);
     if (frames < CKPT_FRAMES)
         return SQLITE_OK;
     pthread_mutex_lock(&ckpt.mu);
@@ -77,6 +94,21 @@ static int wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
     if (!running)
         sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     return SQLITE_OK;
+}
+
+void journal_checkpoint_if_due(journal *j, int frames)
+{
+    if (atomic_load(&wal_frames) < frames)
+        return;
+    int logged = 0, copied = 0;
+    int rc = sqlite3_wal_checkpoint_v2(journal_db(j), NULL, SQLITE_CHECKPOINT_PASSIVE,
+                                       &logged, &copied);
+    /* Incomplete (a reader's snapshot still needs old frames) or busy
+     * (another connection checkpoints): try again after the next commit. */
+    if (rc == SQLITE_OK && copied == logged)
+        atomic_store(&wal_frames, 0);
+    else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        log_warn("journal checkpoint: %s", sqlite3_errmsg(journal_db(j)));
 }
 
 void journal_ckpt_attach(sqlite3 *db)

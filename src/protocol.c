@@ -735,6 +735,11 @@ int protocol_run(protocol *p)
 {
     int rc = 0;
     journal_set_lock_wait(p->j, accept_lock_wait(p));
+    /* Start-up recovery is over: this thread uses its connection only
+     * inside write transactions from here on (commit_requests, do_results,
+     * CONDOR_VERSION), so the committer may commit through it too. */
+    if (p->w != NULL)
+        workers_commit_through(p->w, p->j);
     char *line;
     size_t len;
     while (!p->quit && !output_broken(p)) {

@@ -24,6 +24,9 @@
 
 /* How long one commit attempt waits for another process's journal lock. */
 #define COMMITTER_LOCK_WAIT_MS 1000L
+/* The committer checkpoints the WAL once it holds this many frames (about
+ * 1 MB of 4 KB pages; journal.h, "WAL checkpoints"). */
+#define COMMITTER_CHECKPOINT_FRAMES 256
 
 typedef struct work_item {
     struct work_item *next;
@@ -67,6 +70,10 @@ struct workers {
     pthread_t committer;
     int committer_started;
     journal *cj;                    /* committer's own connection */
+    journal *shared;                /* its handle on the reader's connection
+                                       (workers_commit_through), or NULL */
+    journal *commit_j;              /* where completions are committed: cj,
+                                       then shared (guarded by cmu) */
 
     pthread_mutex_t rmu;            /* results list */
     gahp_result *rhead, *rtail;
@@ -161,9 +168,9 @@ static void free_completions(completion *c)
     }
 }
 
-/* Commit a list of completions (retrying while the journal refuses), then
- * publish them as results.  Takes ownership of list. */
-static void commit_completions(workers *w, completion *list)
+/* Commit a list of completions through cj (retrying while the journal
+ * refuses), then publish them as results.  Takes ownership of list. */
+static void commit_completions(workers *w, journal *cj, completion *list)
 {
     size_t n = 0;
     for (completion *c = list; c != NULL; c = c->next)
@@ -178,8 +185,11 @@ static void commit_completions(workers *w, completion *list)
     for (completion *c = list; c != NULL; c = c->next, i++)
         jc[i] = (journal_completion){ c->request_row, c->started_at,
                                       c->completed_at, c->tail };
+    /* Before the commit, outside any transaction: this commit then restarts
+     * the WAL, not the next accept (journal.h, "WAL checkpoints"). */
+    journal_checkpoint_if_due(w->cj, COMMITTER_CHECKPOINT_FRAMES);
     /* A result must be durable before RESULTS may show it: retry. */
-    while (journal_requests_complete(w->cj, jc, n) != 0) {
+    while (journal_requests_complete(cj, jc, n) != 0) {
         pthread_mutex_lock(&w->cmu);
         int stop = w->cstop;
         pthread_mutex_unlock(&w->cmu);
@@ -227,9 +237,10 @@ static void *committer_main(void *arg)
         completion *list = w->chead;
         w->chead = w->ctail = NULL;
         int stop = w->cstop;
+        journal *cj = w->commit_j;
         pthread_mutex_unlock(&w->cmu);
         if (list != NULL)
-            commit_completions(w, list);
+            commit_completions(w, cj, list);
         if (stop && list == NULL)
             break;
     }
@@ -398,6 +409,28 @@ void workers_submit(workers *w, gahp_request *req)
     pthread_mutex_unlock(&w->mu);
 }
 
+void workers_commit_through(workers *w, journal *primary)
+{
+    pthread_mutex_lock(&w->cmu);
+    int done = w->shared != NULL;
+    pthread_mutex_unlock(&w->cmu);
+    if (done)
+        return;
+    char *err = NULL;
+    journal *shared = journal_share(primary, &err);
+    if (shared == NULL) {
+        /* Only slower: the committer keeps its own connection. */
+        log_warn("completions keep their own journal connection: %s",
+                 err ? err : "out of memory");
+        free(err);
+        return;
+    }
+    journal_set_lock_wait(shared, COMMITTER_LOCK_WAIT_MS);
+    pthread_mutex_lock(&w->cmu);
+    w->shared = w->commit_j = shared;
+    pthread_mutex_unlock(&w->cmu);
+}
+
 void workers_set_session(workers *w, long long session_id)
 {
     pthread_mutex_lock(&w->mu);
@@ -443,6 +476,7 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     /* The committer retries on its own and must notice a shutdown soon
      * even while another process holds the journal lock. */
     journal_set_lock_wait(w->cj, COMMITTER_LOCK_WAIT_MS);
+    w->commit_j = w->cj;
     if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
         goto failed;
     w->committer_started = 1;
@@ -515,8 +549,9 @@ size_t workers_shutdown(workers *w)
     pthread_mutex_unlock(&w->cmu);
     if (w->committer_started)
         pthread_join(w->committer, NULL);
+    journal_close(w->shared);
     journal_close(w->cj);
-    w->cj = NULL;
+    w->shared = w->cj = w->commit_j = NULL;
     for (size_t i = 0; i < w->nworkers; i++) {
         if (!w->ws[i].started)
             continue;

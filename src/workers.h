@@ -41,6 +41,14 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
  * first workers_submit (the queue mutex publishes it to the threads). */
 void workers_set_session(workers *w, long long session_id);
 
+/* From now on commit completions through a journal_share() handle on the
+ * reader's connection instead of the committer's own (so a completion
+ * does not make the reader's next accept re-read its pages).  The reader
+ * must from then on use that connection only inside write transactions
+ * (journal.h); protocol_run calls this once, after start-up recovery.
+ * On failure the committer keeps its own connection (logged). */
+void workers_commit_through(workers *w, journal *primary);
+
 /* Queue a journaled request (ownership passes to the pool).  Never blocks
  * on network I/O: it only takes a mutex. */
 void workers_submit(workers *w, gahp_request *req);

@@ -297,6 +297,120 @@ static char *read_file(const char *path)
     return strbuf_detach(&sb);
 }
 
+/* Checkpoint sequence number (WAL header bytes 12..15, big-endian: +1 at
+ * each WAL restart) and size of the journal's WAL file. */
+static void wal_state(unsigned *seq, long long *size)
+{
+    char p[300];
+    snprintf(p, sizeof p, "%s-wal", dbpath);
+    FILE *fp = fopen(p, "rb");
+    assert_non_null(fp);
+    unsigned char h[16];
+    assert_int_equal(fread(h, 1, sizeof h, fp), sizeof h);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    *size = ftell(fp);
+    fclose(fp);
+    *seq = (unsigned)h[12] << 24 | (unsigned)h[13] << 16 | (unsigned)h[14] << 8 | h[15];
+}
+
+static void insert_one(journal *c, long long sid, long id)
+{
+    long long row;
+    assert_int_equal(journal_begin(c), 0);
+    assert_int_equal(journal_request_insert(c, sid, id, "BOINC_PING", "", 0,
+                                            journal_now(), &row), 0);
+    assert_int_equal(journal_commit(c), 0);
+}
+
+/* Below SQLite's bound of 1000 frames no commit checkpoints; after
+ * journal_checkpoint_if_due the next commit restarts the WAL (sequence
+ * + 1) and overwrites the file from its start (no growth). */
+static void test_checkpoint_before_commit_restarts_wal(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    char *err = NULL;
+    journal *c = journal_connect(j, &err);
+    assert_non_null(c);
+    unsigned seq0, seq;
+    long long size0, size;
+    insert_one(c, sid, 1);
+    wal_state(&seq0, &size0);
+    for (long id = 2; id <= 40; id++)
+        insert_one(c, sid, id);
+    wal_state(&seq, &size);
+    assert_int_equal(seq, seq0);        /* no checkpoint inside the commits */
+    assert_true(size > size0);
+    journal_checkpoint_if_due(c, 1000);     /* not due: nothing happens */
+    insert_one(c, sid, 41);
+    wal_state(&seq, &size);
+    assert_int_equal(seq, seq0);
+    journal_checkpoint_if_due(c, 8);
+    insert_one(c, sid, 42);
+    long long size1;
+    wal_state(&seq, &size1);
+    assert_int_equal(seq, seq0 + 1);    /* restarted by that commit */
+    assert_true(size1 == size);         /* overwritten, not appended */
+    journal_close(c);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM requests", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 42);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    journal_close(j);
+}
+
+/* Pages the connection had to read since the last call (cache misses). */
+static int cache_misses(journal *j)
+{
+    int cur = 0, high = 0;
+    assert_int_equal(sqlite3_db_status(journal_db(j), SQLITE_DBSTATUS_CACHE_MISS,
+                                       &cur, &high, 1), SQLITE_OK);
+    return cur;
+}
+
+/* A commit through a journal_share handle leaves the owner's page cache
+ * valid (a commit by another connection makes it re-read its pages); the
+ * share's writes are the owner's, and closing the share keeps the
+ * connection open. */
+static void test_share_keeps_owner_cache(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    char *err = NULL;
+    journal *other = journal_connect(j, &err);
+    journal *share = journal_share(j, &err);
+    assert_non_null(other);
+    assert_non_null(share);
+    insert_one(j, sid, 1);
+    insert_one(other, sid, 2);
+    cache_misses(j);
+    insert_one(j, sid, 3);
+    assert_true(cache_misses(j) > 0);       /* another connection wrote */
+    insert_one(share, sid, 4);
+    insert_one(j, sid, 5);
+    assert_int_equal(cache_misses(j), 0);   /* the share wrote: still valid */
+    journal_close(share);
+    journal_close(other);
+    insert_one(j, sid, 6);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(journal_db(j), "SELECT group_concat(client_id)"
+                                        " FROM (SELECT client_id FROM requests ORDER BY id)",
+                                        -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "1,2,3,4,5,6");
+    sqlite3_finalize(st);
+    journal_close(j);
+}
+
 static void test_schema_matches_migrations(void **state)
 {
     (void)state;
@@ -365,6 +479,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_share_keeps_owner_cache, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
