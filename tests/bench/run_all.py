@@ -98,9 +98,11 @@ def rows(f):
                 None, "", None, None))
     out.append(("  same, 3 connections", g("uploads.slow_server_3conn_s"), "s",
                 g("uploads.slow_server_1conn_s"), "1 connection", None, None))
-    fs = g("limit.fdatasync_ms")
+    # bench_core measures fdatasync in its own directory in the same run
+    fs = g("core.latency_fdatasync_ms") or g("limit.fdatasync_ms")
     out.append(("isolated request p50", g("core.latency_p50_ms"), "ms",
                 3 * fs if fs is not None else None, "3 x fdatasync", 1.0, PEER["latency"]))
+    out.append(("  p99", g("core.latency_p99_ms"), "ms", None, "", None, None))
     out.append(("100,000-job batch: submit", g("big.submit_s"), "s", None, "", None, None))
     out.append(("  input planning of that submit", g("big.submit_plan_s"), "s", None, "", None,
                 None))
