@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <string.h>
 
 /* SQLite's default automatic checkpoint threshold, in WAL frames. */
 #define CKPT_FRAMES 1000
@@ -49,10 +50,11 @@ static struct {
     pthread_cond_t cv;
     pthread_t tid;
     sqlite3 *db;            /* the checkpointer's own connection */
+    const char *file;       /* its database file, as SQLite names it */
     int running;            /* the thread is there to wake */
     int pending;            /* a commit crossed the threshold */
     int stopping;
-} ckpt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0, 0, 0 };
+} ckpt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0, 0, 0 };
 
 static void *ckpt_main(void *arg)
 {
@@ -85,7 +87,10 @@ static int wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
     if (frames < CKPT_FRAMES)
         return SQLITE_OK;
     pthread_mutex_lock(&ckpt.mu);
-    int running = ckpt.running;
+    /* the thread checkpoints one file: another journal of the same
+     * process (a test's) checkpoints inline */
+    const char *file = sqlite3_db_filename(db, schema);
+    int running = ckpt.running && file != NULL && strcmp(file, ckpt.file) == 0;
     if (running) {
         ckpt.pending = 1;
         pthread_cond_signal(&ckpt.cv);
@@ -132,6 +137,18 @@ void journal_ckpt_start(const char *path)
         return;
     }
     sqlite3_busy_timeout(db, 1000);
+    /* A connection learns that the file is in WAL mode from its first
+     * read; until then its checkpoints do nothing (log and checkpointed
+     * frame counts -1).  Read the schema once, here. */
+    ckpt.file = sqlite3_db_filename(db, "main");
+    if (ckpt.file == NULL ||
+        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+        log_warn("journal checkpointer: cannot read %s: %s; checkpoints stay inline", path,
+                 sqlite3_errmsg(db));
+        sqlite3_close(db);
+        ckpt.file = NULL;
+        return;
+    }
     ckpt.db = db;
     ckpt.stopping = 0;
     ckpt.pending = 0;
@@ -139,6 +156,7 @@ void journal_ckpt_start(const char *path)
         log_warn("journal checkpointer: no thread; checkpoints stay inline");
         sqlite3_close(db);
         ckpt.db = NULL;
+        ckpt.file = NULL;
         return;
     }
     pthread_mutex_lock(&ckpt.mu);
@@ -159,4 +177,5 @@ void journal_ckpt_stop(void)
     pthread_join(ckpt.tid, NULL);
     sqlite3_close(ckpt.db);
     ckpt.db = NULL;
+    ckpt.file = NULL;
 }

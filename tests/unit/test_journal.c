@@ -366,6 +366,68 @@ static void test_checkpoint_before_commit_restarts_wal(void **state)
     journal_close(j);
 }
 
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* One request whose arguments fill about 1,500 WAL pages. */
+static void insert_big(journal *j, long long sid, long id)
+{
+    enum { BIG = 6 << 20 };
+    char *big = malloc(BIG + 1);
+    assert_non_null(big);
+    memset(big, 'x', BIG);
+    big[BIG] = '\0';
+    long long row;
+    assert_int_equal(journal_begin(j), 0);
+    assert_int_equal(journal_request_insert(j, sid, id, "BOINC_PING", big, 0, journal_now(),
+                                            &row), 0);
+    assert_int_equal(journal_commit(j), 0);
+    free(big);
+}
+
+/* A commit that leaves 1,000 WAL frames or more: on the server's journal
+ * the checkpointer thread copies them into the database file (the commit
+ * does not wait for it); on another journal of the same process, whose
+ * file that thread does not checkpoint, the committing connection
+ * checkpoints inline before its commit returns, as SQLite does. */
+static void test_large_commits_are_checkpointed(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    long long sid;
+    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+
+    char other[300];
+    snprintf(other, sizeof other, "%s/other.db", tmpdir);
+    journal_options o = { other, 1, 1000, 0 };
+    char *err = NULL;
+    journal *k = journal_open(&o, &err);
+    assert_non_null(k);
+    long long sid2;
+    assert_int_equal(journal_session_begin(k, "1.0.0", &sid2), 0);
+    long long before = file_size(other);
+    insert_big(k, sid2, 1);
+    assert_true(file_size(other) > before + (5 << 20));
+
+    long long before_j = file_size(dbpath);
+    insert_big(j, sid, 1);
+    for (int i = 0; i < 1000 && file_size(dbpath) < before_j + (5 << 20); i++)
+        usleep(10000);
+    assert_true(file_size(dbpath) > before_j + (5 << 20));
+
+    journal_close(k);
+    journal_close(j);
+    const char *suffix[] = { "", "-wal", "-shm" };
+    for (size_t i = 0; i < 3; i++) {
+        char p[320];
+        snprintf(p, sizeof p, "%s%s", other, suffix[i]);
+        unlink(p);
+    }
+}
+
 /* Pages the connection had to read since the last call (cache misses). */
 static int cache_misses(journal *j)
 {
@@ -482,6 +544,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_keeps_owner_cache, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_commits_are_checkpointed, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
