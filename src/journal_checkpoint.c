@@ -56,6 +56,21 @@ static struct {
     int stopping;
 } ckpt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0, 0, 0 };
 
+/*
+ * One PASSIVE checkpoint of db; a complete one clears the WAL-size hint.
+ * Incomplete (a reader's snapshot still needs old frames) or busy
+ * (another connection checkpoints): the next commit tries again.
+ */
+static void checkpoint_passive(sqlite3 *db, const char *schema)
+{
+    int logged = 0, copied = 0;
+    int rc = sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied);
+    if (rc == SQLITE_OK && copied == logged)
+        atomic_store(&wal_frames, 0);
+    else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        log_warn("journal checkpoint: %s", sqlite3_errmsg(db));
+}
+
 static void *ckpt_main(void *arg)
 {
     (void)arg;
@@ -67,13 +82,7 @@ static void *ckpt_main(void *arg)
             break;
         ckpt.pending = 0;
         pthread_mutex_unlock(&ckpt.mu);
-        int log_frames = 0, done_frames = 0;
-        int rc = sqlite3_wal_checkpoint_v2(ckpt.db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-                                           &log_frames, &done_frames);
-        if (rc == SQLITE_OK && done_frames == log_frames)
-            atomic_store(&wal_frames, 0);
-        else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-            log_warn("journal checkpoint: %s", sqlite3_errmsg(ckpt.db));
+        checkpoint_passive(ckpt.db, NULL);
         pthread_mutex_lock(&ckpt.mu);
     }
     pthread_mutex_unlock(&ckpt.mu);
@@ -97,23 +106,14 @@ static int wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
     }
     pthread_mutex_unlock(&ckpt.mu);
     if (!running)
-        sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        checkpoint_passive(db, schema);
     return SQLITE_OK;
 }
 
 void journal_checkpoint_if_due(journal *j, int frames)
 {
-    if (atomic_load(&wal_frames) < frames)
-        return;
-    int logged = 0, copied = 0;
-    int rc = sqlite3_wal_checkpoint_v2(journal_db(j), NULL, SQLITE_CHECKPOINT_PASSIVE,
-                                       &logged, &copied);
-    /* Incomplete (a reader's snapshot still needs old frames) or busy
-     * (another connection checkpoints): try again after the next commit. */
-    if (rc == SQLITE_OK && copied == logged)
-        atomic_store(&wal_frames, 0);
-    else if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-        log_warn("journal checkpoint: %s", sqlite3_errmsg(journal_db(j)));
+    if (atomic_load(&wal_frames) >= frames)
+        checkpoint_passive(journal_db(j), NULL);
 }
 
 void journal_ckpt_attach(sqlite3 *db)

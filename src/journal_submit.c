@@ -358,8 +358,9 @@ static void bind_file_state(sqlite3_stmt *st, size_t i, void *arg)
 
 /*
  * The names as a JSON array for json_each(): one UPDATE per call instead
- * of one per file (per-statement cost was a third of a 10,000-file
- * resubmit's CPU).  -1 when a name holds a byte outside printable ASCII
+ * of one per file, which saves each file's statement overhead (the row
+ * rewrites themselves, about 3 us a row, remain; doc/performance.md).
+ * -1 when a name holds a byte outside printable ASCII
  * (JSON would need \u escapes; physical names never do) or memory ran
  * out: the caller then updates row by row.
  */
