@@ -372,6 +372,7 @@ int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
         return -1;
     }
     r->cmd = cmd;
+    atomic_init(&r->extra_refs, 0);
     cursor c = { argv, argc, 1, NULL, r };
     const char *id = next_token(&c);
     if (id == NULL) {
@@ -432,9 +433,20 @@ static void free_submit(gahp_submit *s)
     free(s->jobs);
 }
 
+gahp_request *gahp_request_ref(const gahp_request *req)
+{
+    gahp_request *r = (gahp_request *)req;
+    atomic_fetch_add(&r->extra_refs, 1);
+    return r;
+}
+
 void gahp_request_free(gahp_request *r)
 {
     if (r == NULL)
+        return;
+    /* another holder remains: only the count drops (acq_rel: the last
+     * holder sees everything the others did before they let go) */
+    if (atomic_fetch_sub_explicit(&r->extra_refs, 1, memory_order_acq_rel) > 0)
         return;
     switch (r->cmd) {
     case GAHP_CMD_SUBMIT:

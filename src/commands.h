@@ -9,6 +9,7 @@
 #ifndef BOINC_GAHP_COMMANDS_H
 #define BOINC_GAHP_COMMANDS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef enum {
@@ -116,6 +117,7 @@ typedef struct gahp_request {
         gahp_retire_batch retire;
         gahp_set_lease lease;
     } u;
+    atomic_int extra_refs;      /* holders beyond the first (gahp_request_ref) */
 } gahp_request;
 
 /* The parser of one command's fields (after the request id).  Each
@@ -144,7 +146,15 @@ int gahp_parse_lease(gahp_cursor *c, gahp_request *r);
 int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
                        size_t argc, gahp_request **out, const char **why);
 
+/* Release a reference: the last one frees the request. */
 void gahp_request_free(gahp_request *req);
+/*
+ * Another reference to a request that is complete (it is never written
+ * again once dispatched): a submit run that outlives its worker shares
+ * the worker's request instead of copying 10,000 jobs.  The reference
+ * count is the one field a shared request changes, hence the cast.
+ */
+gahp_request *gahp_request_ref(const gahp_request *req);
 
 /* Strict number parsing shared with config: whole token, no overflow. */
 int parse_long_strict(const char *s, long min, long max, long *out);

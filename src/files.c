@@ -437,3 +437,44 @@ int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN +
     files_to_hex(digest, dlen, out);
     return 0;
 }
+
+struct files_md5_stream {
+    EVP_MD_CTX *ctx;
+};
+
+files_md5_stream *files_md5_stream_new(void)
+{
+    const EVP_MD *md = files_md5();
+    files_md5_stream *s = calloc(1, sizeof *s);
+    if (s == NULL || md == NULL || (s->ctx = EVP_MD_CTX_new()) == NULL ||
+        EVP_DigestInit_ex(s->ctx, md, NULL) != 1) {
+        files_md5_stream_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int files_md5_stream_update(files_md5_stream *s, const void *data, size_t len)
+{
+    return EVP_DigestUpdate(s->ctx, data, len) == 1 ? 0 : -1;
+}
+
+int files_md5_stream_end(files_md5_stream *s, char out[FILES_MD5_HEX_LEN + 1])
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    /* the re-init keeps the context's algorithm: no fetch, no allocation */
+    if (EVP_DigestFinal_ex(s->ctx, digest, &dlen) != 1 || dlen * 2 != FILES_MD5_HEX_LEN ||
+        EVP_DigestInit_ex(s->ctx, NULL, NULL) != 1)
+        return -1;
+    files_to_hex(digest, dlen, out);
+    return 0;
+}
+
+void files_md5_stream_free(files_md5_stream *s)
+{
+    if (s == NULL)
+        return;
+    EVP_MD_CTX_free(s->ctx);
+    free(s);
+}

@@ -66,6 +66,19 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
 int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN + 1]);
 
 /*
+ * An MD5 fed piece by piece, for many small digests in a row: one context
+ * serves them all (files_md5_hex_mem makes and frees a context per call,
+ * which costs more than hashing a few hundred bytes).  new: NULL when out
+ * of memory or libcrypto refuses MD5; update and end: 0 or -1; end writes
+ * the digest of everything fed since new or the last end, and starts over.
+ */
+typedef struct files_md5_stream files_md5_stream;
+files_md5_stream *files_md5_stream_new(void);
+int files_md5_stream_update(files_md5_stream *s, const void *data, size_t len);
+int files_md5_stream_end(files_md5_stream *s, char out[FILES_MD5_HEX_LEN + 1]);
+void files_md5_stream_free(files_md5_stream *s);
+
+/*
  * Physical name for content md5_hex (32 lowercase hex digits) of the local
  * file local_name: md5_hex + the extension of local_name's basename (from
  * its last '.', when that '.' is not the first character), e.g.

@@ -411,32 +411,27 @@ int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state)
 {
-    file_rows f = { batch_row, NULL, phys_names, state, journal_now() };
-    if (n == 0)
+    journal_file_group g = { phys_names, n, state };
+    return journal_batch_files_set_groups(j, batch_row, &g, 1);
+}
+
+int journal_batch_files_set_groups(journal *j, long long batch_row,
+                                   const journal_file_group *groups, size_t ngroups)
+{
+    double now = journal_now();
+    size_t total = 0;
+    for (size_t g = 0; g < ngroups; g++)
+        total += groups[g].n;
+    if (total == 0)
         return 0;
     if (journal_begin(j) != 0)
         return -1;
-    if (update_file_states(j, &f, n) != 0) {
-        journal_rollback(j);
-        return -1;
-    }
-    return journal_commit(j);
-}
-
-int journal_batch_files_set_states2(journal *j, long long batch_row,
-                                    const char *const *names_a, size_t na,
-                                    const char *state_a,
-                                    const char *const *names_b, size_t nb,
-                                    const char *state_b)
-{
-    double now = journal_now();
-    file_rows a = { batch_row, NULL, names_a, state_a, now };
-    file_rows b = { batch_row, NULL, names_b, state_b, now };
-    if (journal_begin(j) != 0)
-        return -1;
-    if (update_file_states(j, &a, na) != 0 || update_file_states(j, &b, nb) != 0) {
-        journal_rollback(j);
-        return -1;
+    for (size_t g = 0; g < ngroups; g++) {
+        file_rows f = { batch_row, NULL, groups[g].names, groups[g].state, now };
+        if (update_file_states(j, &f, groups[g].n) != 0) {
+            journal_rollback(j);
+            return -1;
+        }
     }
     return journal_commit(j);
 }

@@ -96,17 +96,21 @@ int journal_batch_files_add(journal *j, long long batch_row,
 int journal_batch_files_list(journal *j, long long batch_row, const char *state,
                              journal_batch_file **out, size_t *n);
 void journal_batch_files_free(journal_batch_file *f, size_t n);
-/* Set the state of the named files (one transaction). */
+/* Set the state of the named files (one transaction; none: nothing). */
 int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state);
-/* Set the state of two sets of files in one transaction (an upload's
- * outcome and the next upload's announcement share one commit). */
-int journal_batch_files_set_states2(journal *j, long long batch_row,
-                                    const char *const *names_a, size_t na,
-                                    const char *state_a,
-                                    const char *const *names_b, size_t nb,
-                                    const char *state_b);
+/* Named files and the state they get. */
+typedef struct {
+    const char *const *names;
+    size_t n;
+    const char *state;
+} journal_file_group;
+/* Set the states of several groups of files in one transaction (a chunk's
+ * outcome and the next chunk's announcement share one commit); nothing
+ * happens when every group is empty. */
+int journal_batch_files_set_groups(journal *j, long long batch_row,
+                                   const journal_file_group *groups, size_t ngroups);
 
 /* Record the created jobs and state submitted in one transaction. */
 int journal_batch_set_submitted(journal *j, long long batch_row,

@@ -3,19 +3,17 @@
  *
  * The thread cannot use the worker's context: a journal connection and a
  * BOINC client belong to one thread.  It gets its own (exec_ctx_open), and
- * its own copy of the request, rebuilt from the journaled argument text
- * exactly as recovery rebuilds requests.
+ * a reference to the worker's request (gahp_request_ref): the worker may
+ * answer at the deadline and let go of it while the run goes on.
  */
 #include "submit_deadline.h"
 
 #include "exec_ctx.h"
 #include "log.h"
-#include "submit_identity.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Detached runs started and not yet ended (submit_detached_running). */
 static atomic_size_t detached_count;
@@ -44,27 +42,6 @@ static void *detached_main(void *p)
     return NULL;
 }
 
-/* A copy of req that owns everything (NULL on failure). */
-static gahp_request *copy_request(const gahp_request *req)
-{
-    gahp_request *c = submit_identity_parse_args(req->args_text ? req->args_text : "");
-    if (c == NULL)
-        return NULL;
-    c->id = req->id;
-    c->journal_id = req->journal_id;
-    c->project_id = req->project_id;
-    c->background = req->background;
-    if (req->project_url != NULL) {
-        c->project_url = strdup(req->project_url);
-        c->authenticator = strdup(req->authenticator ? req->authenticator : "");
-        if (c->project_url == NULL || c->authenticator == NULL) {
-            gahp_request_free(c);
-            return NULL;
-        }
-    }
-    return c;
-}
-
 int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
                         submit_detached_fn fn, void *arg)
 {
@@ -72,10 +49,7 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
     char *err = NULL;
     if (d == NULL)
         return -1;
-    if ((d->req = copy_request(req)) == NULL) {
-        free(d);
-        return -1;
-    }
+    d->req = gahp_request_ref(req);     /* the worker may answer and let go first */
     if (exec_ctx_open(&d->ctx, ctx->config, ctx->journal, ctx->worker_index, &err) != 0) {
         log_warn("submit %ld: cannot run it in its own thread: %s", req->id,
                  err ? err : "out of memory");

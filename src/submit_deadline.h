@@ -17,9 +17,10 @@
 typedef void (*submit_detached_fn)(exec_ctx *ctx, const gahp_request *req, void *arg);
 
 /*
- * Run fn(own context, copy of req, arg) in a new detached thread.  The
- * context (a new BOINC client and journal connection, the same config and
- * session) and the copy are freed when fn returns; arg is fn's to free.
+ * Run fn(own context, req, arg) in a new detached thread.  The context (a
+ * new BOINC client and journal connection, the same config and session)
+ * is freed and the thread's reference to req released when fn returns;
+ * arg is fn's to free.
  * 0, or -1 (nothing started, nothing to free but arg).
  */
 int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,

@@ -28,22 +28,114 @@ typedef struct {
     unsigned char *absent;          /* the server's answer to a query */
     const char *present_state;      /* what a present file becomes */
     int limit_learned;              /* upload only: a smaller chunk was learned */
-    struct deferred_done *done;     /* upload only: the lane's unjournaled outcome */
+    struct deferred_done *done;     /* the lane's unjournaled outcome (NULL: none) */
 } file_chunk;
 
 /*
- * The files of a lane's last chunk the server took, not journaled
- * `uploaded` yet: that outcome goes into the transaction that announces
- * the lane's next chunk (one commit per chunk), or is written when the
- * lane ends.  A crash in between leaves them `upload_sent`, which the
- * batch-less query_files resolves: the write-ahead rule (journaled as
- * sent before the request leaves) is what makes uploads safe, and it
- * holds for every chunk.
+ * The outcome of a lane's last chunk, not journaled yet: it goes into the
+ * transaction that announces the lane's next chunk (one commit per chunk),
+ * or is written when the lane ends.  A crash in between leaves those files
+ * `query_sent` or `upload_sent`, which the batch-less query_files resolves
+ * (it associates nothing, so it may be repeated): the write-ahead rule
+ * (journaled as sent before the request leaves) is what makes queries and
+ * uploads safe, and it holds for every chunk.
  */
 struct deferred_done {
-    const char *const *names;
+    const char *const *names;   /* the round's file list outlives the lane */
     size_t len;
+    unsigned char *absent;      /* owned; NULL: every file is present */
+    const char *present_state;
 };
+
+/*
+ * The journal groups of an outcome: the present files get present_state,
+ * the absent ones BFILE_ABSENT.  *buf owns the split name lists (free it).
+ * Returns the number of groups (1 or 2), -1 out of memory.
+ */
+static int outcome_groups(const char *const *names, size_t len, const unsigned char *absent,
+                          const char *present_state, journal_file_group g[2],
+                          const char ***buf)
+{
+    *buf = NULL;
+    if (absent == NULL) {
+        g[0] = (journal_file_group){ names, len, present_state };
+        return 1;
+    }
+    const char **split = calloc(len ? len : 1, sizeof *split);
+    if (split == NULL)
+        return -1;
+    size_t np = 0;
+    for (size_t i = 0; i < len; i++)
+        if (!absent[i])
+            split[np++] = names[i];
+    size_t nm = np;
+    for (size_t i = 0; i < len; i++)
+        if (absent[i])
+            split[nm++] = names[i];
+    g[0] = (journal_file_group){ split, np, present_state };
+    g[1] = (journal_file_group){ split + np, len - np, BFILE_ABSENT };
+    *buf = split;
+    return 2;
+}
+
+static void deferred_clear(struct deferred_done *d)
+{
+    free(d->absent);
+    d->absent = NULL;
+    d->len = 0;
+}
+
+/* Journal a lane's deferred outcome when it sends no further chunk. */
+static int flush_done(submit_run *r, struct deferred_done *d)
+{
+    if (d->len == 0)
+        return 0;
+    journal_file_group g[2];
+    const char **buf = NULL;
+    int ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
+    int rc = ng < 0 ? run_fail_nomem(r)
+             : journal_batch_files_set_groups(r->ctx->journal, r->batch.id, g, (size_t)ng) != 0
+                 ? run_fail_journal(r) : 0;
+    free(buf);
+    deferred_clear(d);
+    return rc;
+}
+
+/* Journal the chunk as sent_state, together with the lane's deferred
+ * outcome of its previous chunk: one commit. */
+static int announce_chunk(submit_run *r, const file_chunk *c, const char *sent_state)
+{
+    journal_file_group g[3];
+    const char **buf = NULL;
+    int ng = 0;
+    struct deferred_done *d = c->done;
+    if (d != NULL && d->len > 0 &&
+        (ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf)) < 0)
+        return run_fail_nomem(r);
+    g[ng++] = (journal_file_group){ c->names, c->len, sent_state };
+    int rc = journal_batch_files_set_groups(r->ctx->journal, r->batch.id, g, (size_t)ng);
+    free(buf);
+    if (rc != 0)
+        return run_fail_journal(r);
+    if (d != NULL)
+        deferred_clear(d);
+    return 0;
+}
+
+/* Keep the chunk's outcome for the lane's next announcement; the
+ * deferred outcome takes over the chunk's absent flags. */
+static void defer_outcome(file_chunk *c, int with_absent)
+{
+    struct deferred_done *d = c->done;
+    deferred_clear(d);
+    d->names = c->names;
+    d->len = c->len;
+    d->present_state = c->present_state;
+    if (with_absent) {
+        d->absent = c->absent;
+        c->absent = NULL;
+    }
+}
 
 static int set_files(submit_run *r, const file_chunk *c, const char *state)
 {
@@ -53,32 +145,18 @@ static int set_files(submit_run *r, const file_chunk *c, const char *state)
     return 0;
 }
 
-/* Journal a query answer: present files get c->present_state, the others
- * absent. */
+/* Journal a query answer now (one commit): present files get
+ * c->present_state, the others absent. */
 static int record_presence(submit_run *r, const file_chunk *c)
 {
-    const char **present = calloc(c->len ? c->len : 1, sizeof *present);
-    const char **missing = calloc(c->len ? c->len : 1, sizeof *missing);
-    int rc = 0;
-    if (present == NULL || missing == NULL) {
-        rc = run_fail_nomem(r);
-    } else {
-        size_t np = 0, nm = 0;
-        for (size_t i = 0; i < c->len; i++) {
-            if (c->absent[i])
-                missing[nm++] = c->names[i];
-            else
-                present[np++] = c->names[i];
-        }
-        if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, present, np,
-                                          c->present_state) != 0 ||
-            journal_batch_files_set_state(r->ctx->journal, r->batch.id, missing, nm,
-                                          BFILE_ABSENT) != 0)
-            rc = run_fail_journal(r);
-    }
-    free(present);
-    free(missing);
-    return rc;
+    journal_file_group g[2];
+    const char **buf = NULL;
+    int ng = outcome_groups(c->names, c->len, c->absent, c->present_state, g, &buf);
+    if (ng < 0)
+        return run_fail_nomem(r);
+    int rc = journal_batch_files_set_groups(r->ctx->journal, r->batch.id, g, (size_t)ng);
+    free(buf);
+    return rc == 0 ? 0 : run_fail_journal(r);
 }
 
 /* Probe (safe query, no batch id): 1 when the server has every file. */
@@ -138,7 +216,7 @@ static resolve_result resolve_step(submit_run *r, void *arg)
 
 static int query_announce(submit_run *r, void *arg)
 {
-    return set_files(r, arg, BFILE_QUERY_SENT);
+    return announce_chunk(r, arg, BFILE_QUERY_SENT);
 }
 
 static int query_send(submit_run *r, void *arg, boinc_error *err)
@@ -150,7 +228,11 @@ static int query_send(submit_run *r, void *arg, boinc_error *err)
 
 static int query_record(submit_run *r, void *arg)
 {
-    return record_presence(r, arg);
+    file_chunk *c = arg;
+    if (c->done == NULL)
+        return record_presence(r, c);
+    defer_outcome(c, 1);
+    return 0;
 }
 
 /* Refused: nothing was associated; ask again next time. */
@@ -178,15 +260,7 @@ static const step_def query_files_step = {
 
 static int upload_announce(submit_run *r, void *arg)
 {
-    const file_chunk *c = arg;
-    if (c->done == NULL || c->done->len == 0)
-        return set_files(r, c, BFILE_UPLOAD_SENT);
-    if (journal_batch_files_set_states2(r->ctx->journal, r->batch.id, c->done->names,
-                                        c->done->len, BFILE_UPLOADED, c->names, c->len,
-                                        BFILE_UPLOAD_SENT) != 0)
-        return run_fail_journal(r);
-    c->done->len = 0;
-    return 0;
+    return announce_chunk(r, arg, BFILE_UPLOAD_SENT);
 }
 
 static int upload_send(submit_run *r, void *arg, boinc_error *err)
@@ -198,23 +272,11 @@ static int upload_send(submit_run *r, void *arg, boinc_error *err)
 
 static int upload_record(submit_run *r, void *arg)
 {
-    const file_chunk *c = arg;
+    file_chunk *c = arg;
     if (c->done == NULL)
         return set_files(r, c, BFILE_UPLOADED);
-    c->done->names = c->names;      /* the round's file list outlives the lane */
-    c->done->len = c->len;
+    defer_outcome(c, 0);            /* the server took every file */
     return 0;
-}
-
-/* Journal a lane's deferred outcome when it sends no further chunk. */
-static int flush_done(submit_run *r, struct deferred_done *d)
-{
-    if (d->len == 0)
-        return 0;
-    int rc = journal_batch_files_set_state(r->ctx->journal, r->batch.id, d->names, d->len,
-                                           BFILE_UPLOADED);
-    d->len = 0;
-    return rc == 0 ? 0 : run_fail_journal(r);
 }
 
 static void upload_unannounce(submit_run *r, void *arg)
@@ -407,7 +469,7 @@ static int lane_run(submit_run *r, chunk_pool *p)
     size_t c;
     int rc = 0;
     int upload = p->step == &upload_files_step;
-    struct deferred_done done = { NULL, 0 };
+    struct deferred_done done = { NULL, 0, NULL, NULL };
     while (rc == 0 && take_chunk(p, &c)) {
         size_t end = c + 1 < p->nchunks ? p->starts[c + 1] : p->l->count;
         size_t at = p->starts[c];
@@ -415,7 +477,7 @@ static int lane_run(submit_run *r, chunk_pool *p)
                           .paths = upload ? p->l->paths + at : NULL,
                           .sizes = upload ? p->l->sizes + at : NULL, .len = end - at,
                           .present_state = upload ? BFILE_UPLOADED : BFILE_CONFIRMED,
-                          .done = upload ? &done : NULL };
+                          .done = &done };
         ch.absent = calloc(ch.len, 1);
         rc = ch.absent ? step_run(r, p->step, &ch) : run_fail_nomem(r);
         free(ch.absent);

@@ -56,6 +56,20 @@ static void test_order_and_trailing_fields_do_not_count(void **state)
     assert_string_equal(f1, f2);
 }
 
+/* Fingerprints are journaled: the encoding must never change.  The value
+ * was computed apart from this code (Python's hashlib over the encoding
+ * of submit_identity.c's header: "<len>:<bytes>," fields, "a<n>,",
+ * "i<n>,", sorted job digests after the batch, the app and "n<jobs>,"). */
+static void test_fingerprint_is_stable(void **state)
+{
+    (void)state;
+    gahp_submit_job jobs[2];
+    char f[SUBMIT_IDENTITY_LEN];
+    make_jobs(jobs, 0);
+    fingerprint(jobs, "batch", "app", 1e9, f);
+    assert_string_equal(f, "442c22b199a7ecbe7321308b89bc4739");
+}
+
 static void test_every_job_field_counts(void **state)
 {
     (void)state;
@@ -101,6 +115,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_trailing_fields_do_not_count),
+        cmocka_unit_test(test_fingerprint_is_stable),
         cmocka_unit_test(test_every_job_field_counts),
         cmocka_unit_test(test_journaled_text_gives_the_same_fingerprint),
     };
