@@ -1,5 +1,5 @@
--- schema.sql: the current journal schema (migrations 0001, 0002, 0003, 0005;
--- PRAGMA user_version = 4: the runner counts the files in order), as the
+-- schema.sql: the current journal schema (migrations 0001 to 0007;
+-- PRAGMA user_version = 7: the runner counts the files in order), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -114,12 +114,25 @@ CREATE TABLE batch_files (
     size       INTEGER NOT NULL,         -- bytes, as hashed
     state      TEXT NOT NULL CHECK (state IN ('hashed', 'query_sent', 'absent', 'confirmed',
                                               'upload_sent', 'uploaded')),
-                                         -- hashed locally / query_files with the batch id sent /
+                                         -- hashed locally / query_files with the batch id sent
+                                         -- (journals before 0007; now batch_file_queries) /
                                          -- server lacks it / server had it (now associated) /
                                          -- upload_files sent / we uploaded it
     updated_at REAL NOT NULL,            -- last state change
     PRIMARY KEY (batch_id, phys_name)
 );
+
+-- (0007) query_files chunks sent with the batch id whose answer is not
+-- journaled yet: a 'hashed' file a row here names is in fact 'query_sent'
+-- (never queried with the batch id again; resolved by the batch-less
+-- query_files).  The answer updates the files and deletes the row.
+CREATE TABLE batch_file_queries (
+    id        INTEGER PRIMARY KEY,
+    batch_id  INTEGER NOT NULL REFERENCES batches(id),  -- the batch
+    names     TEXT NOT NULL,             -- JSON array of the physical names sent
+    sent_at   REAL NOT NULL              -- when it was journaled, just before sending
+);
+CREATE INDEX batch_file_queries_batch ON batch_file_queries (batch_id);
 
 -- (0005) Upload limits learned from a project's limit errors (max_file_uploads,
 -- post_max_size): later submits and runs start with the smaller chunk.
@@ -204,7 +217,12 @@ CREATE VIEW audit_jobs AS
 SELECT b.name AS batch, j.name AS job, j.status, j.updated_at
 FROM jobs j JOIN batches b ON b.id = j.batch_id;
 
--- Input files of each batch: where they came from and how far they got.
+-- Input files of each batch: where they came from and how far they got
+-- (a file of an unanswered query shows as 'query_sent').
 CREATE VIEW audit_batch_files AS
-SELECT b.name AS batch, f.phys_name, f.local_path, f.size, f.state, f.updated_at
+SELECT b.name AS batch, f.phys_name, f.local_path, f.size,
+       CASE WHEN f.state = 'hashed' AND (f.batch_id, f.phys_name) IN
+                 (SELECT q.batch_id, e.value FROM batch_file_queries q, json_each(q.names) e)
+            THEN 'query_sent' ELSE f.state END AS state,
+       f.updated_at
 FROM batch_files f JOIN batches b ON b.id = f.batch_id;

@@ -298,6 +298,21 @@ void journal_batch_files_free(journal_batch_file *f, size_t n)
     free(f);
 }
 
+/*
+ * The batch's files (parameter ?1) with the state they are in: a 'hashed'
+ * file that an unanswered query announcement names is 'query_sent'
+ * (migration 0007).  Without announcements the IN list is empty and costs
+ * one look-up of the batch_file_queries index.
+ */
+#define SQL_FILES_WITH_STATE \
+    "SELECT phys_name, local_path, size, state FROM (" \
+    " SELECT rowid AS rid, phys_name, local_path, size," \
+    "  CASE WHEN state = '" BFILE_HASHED "' AND phys_name IN" \
+    "   (SELECT e.value FROM batch_file_queries q, json_each(q.names) e" \
+    "    WHERE q.batch_id = ?1)" \
+    "  THEN '" BFILE_QUERY_SENT "' ELSE state END AS state" \
+    " FROM batch_files WHERE batch_id = ?1)"
+
 int journal_batch_files_list(journal *j, long long batch_row, const char *state,
                              journal_batch_file **out, size_t *n)
 {
@@ -305,8 +320,7 @@ int journal_batch_files_list(journal *j, long long batch_row, const char *state,
     *n = 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(journal_db(j),
-            "SELECT phys_name, local_path, size, state FROM batch_files"
-            " WHERE batch_id = ?1 AND (?2 IS NULL OR state = ?2) ORDER BY rowid",
+            SQL_FILES_WITH_STATE " WHERE ?2 IS NULL OR state = ?2 ORDER BY rid",
             -1, &st, NULL) != SQLITE_OK)
         return journal_fail(j, "batch files list");
     sqlite3_bind_int64(st, 1, batch_row);
@@ -415,6 +429,18 @@ int journal_batch_files_set_state(journal *j, long long batch_row,
     return journal_batch_files_set_groups(j, batch_row, &g, 1);
 }
 
+/* Set the states of the groups inside the caller's transaction. */
+static int update_groups(journal *j, long long batch_row, const journal_file_group *groups,
+                         size_t ngroups, double now)
+{
+    for (size_t g = 0; g < ngroups; g++) {
+        file_rows f = { batch_row, NULL, groups[g].names, groups[g].state, now };
+        if (update_file_states(j, &f, groups[g].n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int journal_batch_files_set_groups(journal *j, long long batch_row,
                                    const journal_file_group *groups, size_t ngroups)
 {
@@ -426,14 +452,46 @@ int journal_batch_files_set_groups(journal *j, long long batch_row,
         return 0;
     if (journal_begin(j) != 0)
         return -1;
-    for (size_t g = 0; g < ngroups; g++) {
-        file_rows f = { batch_row, NULL, groups[g].names, groups[g].state, now };
-        if (update_file_states(j, &f, groups[g].n) != 0) {
-            journal_rollback(j);
-            return -1;
-        }
+    if (update_groups(j, batch_row, groups, ngroups, now) != 0) {
+        journal_rollback(j);
+        return -1;
     }
     return journal_commit(j);
+}
+
+int journal_batch_files_advance(journal *j, long long batch_row,
+                                   const journal_file_group *groups, size_t ngroups,
+                                   long long answered, const char *const *names, size_t n,
+                                   long long *announced)
+{
+    double now = journal_now();
+    strbuf json = STRBUF_INIT;
+    if (names != NULL && names_json(&json, names, n) != 0) {
+        strbuf_free(&json);     /* out of memory: physical names are plain ASCII */
+        return journal_fail(j, "query announcement (out of memory)");
+    }
+    int rc = journal_begin(j);
+    if (rc == 0 &&
+        (update_groups(j, batch_row, groups, ngroups, now) != 0 ||
+         (answered > 0 && journal_run(j, "DELETE FROM batch_file_queries WHERE id = ?",
+                                      "query answered", "i", answered) != 0) ||
+         (names != NULL &&
+          journal_run(j, "INSERT INTO batch_file_queries (batch_id, names, sent_at)"
+                         " VALUES (?, ?, ?)", "query announcement", "itd", batch_row,
+                      strbuf_str(&json), now) != 0))) {
+        journal_rollback(j);
+        rc = -1;
+    }
+    if (rc == 0 && names != NULL)
+        *announced = sqlite3_last_insert_rowid(journal_db(j));
+    strbuf_free(&json);
+    return rc == 0 ? journal_commit(j) : -1;
+}
+
+int journal_batch_file_queries_forget(journal *j, long long batch_row)
+{
+    return journal_run(j, "DELETE FROM batch_file_queries WHERE batch_id = ?",
+                       "query announcements forgotten", "i", batch_row);
 }
 
 static void bind_job(sqlite3_stmt *st, size_t i, void *arg)

@@ -92,7 +92,8 @@ typedef struct {
  * a new batch moves to BATCH_HASHED. */
 int journal_batch_files_add(journal *j, long long batch_row,
                             const journal_batch_file *files, size_t n);
-/* All files of a batch, in insertion order; state NULL for every state. */
+/* All files of a batch, in insertion order; state NULL for every state.  A
+ * 'hashed' file of an unanswered query announcement is 'query_sent'. */
 int journal_batch_files_list(journal *j, long long batch_row, const char *state,
                              journal_batch_file **out, size_t *n);
 void journal_batch_files_free(journal_batch_file *f, size_t n);
@@ -111,6 +112,20 @@ typedef struct {
  * happens when every group is empty. */
 int journal_batch_files_set_groups(journal *j, long long batch_row,
                                    const journal_file_group *groups, size_t ngroups);
+
+/*
+ * One step of a batch's files, one transaction: set the groups' states
+ * (e.g. a chunk's answer), delete the query announcement `answered` (0:
+ * none), and when names is not NULL announce a query_files of those n
+ * files with the batch id (*announced = its id): until it is answered, a
+ * 'hashed' file it names lists as 'query_sent' (migration 0007).
+ */
+int journal_batch_files_advance(journal *j, long long batch_row,
+                                   const journal_file_group *groups, size_t ngroups,
+                                   long long answered, const char *const *names, size_t n,
+                                   long long *announced);
+/* Delete the batch's query announcements (their files were resolved). */
+int journal_batch_file_queries_forget(journal *j, long long batch_row);
 
 /* Record the created jobs and state submitted in one transaction. */
 int journal_batch_set_submitted(journal *j, long long batch_row,

@@ -29,6 +29,7 @@ typedef struct {
     const char *present_state;      /* what a present file becomes */
     int limit_learned;              /* upload only: a smaller chunk was learned */
     struct deferred_done *done;     /* the lane's unjournaled outcome (NULL: none) */
+    long long query_id;             /* query only: its journaled announcement */
 } file_chunk;
 
 /*
@@ -45,6 +46,7 @@ struct deferred_done {
     size_t len;
     unsigned char *absent;      /* owned; NULL: every file is present */
     const char *present_state;
+    long long query_id;         /* the query announcement it answers, 0: none */
 };
 
 /*
@@ -83,6 +85,7 @@ static void deferred_clear(struct deferred_done *d)
     free(d->absent);
     d->absent = NULL;
     d->len = 0;
+    d->query_id = 0;
 }
 
 /* Journal a lane's deferred outcome when it sends no further chunk. */
@@ -94,26 +97,38 @@ static int flush_done(submit_run *r, struct deferred_done *d)
     const char **buf = NULL;
     int ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
     int rc = ng < 0 ? run_fail_nomem(r)
-             : journal_batch_files_set_groups(r->ctx->journal, r->batch.id, g, (size_t)ng) != 0
+             : journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng,
+                                           d->query_id, NULL, 0, NULL) != 0
                  ? run_fail_journal(r) : 0;
     free(buf);
     deferred_clear(d);
     return rc;
 }
 
-/* Journal the chunk as sent_state, together with the lane's deferred
- * outcome of its previous chunk: one commit. */
-static int announce_chunk(submit_run *r, const file_chunk *c, const char *sent_state)
+/*
+ * Journal the chunk as sent, together with the lane's deferred outcome of
+ * its previous chunk: one commit.  A query is announced as one row naming
+ * its files (journal_batch_files_advance), an upload as a state change of
+ * each file.
+ */
+static int announce_chunk(submit_run *r, file_chunk *c, const char *sent_state)
 {
     journal_file_group g[3];
     const char **buf = NULL;
     int ng = 0;
+    long long answered = 0;
     struct deferred_done *d = c->done;
-    if (d != NULL && d->len > 0 &&
-        (ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf)) < 0)
-        return run_fail_nomem(r);
-    g[ng++] = (journal_file_group){ c->names, c->len, sent_state };
-    int rc = journal_batch_files_set_groups(r->ctx->journal, r->batch.id, g, (size_t)ng);
+    if (d != NULL && d->len > 0) {
+        ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
+        if (ng < 0)
+            return run_fail_nomem(r);
+        answered = d->query_id;
+    }
+    int query = strcmp(sent_state, BFILE_QUERY_SENT) == 0;
+    if (!query)
+        g[ng++] = (journal_file_group){ c->names, c->len, sent_state };
+    int rc = journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng, answered,
+                                         query ? c->names : NULL, c->len, &c->query_id);
     free(buf);
     if (rc != 0)
         return run_fail_journal(r);
@@ -131,6 +146,7 @@ static void defer_outcome(file_chunk *c, int with_absent)
     d->names = c->names;
     d->len = c->len;
     d->present_state = c->present_state;
+    d->query_id = c->query_id;
     if (with_absent) {
         d->absent = c->absent;
         c->absent = NULL;
@@ -146,7 +162,7 @@ static int set_files(submit_run *r, const file_chunk *c, const char *state)
 }
 
 /* Journal a query answer now (one commit): present files get
- * c->present_state, the others absent. */
+ * c->present_state, the others absent; the chunk's announcement goes. */
 static int record_presence(submit_run *r, const file_chunk *c)
 {
     journal_file_group g[2];
@@ -154,7 +170,8 @@ static int record_presence(submit_run *r, const file_chunk *c)
     int ng = outcome_groups(c->names, c->len, c->absent, c->present_state, g, &buf);
     if (ng < 0)
         return run_fail_nomem(r);
-    int rc = journal_batch_files_set_groups(r->ctx->journal, r->batch.id, g, (size_t)ng);
+    int rc = journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng,
+                                         c->query_id, NULL, 0, NULL);
     free(buf);
     return rc == 0 ? 0 : run_fail_journal(r);
 }
@@ -235,12 +252,13 @@ static int query_record(submit_run *r, void *arg)
     return 0;
 }
 
-/* Refused: nothing was associated; ask again next time. */
+/* Refused: nothing was associated; the files are plain 'hashed' again
+ * and asked next time. */
 static void query_unannounce(submit_run *r, void *arg)
 {
     const file_chunk *c = arg;
-    journal_batch_files_set_state(r->ctx->journal, r->batch.id, c->names, c->len,
-                                  BFILE_HASHED);
+    journal_batch_files_advance(r->ctx->journal, r->batch.id, NULL, 0, c->query_id, NULL, 0,
+                                NULL);
 }
 
 static const step_def query_files_step = {
@@ -469,7 +487,7 @@ static int lane_run(submit_run *r, chunk_pool *p)
     size_t c;
     int rc = 0;
     int upload = p->step == &upload_files_step;
-    struct deferred_done done = { NULL, 0, NULL, NULL };
+    struct deferred_done done = { NULL, 0, NULL, NULL, 0 };
     while (rc == 0 && take_chunk(p, &c)) {
         size_t end = c + 1 < p->nchunks ? p->starts[c + 1] : p->l->count;
         size_t at = p->starts[c];
@@ -676,9 +694,14 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
         if (files_in_state(f, n, uncertain[u].state, &l) != 0)
             return run_fail_nomem(r);
         int rc = resolve_names(r, l.names, l.count, uncertain[u].present_state);
+        size_t resolved = l.count;
         file_list_free(&l);
         if (rc != 0)
             return -1;
+        /* the announcements that made them query_sent are answered */
+        if (u == 0 && resolved > 0 &&
+            journal_batch_file_queries_forget(r->ctx->journal, r->batch.id) != 0)
+            return run_fail_journal(r);
     }
     if (files_in_state(f, n, BFILE_HASHED, &l) != 0)
         return run_fail_nomem(r);

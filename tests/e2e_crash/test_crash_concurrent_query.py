@@ -27,6 +27,18 @@ def states_of(journal, batch):
     return rows
 
 
+def audit_states_of(journal, batch):
+    """States as the audit view shows them: a file of an unanswered query
+    announcement (batch_file_queries, migration 0007) is 'query_sent'."""
+    db = sqlite3.connect(journal)
+    rows = dict(db.execute("SELECT state, count(*) FROM audit_batch_files WHERE batch = ?"
+                           " GROUP BY state", (batch,)).fetchall())
+    announced = db.execute("SELECT count(*) FROM batch_file_queries q JOIN batches b"
+                           " ON b.id = q.batch_id WHERE b.name = ?", (batch,)).fetchone()[0]
+    db.close()
+    return rows, announced
+
+
 def test_concurrent_query_chunks_list_every_file_once(make_client, emulator, inputs, journal):
     jobs = make_jobs(inputs, "qa")
     c = make_client(args=CONC)
@@ -48,9 +60,22 @@ def test_concurrent_query_chunks_list_every_file_once(make_client, emulator, inp
     assert len([j for j in after["jobs_by_name"] if j.startswith("qb#")]) == N
 
 
+def as_written_before_0007(journal):
+    """Turn the query announcements into what a journal written before
+    migration 0007 holds after the same crash: each file 'query_sent'."""
+    db = sqlite3.connect(journal)
+    db.execute("UPDATE batch_files SET state = 'query_sent' WHERE state = 'hashed' AND"
+               " (batch_id, phys_name) IN (SELECT q.batch_id, e.value FROM batch_file_queries q,"
+               " json_each(q.names) e)")
+    db.execute("DELETE FROM batch_file_queries")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["announced", "legacy_rows"])
 @pytest.mark.parametrize("point", ["submit.query_sent:2", "submit.query_done:1"])
-def test_crash_during_concurrent_queries_never_lists_a_file_twice(point, make_client, emulator,
-                                                                  inputs, journal):
+def test_crash_during_concurrent_queries_never_lists_a_file_twice(point, legacy, make_client,
+                                                                  emulator, inputs, journal):
     jobs = make_jobs(inputs, "qc")
     first = make_client(args=CONC)
     assert first.wait(first.submit("qc", "uppercase", jobs("qc")), timeout=300) == ["NULL"]
@@ -60,6 +85,15 @@ def test_crash_during_concurrent_queries_never_lists_a_file_twice(point, make_cl
     rc = crashing.gahp.proc.wait(timeout=120)
     assert rc == -signal.SIGKILL, "expected the crash point to SIGKILL, exit %r" % rc
     crashing.gahp.kill()
+    # killed with chunks in flight: their files are query_sent, journaled
+    # as one announcement per chunk, never as a state of each file
+    states, announced = audit_states_of(journal, "qd")
+    assert states.get("query_sent", 0) >= 1000 and announced >= 1, (states, announced)
+    assert sum(states.values()) == N
+    assert ("query_sent", states["query_sent"]) not in states_of(journal, "qd")
+    if legacy:
+        as_written_before_0007(journal)
+        assert audit_states_of(journal, "qd") == (states, 0)
     again = make_client(args=CONC)
     assert again.wait(again.submit("qd", "uppercase", jobs("qd")), timeout=300) == ["NULL"]
     c = emulator.counters()
@@ -67,3 +101,4 @@ def test_crash_during_concurrent_queries_never_lists_a_file_twice(point, make_cl
     assert len([j for j in c["jobs_by_name"] if j.startswith("qd#")]) == N
     assert c["files_uploaded"] == N and all(v == 1 for v in c["uploads_by_name"].values())
     assert states_of(journal, "qd") == [("confirmed", N)]
+    assert audit_states_of(journal, "qd") == ({"confirmed": N}, 0)
