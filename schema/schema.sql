@@ -1,5 +1,5 @@
--- schema.sql: the current journal schema (migrations 0001 to 0007;
--- PRAGMA user_version = 7: the runner counts the files in order), as the
+-- schema.sql: the current journal schema (migrations 0001 to 0008;
+-- PRAGMA user_version = 8: the runner counts the files in order), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -112,8 +112,11 @@ CREATE TABLE batch_files (
     phys_name  TEXT NOT NULL,            -- BOINC physical name (md5 + extension)
     local_path TEXT NOT NULL,            -- where the content is read from
     size       INTEGER NOT NULL,         -- bytes, as hashed
-    state      TEXT NOT NULL CHECK (state IN ('hashed', 'query_sent', 'absent', 'confirmed',
-                                              'upload_sent', 'uploaded')),
+    state      TEXT NOT NULL CHECK (state = 'hashed' OR state = 'query_sent' OR
+                                    state = 'absent' OR state = 'confirmed' OR
+                                    state = 'upload_sent' OR state = 'uploaded'),
+                                         -- (0008: equalities, not an IN list, which SQLite
+                                         -- evaluates through a table built per statement)
                                          -- hashed locally / query_files with the batch id sent
                                          -- (journals before 0007; now batch_file_queries) /
                                          -- server lacks it / server had it (now associated) /
