@@ -79,8 +79,8 @@ def main():
             print("  input planning %s s, hashing %s MB/s, server CPU %.2f s"
                   % (plan_s, "%.0f" % mbps if mbps else "?", cpu_seconds(gahp.proc.pid)), flush=True)
             figure("big.submit_plan_s", plan_s, "s")
+            figure("big.submit_peak_rss_mb", rss_kib(gahp.proc.pid, "VmHWM") / 1024.0, "MB")
             if args.submit_only:
-                figure("big.submit_peak_rss_mb", rss_kib(gahp.proc.pid, "VmHWM") / 1024.0, "MB")
                 gahp.quit()
                 return 0
             # The emulator runs only the jobs fetched below (not timed: it is
