@@ -531,6 +531,115 @@ static void test_migration_maps_old_steps(void **state)
                                " AND failed_step = 'uploaded'"), 1);
 }
 
+/* ---- query announcements (migration 0007) -------------------------------- */
+
+/* The state journal_batch_files_list gives each file, as "name=state,...". */
+static char *listed_states(journal *j, long long batch)
+{
+    journal_batch_file *f = NULL;
+    size_t n = 0;
+    assert_int_equal(journal_batch_files_list(j, batch, NULL, &f, &n), 0);
+    strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        strbuf_printf(&sb, "%s%s=%s", i ? "," : "", f[i].phys_name, f[i].state);
+    journal_batch_files_free(f, n);
+    return strbuf_detach(&sb);
+}
+
+static long long new_batch_with_files(journal *j, const char *const *names, size_t n)
+{
+    long long project = 0, batch = 0;
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "k", &project), 0);
+    /* the submit request that owns the batch */
+    assert_int_equal(sqlite3_exec(journal_db(j),
+        "INSERT INTO sessions (started_at, pid, version) VALUES (1, 1, 't');"
+        "INSERT INTO requests (session_id, client_id, command, args, state, accepted_at)"
+        " VALUES (1, 1, 'BOINC_SUBMIT', '', 'accepted', 1);", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(journal_batch_create(j, project, "b", "app", 1, "x", 1, &batch), 0);
+    journal_batch_file *bf = calloc(n, sizeof *bf);
+    for (size_t i = 0; i < n; i++)
+        bf[i] = (journal_batch_file){ (char *)names[i], (char *)"/in", 1, NULL };
+    assert_int_equal(journal_batch_files_add(j, batch, bf, n), 0);
+    free(bf);
+    return batch;
+}
+
+static void test_query_announcements(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    const char *names[] = { "c.dat", "a.dat", "b.dat", "d.dat" };
+    long long batch = new_batch_with_files(j, names, 4);
+    /* a chunk of two announced: those two list as query_sent, rows untouched */
+    long long q1 = 0, q2 = 0;
+    assert_int_equal(journal_batch_files_advance(j, batch, NULL, 0, 0, names, 2, &q1), 0);
+    assert_true(q1 > 0);
+    char *l = listed_states(j, batch);
+    assert_string_equal(l, "c.dat=query_sent,a.dat=query_sent,b.dat=hashed,d.dat=hashed");
+    free(l);
+    assert_int_equal(query_int("SELECT count(*) FROM batch_files WHERE state = 'hashed'"), 4);
+    assert_int_equal(query_int("SELECT count(*) FROM audit_batch_files"
+                               " WHERE state = 'query_sent'"), 2);
+    /* its answer with the next chunk's announcement: one transaction */
+    const char *present[] = { "c.dat" }, *absent[] = { "a.dat" };
+    journal_file_group g[2] = { { present, 1, BFILE_CONFIRMED }, { absent, 1, BFILE_ABSENT } };
+    assert_int_equal(journal_batch_files_advance(j, batch, g, 2, q1, names + 2, 2, &q2), 0);
+    l = listed_states(j, batch);
+    assert_string_equal(l, "c.dat=confirmed,a.dat=absent,b.dat=query_sent,d.dat=query_sent");
+    free(l);
+    assert_int_equal(query_int("SELECT count(*) FROM batch_file_queries"), 1);
+    /* the state filter sees the announced files too */
+    journal_batch_file *f = NULL;
+    size_t n = 0;
+    assert_int_equal(journal_batch_files_list(j, batch, BFILE_QUERY_SENT, &f, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(f[0].phys_name, "b.dat");
+    journal_batch_files_free(f, n);
+    /* refused: the announcement goes, the files are plain hashed again */
+    assert_int_equal(journal_batch_files_advance(j, batch, NULL, 0, q2, NULL, 0, NULL), 0);
+    l = listed_states(j, batch);
+    assert_string_equal(l, "c.dat=confirmed,a.dat=absent,b.dat=hashed,d.dat=hashed");
+    free(l);
+    /* recovery forgets a batch's announcements once their files are resolved */
+    assert_int_equal(journal_batch_files_advance(j, batch, NULL, 0, 0, names + 2, 2, &q2), 0);
+    assert_int_equal(journal_batch_file_queries_forget(j, batch), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM batch_file_queries"), 0);
+    journal_close(j);
+}
+
+/* 0008 rebuilds batch_files: rows keep their order, states and CHECK. */
+static void test_migration_0008_keeps_batch_files(void **state)
+{
+    (void)state;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
+    for (int n = 1; n <= 7; n++)
+        assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
+                         SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA user_version=7;"
+        "INSERT INTO projects (url, authenticator, first_used_at) VALUES ('http://127.0.0.1/p/', 'k', 1);"
+        "INSERT INTO batches (project_id, name, app, state, spec_md5, njobs, created_at,"
+        " updated_at) VALUES (1, 'b', 'a', 3, 'x', 1, 1, 1);"
+        "INSERT INTO batch_files VALUES (1, 'z.dat', '/z', 1, 'uploaded', 1);"
+        "INSERT INTO batch_files VALUES (1, 'a.dat', '/a', 1, 'query_sent', 1);"
+        "INSERT INTO batch_files VALUES (1, 'm.dat', '/m', 1, 'hashed', 1);",
+        NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    journal *j = open_j();
+    char *l = listed_states(j, 1);
+    assert_string_equal(l, "z.dat=uploaded,a.dat=query_sent,m.dat=hashed");
+    free(l);
+    journal_close(j);
+    assert_int_equal(query_int("PRAGMA user_version"), 8);
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(db, "UPDATE batch_files SET state = 'lost'", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(query_int("SELECT count(*) FROM audit_batch_files"), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +650,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_announcements, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migration_0008_keeps_batch_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_keeps_owner_cache, setup, teardown),
