@@ -513,7 +513,12 @@ int journal_batch_set_submitted(journal *j, long long batch_row,
         journal_run(j, "UPDATE batches SET state = ?, resume_state = NULL,"
                        " error = NULL, updated_at = ? WHERE id = ?",
                     "batch submitted", "idi", (long long)BATCH_SUBMITTED, f.now,
-                    batch_row) != 0) {
+                    batch_row) != 0 ||
+        /* answered announcements are deleted with their answer; one a
+         * crash left after its files were resolved is harmless (its files
+         * are no longer 'hashed') and goes here */
+        journal_run(j, "DELETE FROM batch_file_queries WHERE batch_id = ?",
+                    "query announcements of a submitted batch", "i", batch_row) != 0) {
         journal_rollback(j);
         return -1;
     }
