@@ -1,5 +1,5 @@
--- schema.sql: the current journal schema (migrations 0001 to 0008;
--- PRAGMA user_version = 8: the runner counts the files in order), as the
+-- schema.sql: the current journal schema (migrations 0001 to 0007;
+-- PRAGMA user_version = 7: the runner counts the files in order), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -115,7 +115,7 @@ CREATE TABLE batch_files (
     state      TEXT NOT NULL CHECK (state = 'hashed' OR state = 'query_sent' OR
                                     state = 'absent' OR state = 'confirmed' OR
                                     state = 'upload_sent' OR state = 'uploaded'),
-                                         -- (0008: equalities, not an IN list, which SQLite
+                                         -- (0007: equalities, not an IN list, which SQLite
                                          -- evaluates through a table built per statement)
                                          -- hashed locally / query_files with the batch id sent
                                          -- (journals before 0007; now batch_file_queries) /

@@ -607,18 +607,18 @@ static void test_query_announcements(void **state)
     journal_close(j);
 }
 
-/* 0008 rebuilds batch_files: rows keep their order, states and CHECK. */
-static void test_migration_0008_keeps_batch_files(void **state)
+/* 0007 rebuilds batch_files: rows keep their order, states and CHECK. */
+static void test_migration_0007_keeps_batch_files(void **state)
 {
     (void)state;
     sqlite3 *db;
     assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
-    for (int n = 1; n <= 7; n++)
+    for (int n = 1; n <= 6; n++)
         assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
                          SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
-        "PRAGMA user_version=7;"
+        "PRAGMA user_version=6;"
         "INSERT INTO projects (url, authenticator, first_used_at) VALUES ('http://127.0.0.1/p/', 'k', 1);"
         "INSERT INTO batches (project_id, name, app, state, spec_md5, njobs, created_at,"
         " updated_at) VALUES (1, 'b', 'a', 3, 'x', 1, 1, 1);"
@@ -632,7 +632,7 @@ static void test_migration_0008_keeps_batch_files(void **state)
     assert_string_equal(l, "z.dat=uploaded,a.dat=query_sent,m.dat=hashed");
     free(l);
     journal_close(j);
-    assert_int_equal(query_int("PRAGMA user_version"), 8);
+    assert_int_equal(query_int("PRAGMA user_version"), 7);
     assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
     assert_int_not_equal(sqlite3_exec(db, "UPDATE batch_files SET state = 'lost'", NULL, NULL,
                                       NULL), SQLITE_OK);
@@ -651,7 +651,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_announcements, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_migration_0008_keeps_batch_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migration_0007_keeps_batch_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_keeps_owner_cache, setup, teardown),
