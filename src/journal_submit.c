@@ -460,9 +460,9 @@ int journal_batch_files_set_groups(journal *j, long long batch_row,
 }
 
 int journal_batch_files_advance(journal *j, long long batch_row,
-                                   const journal_file_group *groups, size_t ngroups,
-                                   long long answered, const char *const *names, size_t n,
-                                   long long *announced)
+                                const journal_file_group *groups, size_t ngroups,
+                                long long answered, const char *const *names, size_t n,
+                                long long *announced)
 {
     double now = journal_now();
     strbuf json = STRBUF_INIT;

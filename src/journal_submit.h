@@ -121,9 +121,9 @@ int journal_batch_files_set_groups(journal *j, long long batch_row,
  * 'hashed' file it names lists as 'query_sent' (migration 0007).
  */
 int journal_batch_files_advance(journal *j, long long batch_row,
-                                   const journal_file_group *groups, size_t ngroups,
-                                   long long answered, const char *const *names, size_t n,
-                                   long long *announced);
+                                const journal_file_group *groups, size_t ngroups,
+                                long long answered, const char *const *names, size_t n,
+                                long long *announced);
 /* Delete the batch's query announcements (their files were resolved). */
 int journal_batch_file_queries_forget(journal *j, long long batch_row);
 
