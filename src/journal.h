@@ -71,12 +71,13 @@ int journal_commit(journal *j);
 void journal_rollback(journal *j);
 
 /*
- * WAL checkpoints.  By default SQLite checkpoints inside the COMMIT that
- * makes the WAL reach 1000 frames, whichever connection that is (the
- * reader's accept commit among them), and the first writer after a
- * complete checkpoint restarts the WAL (an extra fdatasync of its header).
- * Every connection keeps that bound, and also reports the WAL size after
- * its commits; journal_checkpoint_if_due(j, frames) checkpoints (PASSIVE,
+ * WAL checkpoints.  SQLite would checkpoint inside the COMMIT that makes
+ * the WAL reach 1000 frames, whichever connection that is (the reader's
+ * accept commit among them), and the first writer after a complete
+ * checkpoint restarts the WAL (an extra fdatasync of its header).  Here
+ * such a commit only wakes a checkpointer thread (journal_checkpoint.c;
+ * inline when there is none), and every commit reports the WAL size;
+ * journal_checkpoint_if_due(j, frames) checkpoints (PASSIVE,
  * on j's own connection, outside any transaction) once the WAL holds
  * `frames` or more.  The completion committer calls it before its commit,
  * so the checkpoint and the WAL restart land on its commit and not on an

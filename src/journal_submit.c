@@ -373,8 +373,7 @@ static void bind_file_state(sqlite3_stmt *st, size_t i, void *arg)
 /*
  * The names as a JSON array for json_each(): one UPDATE per call instead
  * of one per file, which saves each file's statement overhead (the row
- * rewrites themselves, about 3 us a row, remain; doc/performance.md).
- * -1 when a name holds a byte outside printable ASCII
+ * rewrites themselves remain; doc/performance.md).  -1 when a name holds a byte outside printable ASCII
  * (JSON would need \u escapes; physical names never do) or memory ran
  * out: the caller then updates row by row.
  */
@@ -421,13 +420,6 @@ static int update_file_states(journal *j, const file_rows *f, size_t n)
     return rc;
 }
 
-int journal_batch_files_set_state(journal *j, long long batch_row,
-                                  const char *const *phys_names, size_t n,
-                                  const char *state)
-{
-    journal_file_group g = { phys_names, n, state };
-    return journal_batch_files_set_groups(j, batch_row, &g, 1);
-}
 
 /* Set the states of the groups inside the caller's transaction. */
 static int update_groups(journal *j, long long batch_row, const journal_file_group *groups,
@@ -441,29 +433,16 @@ static int update_groups(journal *j, long long batch_row, const journal_file_gro
     return 0;
 }
 
-int journal_batch_files_set_groups(journal *j, long long batch_row,
-                                   const journal_file_group *groups, size_t ngroups)
-{
-    double now = journal_now();
-    size_t total = 0;
-    for (size_t g = 0; g < ngroups; g++)
-        total += groups[g].n;
-    if (total == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    if (update_groups(j, batch_row, groups, ngroups, now) != 0) {
-        journal_rollback(j);
-        return -1;
-    }
-    return journal_commit(j);
-}
-
 int journal_batch_files_advance(journal *j, long long batch_row,
                                 const journal_file_group *groups, size_t ngroups,
                                 long long answered, const char *const *names, size_t n,
                                 long long *announced)
 {
+    size_t changes = 0;
+    for (size_t g = 0; g < ngroups; g++)
+        changes += groups[g].n;
+    if (changes == 0 && answered <= 0 && names == NULL)
+        return 0;               /* nothing to journal: no empty transaction */
     double now = journal_now();
     strbuf json = STRBUF_INIT;
     if (names != NULL && names_json(&json, names, n) != 0) {
@@ -486,6 +465,14 @@ int journal_batch_files_advance(journal *j, long long batch_row,
         *announced = sqlite3_last_insert_rowid(journal_db(j));
     strbuf_free(&json);
     return rc == 0 ? journal_commit(j) : -1;
+}
+
+int journal_batch_files_set_state(journal *j, long long batch_row,
+                                  const char *const *phys_names, size_t n,
+                                  const char *state)
+{
+    journal_file_group g = { phys_names, n, state };
+    return journal_batch_files_advance(j, batch_row, &g, 1, 0, NULL, 0, NULL);
 }
 
 int journal_batch_file_queries_forget(journal *j, long long batch_row)
@@ -517,8 +504,7 @@ int journal_batch_set_submitted(journal *j, long long batch_row,
         /* answered announcements are deleted with their answer; one a
          * crash left after its files were resolved is harmless (its files
          * are no longer 'hashed') and goes here */
-        journal_run(j, "DELETE FROM batch_file_queries WHERE batch_id = ?",
-                    "query announcements of a submitted batch", "i", batch_row) != 0) {
+        journal_batch_file_queries_forget(j, batch_row) != 0) {
         journal_rollback(j);
         return -1;
     }

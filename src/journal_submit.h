@@ -107,24 +107,21 @@ typedef struct {
     size_t n;
     const char *state;
 } journal_file_group;
-/* Set the states of several groups of files in one transaction (a chunk's
- * outcome and the next chunk's announcement share one commit); nothing
- * happens when every group is empty. */
-int journal_batch_files_set_groups(journal *j, long long batch_row,
-                                   const journal_file_group *groups, size_t ngroups);
 
 /*
- * One step of a batch's files, one transaction: set the groups' states
- * (e.g. a chunk's answer), delete the query announcement `answered` (0:
- * none), and when names is not NULL announce a query_files of those n
- * files with the batch id (*announced = its id): until it is answered, a
- * 'hashed' file it names lists as 'query_sent' (migration 0007).
+ * One step of a batch's files, one transaction (a chunk's outcome and the
+ * next chunk's announcement share one commit): set the groups' states,
+ * delete the query announcement `answered` (0: none), and when names is
+ * not NULL announce a query_files of those n files with the batch id
+ * (*announced = its id): until it is answered, a 'hashed' file it names
+ * lists as 'query_sent' (migration 0007).  Nothing to do: nothing happens.
  */
 int journal_batch_files_advance(journal *j, long long batch_row,
                                 const journal_file_group *groups, size_t ngroups,
                                 long long answered, const char *const *names, size_t n,
                                 long long *announced);
-/* Delete the batch's query announcements (their files were resolved). */
+/* Delete the batch's query announcements (their files were resolved);
+ * inside the caller's transaction, if any. */
 int journal_batch_file_queries_forget(journal *j, long long batch_row);
 
 /* Record the created jobs and state submitted in one transaction. */

@@ -28,7 +28,8 @@ typedef struct {
     unsigned char *absent;          /* the server's answer to a query */
     const char *present_state;      /* what a present file becomes */
     int limit_learned;              /* upload only: a smaller chunk was learned */
-    struct deferred_done *done;     /* the lane's unjournaled outcome (NULL: none) */
+    struct deferred_done *done;     /* the lane's unjournaled outcome (every
+                                       chunk a step sends has one) */
     long long query_id;             /* query only: its journaled announcement */
 } file_chunk;
 
@@ -118,7 +119,7 @@ static int announce_chunk(submit_run *r, file_chunk *c, const char *sent_state)
     int ng = 0;
     long long answered = 0;
     struct deferred_done *d = c->done;
-    if (d != NULL && d->len > 0) {
+    if (d->len > 0) {
         ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
         if (ng < 0)
             return run_fail_nomem(r);
@@ -132,8 +133,7 @@ static int announce_chunk(submit_run *r, file_chunk *c, const char *sent_state)
     free(buf);
     if (rc != 0)
         return run_fail_journal(r);
-    if (d != NULL)
-        deferred_clear(d);
+    deferred_clear(d);
     return 0;
 }
 
@@ -151,14 +151,6 @@ static void defer_outcome(file_chunk *c, int with_absent)
         d->absent = c->absent;
         c->absent = NULL;
     }
-}
-
-static int set_files(submit_run *r, const file_chunk *c, const char *state)
-{
-    if (journal_batch_files_set_state(r->ctx->journal, r->batch.id, c->names, c->len,
-                                      state) != 0)
-        return run_fail_journal(r);
-    return 0;
 }
 
 /* Journal a query answer now (one commit): present files get
@@ -245,10 +237,8 @@ static int query_send(submit_run *r, void *arg, boinc_error *err)
 
 static int query_record(submit_run *r, void *arg)
 {
-    file_chunk *c = arg;
-    if (c->done == NULL)
-        return record_presence(r, c);
-    defer_outcome(c, 1);
+    (void)r;
+    defer_outcome(arg, 1);
     return 0;
 }
 
@@ -290,10 +280,8 @@ static int upload_send(submit_run *r, void *arg, boinc_error *err)
 
 static int upload_record(submit_run *r, void *arg)
 {
-    file_chunk *c = arg;
-    if (c->done == NULL)
-        return set_files(r, c, BFILE_UPLOADED);
-    defer_outcome(c, 0);            /* the server took every file */
+    (void)r;
+    defer_outcome(arg, 0);          /* the server took every file */
     return 0;
 }
 
