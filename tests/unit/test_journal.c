@@ -59,6 +59,14 @@ static journal *open_j(void)
     return j;
 }
 
+/* The journal with a session begun (*sid), as a server has it. */
+static journal *open_session(long long *sid)
+{
+    journal *j = open_j();
+    assert_int_equal(journal_session_begin(j, "1.0.0", sid), 0);
+    return j;
+}
+
 /* One integer from a query on a separate plain connection. */
 static long long query_int(const char *sql)
 {
@@ -126,9 +134,8 @@ static void test_lock_excludes_second_server(void **state)
 static void test_request_life_cycle(void **state)
 {
     (void)state;
-    journal *j = open_j();
     long long sid, pid, row1, row2;
-    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    journal *j = open_session(&sid);
     assert_int_equal(journal_session_set_condor_version(j, sid, "$CondorVersion: 9 $"), 0);
     assert_int_equal(journal_begin(j), 0);
     assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "secret", &pid), 0);
@@ -171,9 +178,8 @@ static int count_rows(const journal_request_row *row, void *arg)
 static void test_prune_keeps_unfinished(void **state)
 {
     (void)state;
-    journal *j = open_j();
     long long sid, rows[3];
-    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    journal *j = open_session(&sid);
     assert_int_equal(journal_begin(j), 0);
     for (int i = 0; i < 3; i++)
         assert_int_equal(journal_request_insert(j, sid, i + 1, "BOINC_PING", "", 0,
@@ -205,10 +211,9 @@ static void test_prune_keeps_unfinished(void **state)
 static void test_prune_respects_references(void **state)
 {
     (void)state;
-    journal *j = open_j();
     long long sid, pid, rows[3], closed_row;
+    journal *j = open_session(&sid);
     double old = journal_now() - 30 * 86400.0;
-    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
     assert_int_equal(journal_begin(j), 0);
     assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "k", &pid), 0);
     for (int i = 0; i < 3; i++)
@@ -313,13 +318,15 @@ static void wal_state(unsigned *seq, long long *size)
     *seq = (unsigned)h[12] << 24 | (unsigned)h[13] << 16 | (unsigned)h[14] << 8 | h[15];
 }
 
-static void insert_one(journal *c, long long sid, long id)
+/* A committed request; its row. */
+static long long insert_one(journal *c, long long sid, long id)
 {
     long long row;
     assert_int_equal(journal_begin(c), 0);
     assert_int_equal(journal_request_insert(c, sid, id, "BOINC_PING", "", 0,
                                             journal_now(), &row), 0);
     assert_int_equal(journal_commit(c), 0);
+    return row;
 }
 
 /* Below SQLite's bound of 1000 frames no commit checkpoints; after
@@ -328,9 +335,8 @@ static void insert_one(journal *c, long long sid, long id)
 static void test_checkpoint_before_commit_restarts_wal(void **state)
 {
     (void)state;
-    journal *j = open_j();
     long long sid;
-    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    journal *j = open_session(&sid);
     char *err = NULL;
     journal *c = journal_connect(j, &err);
     assert_non_null(c);
@@ -396,9 +402,8 @@ static void insert_big(journal *j, long long sid, long id)
 static void test_large_commits_are_checkpointed(void **state)
 {
     (void)state;
-    journal *j = open_j();
     long long sid;
-    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    journal *j = open_session(&sid);
 
     char other[300];
     snprintf(other, sizeof other, "%s/other.db", tmpdir);
@@ -444,9 +449,8 @@ static int cache_misses(journal *j)
 static void test_share_keeps_owner_cache(void **state)
 {
     (void)state;
-    journal *j = open_j();
     long long sid;
-    assert_int_equal(journal_session_begin(j, "1.0.0", &sid), 0);
+    journal *j = open_session(&sid);
     char *err = NULL;
     journal *other = journal_connect(j, &err);
     journal *share = journal_share(j, &err);
@@ -546,16 +550,14 @@ static char *listed_states(journal *j, long long batch)
     return strbuf_detach(&sb);
 }
 
-static long long new_batch_with_files(journal *j, const char *const *names, size_t n)
+static long long new_batch_with_files(journal *j, long long sid, const char *const *names,
+                                      size_t n)
 {
     long long project = 0, batch = 0;
     assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "k", &project), 0);
-    /* the submit request that owns the batch */
-    assert_int_equal(sqlite3_exec(journal_db(j),
-        "INSERT INTO sessions (started_at, pid, version) VALUES (1, 1, 't');"
-        "INSERT INTO requests (session_id, client_id, command, args, state, accepted_at)"
-        " VALUES (1, 1, 'BOINC_SUBMIT', '', 'accepted', 1);", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(journal_batch_create(j, project, "b", "app", 1, "x", 1, &batch), 0);
+    long long request = insert_one(j, sid, 1);     /* the request that owns the batch */
+    assert_int_equal(journal_batch_create(j, project, "b", "app", 1, "x", request, &batch),
+                     0);
     journal_batch_file *bf = calloc(n, sizeof *bf);
     for (size_t i = 0; i < n; i++)
         bf[i] = (journal_batch_file){ (char *)names[i], (char *)"/in", 1, NULL };
@@ -567,9 +569,10 @@ static long long new_batch_with_files(journal *j, const char *const *names, size
 static void test_query_announcements(void **state)
 {
     (void)state;
-    journal *j = open_j();
+    long long sid;
+    journal *j = open_session(&sid);
     const char *names[] = { "c.dat", "a.dat", "b.dat", "d.dat" };
-    long long batch = new_batch_with_files(j, names, 4);
+    long long batch = new_batch_with_files(j, sid, names, 4);
     /* a chunk of two announced: those two list as query_sent, rows untouched */
     long long q1 = 0, q2 = 0;
     assert_int_equal(journal_batch_files_advance(j, batch, NULL, 0, 0, names, 2, &q1), 0);
