@@ -11,7 +11,7 @@
  */
 #include "fetch_templates.h"
 
-#include "journal_jobs.h"
+#include "journal_server.h"
 #include "log.h"
 
 #include <pthread.h>

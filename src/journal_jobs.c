@@ -1,7 +1,6 @@
 /*
  * journal_jobs.c - SQL of the query and management commands: last job
- * status seen on the server, retired batches, leases, and the app of a
- * job for BOINC_FETCH_OUTPUT's template cache (journal_jobs.h).
+ * status seen on the server, retired batches, leases (journal_jobs.h).
  *
  * Uses the connection's sqlite3* (journal_db) and the process-wide write
  * transaction of journal_begin/commit; statements are prepared per call
@@ -238,40 +237,4 @@ int journal_batch_set_lease(journal *j, long long project_id,
                         " WHERE project_id = ?1 AND name = ?2",
                         project_id, batch, now, &lease, found,
                         "record batch lease");
-}
-
-/* Probes (batch_id, name) in the jobs' unique index for each batch of the
- * project, newest batch first: no full scan of jobs, which holds every job
- * ever submitted (one fetch per job calls this). */
-static const char SQL_JOB_APP[] =
-    "SELECT b.app FROM batches b JOIN jobs ON jobs.batch_id = b.id AND jobs.name = ?2"
-    " WHERE b.project_id = ?1 AND b.server_batch_id > 0 ORDER BY b.id DESC LIMIT 1";
-
-int journal_job_app(journal *j, long long project_id, const char *job,
-                    char **app, int *found)
-{
-    *app = NULL;
-    *found = 0;
-    sqlite3_stmt *st;
-    if (prepare(j, SQL_JOB_APP, &st, "prepare job app read") != 0)
-        return -1;
-    int rc = 0;
-    if (sqlite3_bind_int64(st, 1, project_id) != SQLITE_OK ||
-        sqlite3_bind_text(st, 2, job, -1, SQLITE_STATIC) != SQLITE_OK) {
-        rc = journal_fail(j, "bind job app read");
-    } else {
-        int step = sqlite3_step(st);
-        if (step == SQLITE_ROW) {
-            const char *text = (const char *)sqlite3_column_text(st, 0);
-            *app = text != NULL ? strdup(text) : NULL;
-            if (*app == NULL)
-                rc = -1;        /* out of memory (a NOT NULL column) */
-            else
-                *found = 1;
-        } else if (step != SQLITE_DONE) {
-            rc = journal_fail(j, "read job app");
-        }
-    }
-    sqlite3_finalize(st);
-    return rc;
 }

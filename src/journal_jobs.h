@@ -66,14 +66,6 @@ typedef int (*journal_job_visit_fn)(void *arg, const char *name, const char *sta
 int journal_jobs_each(journal *j, long long project_id, const char *batch,
                       journal_job_visit_fn visit, void *arg, size_t *n);
 
-/* The app of the newest batch of project_id created on the server and
- * holding a job named job (BOINC_FETCH_OUTPUT's template cache key):
- * *app malloc'd and *found = 1,
- * or *found = 0 for a job this journal does not know.  0, or -1 on a
- * journal error or out of memory (*app NULL). */
-int journal_job_app(journal *j, long long project_id, const char *job,
-                    char **app, int *found);
-
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */
 int journal_batch_mark_retired(journal *j, long long project_id,

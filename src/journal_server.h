@@ -1,8 +1,8 @@
 /*
  * journal_server.h - what the journal knows about a server beyond single
  * requests: the upload limits learned from its replies (per project), and
- * in which server batch a job was submitted (for the failed-job fallback
- * of BOINC_FETCH_OUTPUT).  Writes are one short transaction each; every
+ * in which server batch, of which app, a job was submitted (for the
+ * failed-job fallback of BOINC_FETCH_OUTPUT and its template cache).  Writes are one short transaction each; every
  * function returns 0, or -1 after logging the SQLite error.
  */
 #ifndef BOINC_GAHP_JOURNAL_SERVER_H
@@ -23,5 +23,11 @@ int journal_upload_limits_learn(journal *j, long long project_id, long max_files
  * BOINC_SUBMIT created; *found = 0 when the journal has no such job. */
 int journal_job_server_batch(journal *j, long long project_id, const char *job,
                              long long *server_batch_id, int *found);
+
+/* The app of that same batch (BOINC_FETCH_OUTPUT's template cache key):
+ * *app malloc'd and *found = 1, or *found = 0 for a job this journal does
+ * not know.  0, or -1 on a journal error or out of memory (*app NULL). */
+int journal_job_app(journal *j, long long project_id, const char *job,
+                    char **app, int *found);
 
 #endif
