@@ -23,6 +23,9 @@ const char *job_arg_problem(const char *arg)
             return "contains ' (create_work puts the command line into SQL unescaped)";
         if (*p == '"')
             return "contains \" (it would break create_work's job line)";
+        if (*p == '\\')
+            return "contains \\ (a real server's database rewrites backslashes: "
+                   "\\n becomes a line break, \\b a backspace, a lone \\ vanishes)";
         if (*p < 0x20 || *p == 0x7f)
             return "contains a control character (XML 1.0 cannot carry it)";
     }

@@ -5,22 +5,28 @@
  * A real server hands command_line, unescaped, to create_work's stdin as
  * part of one line `--wu_name NAME --command_line "X" FILE...`, which is
  * split on white space with '...' and "..." grouping and no escapes, and
- * create_work puts X into an SQL insert without escaping it.  The volunteer
- * client splits X again into the app's argv.  So an argument travels
- * verbatim only if it is not empty and holds no white space, no quote
- * (' or "), no line break and no other control character (XML 1.0 cannot
- * carry those); everything else, including $, ` and \, arrives as sent.
- * The whole line must also fit create_work's 4096-byte line buffer and its
- * 100-slot token array.  doc/commands.md gives the rule to users.
+ * create_work puts X into an SQL insert without escaping it, where MariaDB's
+ * default sql_mode decodes backslash escapes (\n, \b, \t, \\ ...) and drops
+ * a \ before any other character: the job would run with arguments nobody
+ * submitted, and a job name with a \ would be stored as another name.
+ * Doubling each \ is no cure (a server in NO_BACKSLASH_ESCAPES mode would
+ * keep both).  The volunteer client splits X again into the app's argv.
+ * So an argument (and a job name) travels verbatim only if it is not empty
+ * and holds no white space, no quote (' or "), no backslash, no line break
+ * and no other control character (XML 1.0 cannot carry those); everything
+ * else, including $ and `, arrives as sent.  The whole line must also fit
+ * create_work's line buffer and its 100-slot token array.  doc/commands.md gives the rule to users.
  */
 #ifndef BOINC_GAHP_JOB_ARGS_H
 #define BOINC_GAHP_JOB_ARGS_H
 
 #include <stddef.h>
 
-/* create_work reads each stdin line with fgets() into char[4096]: a line
- * (newline included) must have at most 4095 bytes. */
-#define JOB_LINE_MAX_BYTES  4095
+/* create_work reads each stdin line with fgets() into char[4096] and takes
+ * strlen(buf) == 4095 for "buffer too small" (even when the 4,095th byte
+ * is the newline): a line, newline included, must have at most 4,094
+ * bytes (seen on a real BOINC 8.3 server). */
+#define JOB_LINE_MAX_BYTES  4094
 /* create_work splits the line into char *argv[100], NULL-terminated by
  * BOINC's parse_command_line: at most 99 tokens. */
 #define JOB_LINE_MAX_TOKENS 99

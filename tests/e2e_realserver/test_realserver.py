@@ -81,8 +81,8 @@ def test_too_large_input_resumes_once_the_limit_is_raised(client, emulator, inpu
 
 def test_arguments_reach_the_job_verbatim(client, emulator, inputs, tmp_path):
     a = inputs("a.txt", b"a\n")
-    args = ["a$b", "x`y", "c\\d"]
-    assert client.call("BOINC_SUBMIT", "argv", "uppercase", 1, "argv#0", 3, *args,
+    args = ["a$b", "x`y", "50%_", "c:/new/tmp"]
+    assert client.call("BOINC_SUBMIT", "argv", "uppercase", 1, "argv#0", len(args), *args,
                        1, a, "in") == ["NULL"]
     emulator.run(3600)
     out = tmp_path / "o"
@@ -96,10 +96,19 @@ def test_arguments_reach_the_job_verbatim(client, emulator, inputs, tmp_path):
 
 def test_arguments_a_server_cannot_carry_are_refused_before_create_batch(client, emulator, inputs):
     a = inputs("a.txt", b"a\n")
-    for n, bad in enumerate(["white space", "", "'", '"', "new\nline"]):
+    for n, bad in enumerate(["white space", "", "'", '"', "new\nline", "c:\\new\\tmp",
+                             "end\\", "a\\b"]):
         res = client.wait(client.submit("bad%d" % n, "uppercase",
                                         [("bad%d#0" % n, [bad], [(a, "in")])]))
         assert len(res) == 1 and "argument 1 of job bad%d#0" % n in res[0], res
+    # a backslash in an argument: refused with the reason, never rewritten
+    res = client.wait(client.submit("bs", "uppercase", [("bs#0", ["x\\y"], [(a, "in")])]))
+    assert res == ["submit refused: argument 1 of job bs#0 (x\\y) contains \\ (a real server's database "
+                   "rewrites backslashes: \\n becomes a line break, \\b a backspace, a "
+                   "lone \\ vanishes)"], res
+    # and in a job name (the server would store another name)
+    res = client.wait(client.submit("bsn", "uppercase", [("bsn#0\\", [], [(a, "in")])]))
+    assert len(res) == 1 and res[0].startswith("submit refused: job name bsn#0\\ contains \\"), res
     # a job line over create_work's 100 words
     many = ["w%d" % i for i in range(100)]
     res = client.wait(client.submit("many", "uppercase", [("many#0", many, [(a, "in")])]))
@@ -109,6 +118,28 @@ def test_arguments_a_server_cannot_carry_are_refused_before_create_batch(client,
     res = client.wait(client.submit("long", "uppercase", [("long#0", long_arg, [(a, "in")])]))
     assert len(res) == 1 and "bytes" in res[0], res
     assert emulator.counters()["rpc"]["create_batch"] == 0
+
+
+def job_line_bytes(name, arg, phys_name):
+    """The line submit_rpc_handler.php writes to create_work for a job."""
+    return len(" --wu_name %s --command_line \"%s\" %s\n" % (name, arg, phys_name))
+
+
+def test_job_line_limit_is_4094_bytes(client, emulator, inputs):
+    # create_work takes a 4,095-byte line for "fgets() buffer was too small"
+    # and leaves the batch empty (reference/boinc-web-rpc.md, third round)
+    content = b"line limit\n"
+    a = inputs("a.txt", content)
+    base = job_line_bytes("L#0", "", phys(content, ".txt"))
+    res = client.wait(client.submit("L4095", "uppercase",
+                                    [("L#0", ["x" * (4095 - base)], [(a, "in")])]))
+    assert len(res) == 1 and "would be 4095 bytes, more than the 4094" in res[0], res
+    assert emulator.counters()["rpc"]["create_batch"] == 0
+    res = client.wait(client.submit("L4094", "uppercase",
+                                    [("L#0", ["x" * (4094 - base)], [(a, "in")])]))
+    assert res == ["NULL"], res
+    assert emulator.counters()["batches_by_name"] == {"L4094": 1}
+    assert list(emulator.counters()["jobs_by_name"]) == ["L#0"]
 
 
 def test_exit_status_of_a_failed_job_on_a_stock_server(client, emulator, inputs, tmp_path):

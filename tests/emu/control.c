@@ -319,21 +319,23 @@ static void clear_faults(emu_reply *r)
     strbuf_puts(&r->body, "{\"ok\": true}\n");
 }
 
-/* "php-warnings,qcj-stock"; "" or "none" = no quirks. */
+/* "php-warnings,qcj-stock,sql-backslash"; "" or "none" = no quirks. */
 int quirks_set(const char *list)
 {
-    int w = 0, q = 0;
+    int w = 0, q = 0, b = 0;
     char *copy = xstrdup(list), *save = NULL;
     int rc = 0;
     for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
         if (strcmp(t, "php-warnings") == 0) w = 1;
         else if (strcmp(t, "qcj-stock") == 0) q = 1;
+        else if (strcmp(t, "sql-backslash") == 0) b = 1;
         else if (strcmp(t, "none") != 0) rc = -1;
     }
     free(copy);
     if (rc == 0) {
         G.quirk_php_warnings = w;
         G.quirk_qcj_stock = q;
+        G.quirk_sql_backslash = b;
     }
     return rc;
 }
@@ -346,13 +348,15 @@ static void quirks(const emu_request *rq, emu_reply *r)
         int rc = quirks_set(set);
         emu_unlock();
         if (rc != 0) {
-            json_error(r, 400, "quirks are php-warnings, qcj-stock (comma-separated) or none");
+            json_error(r, 400, "quirks are php-warnings, qcj-stock, sql-backslash (comma-separated) "
+                       "or none");
             return;
         }
     }
     emu_lock();
-    strbuf_printf(&r->body, "{\"php-warnings\": %s, \"qcj-stock\": %s}\n",
-                  G.quirk_php_warnings ? "true" : "false", G.quirk_qcj_stock ? "true" : "false");
+    strbuf_printf(&r->body, "{\"php-warnings\": %s, \"qcj-stock\": %s, \"sql-backslash\": %s}\n",
+                  G.quirk_php_warnings ? "true" : "false", G.quirk_qcj_stock ? "true" : "false",
+                  G.quirk_sql_backslash ? "true" : "false");
     emu_unlock();
 }
 

@@ -10,10 +10,15 @@
  * without escaping.  The emulator rebuilds that line and refuses what
  * would break on a real server: a lone ' (SQL syntax error, exact text),
  * a line that does not split back into the job's own name, command line
- * and files (" or a line break in X), a line over 4095 bytes, more than 99
- * tokens.  '' pairs are stored as one ' (SQL's quote escape), as a real
- * server does.  Texts other than the SQL error are not known from a real
- * server (doc/emulator.md).
+ * and files (" or a line break in X), a line of 4,095 bytes or more
+ * (create_work takes strlen == 4095 for "fgets() buffer was too small",
+ * exact text), more than 99 tokens.  '' pairs are stored as one ' (SQL's
+ * quote escape), as a real server does.  With the sql-backslash quirk (on
+ * by default, as MariaDB's default sql_mode) the command line and the job
+ * name are stored with MariaDB's backslash escapes decoded, silently, as a
+ * real server stores them; a name ending in \ is an SQL syntax error.
+ * Texts other than the SQL errors are not known from a real server
+ * (doc/emulator.md).
  */
 #include "emu.h"
 
@@ -67,12 +72,52 @@ static void sql_error(strbuf *sb, const char *q)
     free(m);
 }
 
-/* SQL literal semantics for X: '' is one quote; a lone ' ends the literal. */
-static int sql_unquote(char **cmdline, strbuf *sb)
+/* What MariaDB stores for the escape \c (default sql_mode): \% and \_
+ * keep their backslash (*keep = 1), an unknown escape drops it. */
+static char sql_escape_char(char c, int *keep)
 {
-    char *s = *cmdline, *o = s;
+    *keep = 0;
+    switch (c) {
+    case 'b': return '\b';
+    case 'n': return '\n';
+    case 't': return '\t';
+    case 'r': return '\r';
+    case 'Z': return 0x1a;
+    case '0': return '\0';
+    case '%': case '_': *keep = 1; return c;
+    default: return c;
+    }
+}
+
+/*
+ * SQL literal semantics for a value create_work put between '...'
+ * unescaped.  quotes: '' is one quote and a lone ' ends the literal
+ * (syntax error, reported with the text from there on).  With the
+ * sql-backslash quirk, \c is decoded as MariaDB decodes it; a trailing \
+ * escapes what follows the value in the insert: the command line's
+ * newline (so it just vanishes) or the name's closing quote (syntax
+ * error, trailing_error).  A decoded NUL ends the stored text, as it
+ * ends a C string on the volunteer host.
+ */
+static int sql_unquote(char **value, int quotes, int trailing_error, strbuf *sb)
+{
+    char *s = *value, *o = s;
     for (const char *p = s; *p; p++) {
-        if (*p == '\'') {
+        if (*p == '\\' && G.quirk_sql_backslash) {
+            if (p[1] == '\0') {
+                if (!trailing_error)
+                    break;
+                sql_error(sb, p);
+                return -1;
+            }
+            int keep;
+            char c = sql_escape_char(*++p, &keep);
+            if (keep)
+                *o++ = '\\';
+            *o++ = c;
+            continue;
+        }
+        if (quotes && *p == '\'') {
             if (p[1] != '\'') {
                 sql_error(sb, p);
                 return -1;
@@ -105,10 +150,11 @@ static int line_matches(char **tok, int n, const char *name, const char *cmd,
     return 1;
 }
 
-int create_work_check(int index, const char *name, char **cmdline, char *const *inputs,
+int create_work_check(int index, char **name_io, char **cmdline, char *const *inputs,
                       int ninputs, strbuf *sb)
 {
     const char *cmd = *cmdline ? *cmdline : "";
+    const char *name = *name_io;
     strbuf line = STRBUF_INIT;
     strbuf_printf(&line, " --wu_name %s", name);
     if (*cmd)
@@ -117,9 +163,9 @@ int create_work_check(int index, const char *name, char **cmdline, char *const *
         strbuf_printf(&line, " %s", inputs[i]);
     strbuf_putc(&line, '\n');
     char *m = NULL;
-    if (line.len >= CW_LINE_BYTES) {
-        m = xasprintf("create_work failed: job %d: line of %zu bytes read in pieces "
-                      "(fgets buffer of %d)", index, line.len, CW_LINE_BYTES);
+    if (line.len >= CW_LINE_BYTES - 1) {
+        /* create_work: fgets(buf, 4096) then strlen(buf) == 4095 is "too small" */
+        m = xstrdup("create_work failed: fgets() buffer was too small");
     } else if (strchr(cmd, '\n') != NULL || strchr(cmd, '\r') != NULL) {
         m = xasprintf("create_work failed: job %d: command line breaks the job line", index);
     } else {
@@ -150,5 +196,9 @@ int create_work_check(int index, const char *name, char **cmdline, char *const *
         free(m);
         return -1;
     }
-    return *cmdline ? sql_unquote(cmdline, sb) : 0;
+    /* The name goes through the same unescaped SQL insert (only its
+     * backslashes are modelled: a quote in a name was never tried). */
+    if (G.quirk_sql_backslash && sql_unquote(name_io, 0, 1, sb) != 0)
+        return -1;
+    return *cmdline ? sql_unquote(cmdline, 1, 0, sb) : 0;
 }

@@ -131,7 +131,7 @@ typedef struct {
     long max_file_uploads;      /* PHP max_file_uploads; 0 = none */
     long long upload_max_filesize;  /* PHP upload_max_filesize; 0 = none */
     emu_app *apps; int napps;
-    int quirk_php_warnings, quirk_qcj_stock;
+    int quirk_php_warnings, quirk_qcj_stock, quirk_sql_backslash;
     int default_behaviour;
     emu_fault *faults; int nfaults;
     long rpc_count[RPC_COUNT];
@@ -226,7 +226,7 @@ const char *request_xml(const emu_request *rq, size_t *len);
 void php_warnings(strbuf *sb);
 void xml_error(strbuf *sb, const char *msg);
 /* creatework.c: 0, or -1 with the create_work failure appended to sb */
-int create_work_check(int index, const char *name, char **cmdline, char *const *inputs,
+int create_work_check(int index, char **name_io, char **cmdline, char *const *inputs,
                       int ninputs, strbuf *sb);
 
 /* users (db.c) */

@@ -29,7 +29,7 @@ static void usage(FILE *fp)
           "  --clock manual    virtual time moves only via POST /control/advance|run (default)\n"
           "  --clock real      backend runs continuously in real time (demo)\n"
           "  --config FILE     XML file adding or overriding apps (see doc/emulator.md)\n"
-          "  --quirks LIST     comma list of php-warnings, qcj-stock, or none\n"
+          "  --quirks LIST     comma list of php-warnings, qcj-stock, sql-backslash, or none\n"
           "                    (default: php-warnings,qcj-stock)\n"
           "  --php-limits SPEC stock (default: max_file_uploads=20, post_max_size=8M,\n"
           "                    upload_max_filesize=2M), none, or a comma list NAME=SIZE\n"
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--run-app") == 0)
         return run_app_main(argc, argv);
 
-    const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings,qcj-stock";
+    const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings,qcj-stock,sql-backslash";
     const char *clock = "manual", *php_limits = NULL;
     long port = 0, hosts = 4;
     log_level level = LOG_INFO;
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
      * whose elements override, and --php-limits, which overrides both). */
     php_limits_set("stock");
     if (quirks_set(quirks) != 0) {
-        log_error("boinc_emu: --quirks takes php-warnings, qcj-stock or none");
+        log_error("boinc_emu: --quirks takes php-warnings, qcj-stock, sql-backslash or none");
         return 2;
     }
     char exe[4096];

@@ -647,7 +647,7 @@ static void rpc_submit_batch(xmlNode *root, strbuf *sb)
     /* create_work's job line and SQL (creatework.c); all or nothing */
     for (int i = 0; i < n; i++) {
         if (js[i].name != NULL && *js[i].name != '\0' &&
-            create_work_check(i, js[i].name, &js[i].cmdline, js[i].inputs, js[i].ninputs, sb) != 0) {
+            create_work_check(i, &js[i].name, &js[i].cmdline, js[i].inputs, js[i].ninputs, sb) != 0) {
             job_specs_free(js, n);
             return;
         }

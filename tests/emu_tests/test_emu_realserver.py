@@ -22,7 +22,8 @@ def upload(e, bid, contents):
 def test_stock_limits_by_default(e):
     assert e.control("limits") == {"post_max_bytes": 8 * MB, "max_file_uploads": 20,
                                    "upload_max_filesize": 2 * MB}
-    assert e.control("quirks") == {"php-warnings": True, "qcj-stock": True}
+    assert e.control("quirks") == {"php-warnings": True, "qcj-stock": True,
+                                   "sql-backslash": True}
 
 
 def test_more_than_20_files_are_dropped_by_php(e):
@@ -123,3 +124,51 @@ def test_query_batch_details_list_exit_statuses_of_failed_instances(e):
     # the stock query_completed_job dies for the failed job
     r = e.rpc(xml_simple("query_completed_job", a, job_name=jobs[0]))
     assert "Undefined variable" in r.text and "</query_completed_job>" not in r.text
+
+
+def completed_stderr(e, job):
+    e.run()
+    return e.rpc(xml_simple("query_completed_job", e.authenticator, job_name=job)).text
+
+
+def test_backslashes_in_the_command_line_are_decoded_like_mariadb(e):
+    # third round of reference/boinc-web-rpc.md: create_work's unescaped
+    # insert, MariaDB's default sql_mode
+    r = submit_cmd(e, "bs", "x\\\\y end\\q c:\\new 50\\% tail\\")
+    assert tag_value(r.body, "batch_id") is not None        # silently accepted
+    out = completed_stderr(e, "jbs")
+    for n, arg in enumerate(["x\\y", "endq", "c:", "ew", "50\\%", "tail"], 1):
+        assert "argument %d: [%s]" % (n, arg) in out, out
+    assert "argument 7:" not in out
+
+
+def test_a_job_name_with_a_backslash_is_stored_as_another_name(e):
+    r = submit_cmd(e, "nm", "", job="a\\qb")
+    assert tag_value(r.body, "batch_id") is not None
+    assert list(e.counters()["jobs_by_name"]) == ["aqbnm"]
+    # a trailing backslash escapes the closing quote of the SQL insert
+    r = submit_cmd(e, "tr\\", "", job="end")
+    assert error_msg(r.body).startswith("create_work failed: Database error: You have an "
+                                        "error in your SQL syntax")
+    assert list(e.counters()["jobs_by_name"]) == ["aqbnm"]
+
+
+def test_backslash_quirk_off_keeps_them(emu_factory):
+    e = emu_factory(quirks="none")
+    r = submit_cmd(e, "raw", "x\\\\y a\\b")
+    assert tag_value(r.body, "batch_id") is not None
+    out = completed_stderr(e, "jraw")
+    assert "argument 1: [x\\\\y]" in out and "argument 2: [a\\b]" in out, out
+
+
+def test_job_line_of_4095_bytes_fails_create_work(e):
+    # the line submit_rpc_handler.php writes for the job, newline included
+    def line_len(name, cmd, phys):
+        return len(" --wu_name %s --command_line \"%s\" %s\n" % (name, cmd, phys))
+    phys = emu.phys_name(b"in L4094")
+    base = line_len("jL4094", "", phys)
+    r = submit_cmd(e, "L4094", "x" * (4094 - base))
+    assert tag_value(r.body, "batch_id") is not None, r.body[:300]
+    r = submit_cmd(e, "L4095", "x" * (4095 - base))
+    assert error_msg(r.body) == "create_work failed: fgets() buffer was too small"
+    assert "jL4095" not in e.counters()["jobs_by_name"]
