@@ -223,6 +223,8 @@ struct protocol {
     int out_broken;
 
     char *url, *auth;           /* selected project */
+    char *select_error;         /* why the selected project cannot be used
+                                 * (then url is NULL); its commands' result */
     char *cache_url, *cache_auth;   /* last project id looked up */
     long long cache_project_id;
 
@@ -285,6 +287,7 @@ void protocol_free(protocol *p)
     free(p->prefix);
     free(p->url);
     clear_secret(&p->auth);
+    free(p->select_error);
     free(p->cache_url);
     clear_secret(&p->cache_auth);
     free(p->pending.slots);
@@ -541,25 +544,69 @@ void protocol_results_ready(void *protocol_ptr)
     pthread_mutex_unlock(&p->write_mu);
 }
 
+/* Forget the selection (and why it was unusable). */
+static void clear_selection(protocol *p)
+{
+    free(p->url);
+    p->url = NULL;
+    clear_secret(&p->auth);
+    free(p->select_error);
+    p->select_error = NULL;
+}
+
+/*
+ * A well-framed BOINC_SELECT_PROJECT always succeeds: HTCondor 9.0 exits
+ * on any other reply (EXCEPT "useBoincResource() failed!") and its
+ * successor sends the same line again, forever, stopping every BOINC job
+ * of the user.  An unusable project (a URL that is not http/https, an
+ * empty authenticator) is remembered with the reason, which becomes the
+ * error result of each of its commands (a submit's is the hold reason).
+ * -1 only when memory ran out.
+ */
 int protocol_select_project(protocol *p, const char *url, const char *auth)
 {
+    clear_selection(p);
     boinc_error err = { 0 };
-    char *norm = boinc_normalize_url(url, &err);
+    char *norm = auth[0] != '\0' ? boinc_normalize_url(url, &err) : NULL;
     if (norm == NULL) {
-        log_warn("BOINC_SELECT_PROJECT: %s", err.msg ? err.msg : "bad URL");
+        /* Neither the URL (it may carry a password) nor the authenticator
+         * goes into the message or the log. */
+        const char *why = auth[0] == '\0'
+            ? "the authenticator is empty (check boinc_authenticator_file)"
+            : err.msg != NULL ? err.msg : "bad project URL";
+        p->select_error = str_printf("BOINC_SELECT_PROJECT: %s%s", why,
+                                     auth[0] == '\0' ? "" : " (check grid_resource)");
         boinc_error_clear(&err);
-        return -1;
+        if (p->select_error == NULL)
+            return -1;
+        log_warn("%s; this project's commands get that error", p->select_error);
+        return 0;
     }
     char *a = strdup(auth);
     if (a == NULL) {
         free(norm);
         return -1;
     }
-    free(p->url);
-    clear_secret(&p->auth);
     p->url = norm;
     p->auth = a;
     return 0;
+}
+
+/* The selected project's URL and authenticator (or why it is unusable)
+ * onto a request.  0, or -1 when memory ran out. */
+static int attach_project(protocol *p, gahp_request *req)
+{
+    if (p->select_error != NULL) {
+        if (req->value_error != NULL)
+            return 0;           /* the request's own error comes first */
+        req->value_error = strdup(p->select_error);
+        return req->value_error != NULL ? 0 : -1;
+    }
+    if (p->url == NULL)
+        return 0;
+    req->project_url = strdup(p->url);
+    req->authenticator = strdup(p->auth);
+    return req->project_url != NULL && req->authenticator != NULL ? 0 : -1;
 }
 
 static int handle_async(protocol *p, gahp_args *a)
@@ -575,13 +622,9 @@ static int handle_async(protocol *p, gahp_args *a)
         gahp_request_free(req);
         return queue_line(p, "E", NULL, NULL);
     }
-    if (p->url != NULL) {
-        req->project_url = strdup(p->url);
-        req->authenticator = strdup(p->auth);
-        if (req->project_url == NULL || req->authenticator == NULL) {
-            gahp_request_free(req);
-            return queue_line(p, "F", NULL, NULL);
-        }
+    if (attach_project(p, req) != 0) {
+        gahp_request_free(req);
+        return queue_line(p, "F", NULL, NULL);
     }
     if (idset_add(&p->pending, req->id) != 0) {
         gahp_request_free(req);
@@ -649,8 +692,7 @@ static const char *sync_reply(protocol *p, const command_row *c, gahp_args *a,
     case SYNC_RESPONSE_PREFIX:
         return strpbrk(a->argv[1], "\r\n") == NULL ? "S" : "E";
     case SYNC_SELECT_PROJECT:
-        return a->argv[2][0] != '\0' &&
-               protocol_select_project(p, a->argv[1], a->argv[2]) == 0 ? "S" : "E";
+        return protocol_select_project(p, a->argv[1], a->argv[2]) == 0 ? "S" : "F";
     case SYNC_RESULTS:
         return NULL;            /* writes its own reply */
     default:
