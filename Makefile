@@ -123,7 +123,7 @@ check-unit: $(UNIT_BIN) $(BUILD)/boinc_emu
 # installs into), never whatever python3 comes first on PATH.
 check-e2e: all
 	BOINC_GAHP=$(CURDIR)/$(BUILD)/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu \
-	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib tests
+	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib --ignore=tests/real tests
 
 check-asan: deps
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
@@ -140,7 +140,7 @@ check-tsan: deps
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/boinc_gahp
 	TSAN_OPTIONS="$(TSAN_OPTIONS_CHECK)" \
 	BOINC_GAHP=$(CURDIR)/build-tsan/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu \
-	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib \
+	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib --ignore=tests/real \
 	  $(wildcard tests/e2e_*)
 
 demo: deps all
@@ -186,5 +186,6 @@ clean:
 
 # make install / uninstall / install-emulator, man pages, make deb / lint-deb
 include mk/install.mk
+include mk/real.mk
 
 -include $(wildcard $(BUILD)/src/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d $(BUILD)/fuzz/*.d)

@@ -1,0 +1,113 @@
+#!/bin/bash
+# tests/real/setup_real.sh - bring up what `make check-real` needs, by
+# calling the recipes in ../shared/real/ (this script builds nothing itself):
+#
+#   1. HTCondor 9.0.19 personal pool (setup-htcondor.sh, every default phase;
+#      each skips what is done; `config` installs build/boinc_gahp into the
+#      pool), condor_master started if it is not running;
+#   2. boinc_emu for the pool (setup-htcondor.sh emu_stop + emu: always the
+#      freshly built emulator);
+#   3. the real BOINC 8.3 server (boinc-server/setup.sh): the whole recipe if
+#      the project does not exist yet, else only the services that are not
+#      running (mariadb, apache, the project's daemons, the crunching client).
+#
+# The two builds run one after the other, niced.  Caches live outside the
+# checkout (/opt/htcondor-*, /opt/condor9, /var/lib/condor9, /opt/boinc-src,
+# /opt/boinc-projects, /var/lib/rs-boinc-*).  Run from the repository root.
+#
+# Environment: HTC_MIRROR, BOINC_MIRROR (bare git mirrors), SHARED_REAL
+# (default ../shared/real), BOINC_SRC (/opt/boinc-src), BOINC_COMMIT (c5c6cb79).
+set -euo pipefail
+
+HTC_MIRROR=${HTC_MIRROR:-/work/.mirror/htcondor+htcondor/repo}
+BOINC_MIRROR=${BOINC_MIRROR:-/work/.mirror/BOINC+boinc/repo}
+SHARED_REAL=${SHARED_REAL:-../shared/real}
+BOINC_SRC=${BOINC_SRC:-/opt/boinc-src}
+BOINC_COMMIT=${BOINC_COMMIT:-c5c6cb79}
+HTC_SRC=/opt/htcondor-src
+PROJECT_ROOT=/opt/boinc-projects/rstest
+RS_STATE=/var/lib/rs-boinc-state
+HTC_SETUP=$SHARED_REAL/htcondor/setup-htcondor.sh
+RS_SETUP=$SHARED_REAL/boinc-server/setup.sh
+
+log() { printf '[%s] check-real setup: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
+die() { printf 'check-real setup: %s\n' "$*" >&2; exit 2; }
+# Services must not belong to make's process group (they would die with
+# it): every step that may start one runs in its own session.
+detached() { setsid -w "$@" < /dev/null; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (it creates the pool user and starts services)"
+[ -x "$HTC_SETUP" ] && [ -x "$RS_SETUP" ] ||
+    die "the recipes are missing: $HTC_SETUP, $RS_SETUP (shared/ must be beside the checkout, or set SHARED_REAL)"
+[ -x build/boinc_gahp ] && [ -x build/boinc_emu ] || die "build first (make all)"
+
+need_mirror() {  # $1 mirror, $2 github name
+    [ -d "$1" ] && git -C "$1" rev-parse --git-dir >/dev/null 2>&1 && return
+    die "no git mirror of github:$2 at $1.
+  Get one with the search library's fetch tool (fetch github:$2), which puts
+  it under /work/.mirror/, or point ${3} at an existing bare mirror."
+}
+
+t0=$SECONDS
+# ---------------------------------------------------------------- HTCondor
+if [ ! -f "$HTC_SRC/src/condor_gridmanager/boincjob.cpp" ]; then
+    need_mirror "$HTC_MIRROR" htcondor/htcondor HTC_MIRROR
+fi
+log "HTCondor 9.0.19 pool (setup-htcondor.sh; the first run builds for ~20 min)"
+detached env MIRROR="$HTC_MIRROR" nice -n 19 "$HTC_SETUP" > /tmp/check-real-htcondor.log 2>&1 ||
+    { tail -30 /tmp/check-real-htcondor.log; die "setup-htcondor.sh failed (log /tmp/check-real-htcondor.log)"; }
+cmp -s build/boinc_gahp /opt/condor9/libexec/boinc_gahp ||
+    die "build/boinc_gahp is not the pool's /opt/condor9/libexec/boinc_gahp after the config phase"
+log "pool up, build/boinc_gahp installed as /opt/condor9/libexec/boinc_gahp ($((SECONDS - t0)) s)"
+
+# the emulator as a project of the pool: always the fresh build
+detached "$HTC_SETUP" emu_stop > /dev/null 2>&1 || true
+for _ in $(seq 1 50); do
+    pid=$(cat /var/lib/boinc-emu-htc.pid 2>/dev/null || true)
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+done
+detached "$HTC_SETUP" emu > /tmp/check-real-emu.log 2>&1 ||
+    { cat /tmp/check-real-emu.log; die "setup-htcondor.sh emu failed"; }
+log "boinc_emu on 127.0.0.1:18480 (fresh build)"
+
+# ---------------------------------------------------------------- BOINC server
+t1=$SECONDS
+if [ ! -f "$BOINC_SRC/tools/make_project" ]; then
+    need_mirror "$BOINC_MIRROR" BOINC/boinc BOINC_MIRROR
+    log "exporting BOINC $BOINC_COMMIT to $BOINC_SRC"
+    mkdir -p "$BOINC_SRC"
+    git -C "$BOINC_MIRROR" archive "$BOINC_COMMIT" | tar -x -C "$BOINC_SRC"
+fi
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+if [ ! -s "$RS_STATE/config.txt" ] || [ ! -x "$PROJECT_ROOT/bin/start" ] ||
+   [ ! -x "$BOINC_SRC/sched/transitioner" ] || [ ! -x /opt/peer/boinc_gahp ]; then
+    log "BOINC 8.3 server: the whole recipe (setup.sh; the first run builds for ~12 min)"
+    detached nice -n 19 "$RS_SETUP" "$BOINC_SRC" > /tmp/check-real-boinc.log 2>&1 ||
+        { tail -30 /tmp/check-real-boinc.log; die "boinc-server/setup.sh failed (log /tmp/check-real-boinc.log)"; }
+else
+    /etc/init.d/mariadb status > /dev/null 2>&1 ||
+        { log "starting mariadb"; detached /etc/init.d/mariadb start > /dev/null 2>&1; }
+    /etc/init.d/apache2 status > /dev/null 2>&1 ||
+        { log "starting apache"; detached /etc/init.d/apache2 start > /dev/null 2>&1; }
+    # raised PHP limits (a run interrupted in the stock-limit test may have left stock ones)
+    if ! grep -q '^max_file_uploads = 1000' /etc/php/8.2/apache2/conf.d/99-boinc-test.ini 2>/dev/null; then
+        log "apache: the recipe's raised PHP limits"
+        detached "$RS_SETUP" "$BOINC_SRC" apache > /tmp/check-real-boinc.log 2>&1
+    fi
+    if ! pgrep -x feeder > /dev/null || ! pgrep -x transitioner > /dev/null ||
+       ! pgrep -f 'sample_trivial_validator' > /dev/null || ! pgrep -f 'sample_dummy_assimilator' > /dev/null ||
+       ! pgrep -x file_deleter > /dev/null; then
+        log "starting the project's daemons"
+        detached "$RS_SETUP" "$BOINC_SRC" daemons > /tmp/check-real-boinc.log 2>&1
+    fi
+    if ! alive "$RS_STATE/client.pid" || ! alive "$RS_STATE/kicker.pid"; then
+        log "starting the crunching client"
+        detached "$RS_SETUP" "$BOINC_SRC" client > /tmp/check-real-boinc.log 2>&1
+    fi
+fi
+curl -sf --noproxy 127.0.0.1 "$(head -1 "$RS_STATE/config.txt")submit_rpc_handler.php" \
+    --form-string 'request=<ping> </ping>' | grep -q '<success>1</success>' ||
+    die "the real BOINC server does not answer a ping"
+log "real BOINC server up at $(head -1 "$RS_STATE/config.txt") ($((SECONDS - t1)) s)"
+log "set-up took $((SECONDS - t0)) s"
