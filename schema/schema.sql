@@ -25,6 +25,8 @@ CREATE TABLE projects (
     first_used_at REAL NOT NULL,         -- first time a request used it
     url_password  TEXT,                  -- (0006) password of the URL's user information
                                          -- (secret); url then shows it as "***"
+    status_seq    INTEGER NOT NULL DEFAULT 0,  -- (0008) last job status change number: the
+                                         -- token a query hands the client as its server_time
     UNIQUE (url, authenticator)
 );
 
@@ -83,6 +85,8 @@ CREATE TABLE batches (
     job_set_md5     TEXT,                -- (0004) MD5 of the job set (name, app, each job's name,
                                          -- arguments, inputs; order-free); NULL: computed on first use
     status_server_time REAL,             -- (0004) server_time of the last recorded status query
+    client_session  INTEGER,             -- (0008) session in which the client took the batch as
+                                         -- submitted (until then a query lists all its jobs)
     UNIQUE (project_id, name)
 );
 
@@ -93,8 +97,13 @@ CREATE TABLE jobs (
     name       TEXT NOT NULL,            -- job name as given by the client
     status     TEXT,                     -- last status seen on the server (DONE, ERROR, ...)
     updated_at REAL NOT NULL,            -- when status last changed
+    status_seq INTEGER NOT NULL DEFAULT 0,  -- (0008) change number of the last status change
+    aborted    INTEGER NOT NULL DEFAULT 0,  -- (0008) 1 once BOINC_ABORT_JOBS named it: never
+                                         -- reported again
     UNIQUE (batch_id, name)
 );
+-- (0008) the jobs of a batch changed since a number
+CREATE INDEX jobs_batch_status_seq ON jobs (batch_id, status_seq);
 
 -- MD5 of local input files, so unchanged files are not read again.
 CREATE TABLE file_md5_cache (

@@ -27,21 +27,30 @@ char *exec_ping(exec_ctx *ctx, const gahp_request *req)
     return rpc_tail(boinc_ping(ctx->client, &project, &err), "ping", &err);
 }
 
-char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req)
-{
-    const gahp_abort_jobs *a = &req->u.abort_jobs;
-    boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { 0 };
-    int rc = boinc_abort_jobs(ctx->client, &project,
-                              (const char *const *)a->jobs, a->njobs, &err);
-    return rpc_tail(rc, "abort_jobs", &err);
-}
-
 /* The journal follows the server, never the other way round: a failure to
  * record is logged and the client still gets the server's answer. */
 static int journal_usable(const exec_ctx *ctx, const gahp_request *req)
 {
     return ctx->journal != NULL && req->project_id > 0;
+}
+
+/*
+ * The client has given the jobs up whatever the server answers: marked
+ * before the RPC, so no status query reports them again, not even the
+ * ERROR the abort itself causes (HTCondor would apply it to the job with
+ * the same cluster.proc, released into another batch).
+ */
+char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req)
+{
+    const gahp_abort_jobs *a = &req->u.abort_jobs;
+    for (size_t i = 0; journal_usable(ctx, req) && i < a->njobs; i++)
+        if (journal_jobs_mark_aborted(ctx->journal, req->project_id, a->jobs[i]) != 0)
+            log_warn("abort_jobs: job %s not marked aborted in the journal", a->jobs[i]);
+    boinc_project project = { req->project_url, req->authenticator };
+    boinc_error err = { 0 };
+    int rc = boinc_abort_jobs(ctx->client, &project,
+                              (const char *const *)a->jobs, a->njobs, &err);
+    return rpc_tail(rc, "abort_jobs", &err);
 }
 
 char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req)

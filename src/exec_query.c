@@ -1,19 +1,28 @@
 /*
- * exec_query.c - BOINC_QUERY_BATCHES, answered so that HTCondor's grid
- * manager cannot lose a status (issue 8; doc/protocol.md, "Status
- * queries"):
+ * exec_query.c - BOINC_QUERY_BATCHES, answered so that HTCondor 9.0's grid
+ * manager can neither lose a status nor apply one to the wrong job
+ * (issues 8 and 18; doc/protocol.md, "Status queries"):
  *
  *  - the server is asked incrementally: min_mod_time is a margin below the
  *    server_time of the last reply recorded for each requested batch (not
- *    the client's value, which it only updates after partial queries), so
- *    a change in the same second as that server_time is not lost;
- *  - every status seen is recorded in the journal (jobs.status);
- *  - the client gets, for every batch whose jobs the journal knows, the
- *    FULL list of its jobs from the journal: never a 0-job group for a
- *    batch that has jobs (the client would resubmit it), and every DONE or
- *    ERROR repeated until the client has read it (its reply loop stops
- *    after the first unconfirmed batch it confirms).  A batch the journal
- *    does not know gets the server's group as is.
+ *    the client's value), so a change in the same second as that
+ *    server_time is not lost;
+ *  - every status change seen is recorded in the journal (jobs.status) with
+ *    the project's next change number (jobs.status_seq);
+ *  - the client is handed that change number as the reply's server_time,
+ *    and gets back, as its next partial query's min_mod_time, exactly the
+ *    number it was given: the reply lists, for a batch the client knows as
+ *    submitted in this session, only the jobs changed since then (the
+ *    client applies a status line to whichever job has that cluster.proc,
+ *    whatever the batch: an unchanged old status may belong to a job that
+ *    was aborted and released into another batch);
+ *  - a job named by BOINC_ABORT_JOBS is never listed again;
+ *  - a batch the client may still be unsure of (not submitted or confirmed
+ *    in this session) gets the FULL list of its jobs: its client resubmits
+ *    a batch whose group is empty, and reads nothing after the first such
+ *    group it confirms.  Then the reply hands back the client's own
+ *    number, so whatever that early stop dropped is listed again;
+ *  - a batch the journal does not know gets the server's group as is.
  */
 #include "exec_cmds.h"
 
@@ -22,6 +31,7 @@
 #include "gahp_text.h"
 #include "strbuf.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +39,8 @@
 
 /* Server modification times have one-second resolution (and several web
  * servers may answer): ask again for everything modified since this many
- * seconds before the last recorded server_time.  A repeated status is a
- * no-op for the client. */
+ * seconds before the last recorded server_time.  What the client is told
+ * does not repeat: only new changes take a new change number. */
 #define QUERY_MARGIN_S 5
 
 const char *exec_protocol_status(const char *server_status)
@@ -141,15 +151,16 @@ static int insert_count(strbuf *out, size_t mark, size_t n)
 }
 
 /*
- * The full group of a batch from the journal's job rows, each status
- * overlaid with this reply's (so the answer is right even when recording
- * failed), written straight into out: no copy of the rows.  Returns 0,
- * 1 when the journal cannot serve it (use the server's group; the caller
- * drops what was appended), -1 on ENOMEM.
+ * The group of a batch from the journal's job rows (since < 0: every job
+ * not aborted; else those changed after change number `since`), each
+ * status overlaid with this reply's (the newest word on it), written
+ * straight into out: no copy of the rows.  *n = jobs listed.  0, or -1
+ * (ENOMEM, or the journal could not be read: *journal_failed set).
  */
 static int put_journal_group(exec_ctx *ctx, long long project_id,
-                             const char *batch, const boinc_batch_status *bs,
-                             strbuf *out)
+                             const char *batch, long long since,
+                             const boinc_batch_status *bs, strbuf *out, size_t *n,
+                             int *journal_failed)
 {
     const boinc_job_status **index = calloc(bs->njobs ? bs->njobs : 1, sizeof *index);
     if (index == NULL)
@@ -158,55 +169,83 @@ static int put_journal_group(exec_ctx *ctx, long long project_id,
         index[i] = &bs->jobs[i];
     qsort(index, bs->njobs, sizeof *index, cmp_job_ptr);
     journal_group g = { out, index, bs->njobs };
-    size_t mark = out->len, n = 0;
-    int rc = journal_jobs_each(ctx->journal, project_id, batch, put_journal_row, &g, &n);
+    size_t mark = out->len;
+    *n = 0;
+    int rc = journal_jobs_each(ctx->journal, project_id, batch, since, put_journal_row,
+                               &g, n);
     free(index);
-    if (rc == 2)
+    if (rc != 0) {
+        *journal_failed = rc != 2;
         return -1;
-    if (rc != 0 || n == 0)
-        return 1;
-    return insert_count(out, mark, n) == 0 ? 0 : -1;
+    }
+    return insert_count(out, mark, *n) == 0 ? 0 : -1;
 }
 
-static char *format_result(exec_ctx *ctx, const gahp_request *req,
-                           const journal_batch_poll *poll,
+/* What one reply is built from, besides the server's groups. */
+typedef struct {
+    const journal_batch_poll *poll;     /* the journal's view of each batch */
+    long long since;                    /* the client's change number, -1: all */
+    int journal_failed;                 /* reading the journal failed */
+    int early_stop;                     /* the client stops reading at a group */
+} reply_plan;
+
+/* Does the client know batch b as submitted in this session?  Only then
+ * may its group list changes only (or be empty). */
+static int client_knows(const exec_ctx *ctx, const journal_batch_poll *poll)
+{
+    return poll->njobs > 0 && ctx->session_id > 0 && poll->client_session == ctx->session_id;
+}
+
+/*
+ * One group per requested batch, in request order, after "NULL <token>".
+ * A batch the client may be unsure of that gets a non-empty group is
+ * confirmed by that group, and the client reads no further (its reply
+ * loop stops there): recorded, and plan->early_stop set.
+ */
+static char *format_groups(exec_ctx *ctx, const gahp_request *req, reply_plan *plan,
                            const boinc_query_result *r)
 {
     strbuf out = STRBUF_INIT;
-    int rc = strbuf_puts(&out, "NULL ");
-    if (rc == 0)
-        rc = gahp_escape_append(&out, r->server_time);
+    int rc = 0;
     for (size_t b = 0; rc == 0 && b < r->nbatches; b++) {
         const boinc_batch_status *bs = &r->batches[b];
-        size_t mark = out.len;
-        rc = poll[b].njobs > 0
-                 ? put_journal_group(ctx, req->project_id, req->u.query.batches[b],
-                                     bs, &out)
-                 : 1;
-        if (rc == 1) {
-            out.len = mark;     /* drop any partial group */
-            if (out.data != NULL)
-                out.data[mark] = '\0';
+        const journal_batch_poll *poll = &plan->poll[b];
+        int knows = client_knows(ctx, poll);
+        size_t n = bs->njobs;
+        if (poll->njobs > 0)
+            rc = put_journal_group(ctx, req->project_id, req->u.query.batches[b],
+                                   knows ? plan->since : -1, bs, &out, &n,
+                                   &plan->journal_failed);
+        else
             rc = put_server_group(&out, bs);
+        if (rc == 0 && !knows && n > 0 && !plan->early_stop) {
+            plan->early_stop = 1;
+            if (poll->njobs > 0 &&
+                journal_batch_set_client_session(ctx->journal, req->project_id,
+                                                  req->u.query.batches[b],
+                                                  ctx->session_id) != 0)
+                log_warn("query_batch2: could not record that the client has batch %s",
+                         req->u.query.batches[b]);
         }
     }
     if (rc != 0) {
         strbuf_free(&out);
         return NULL;
     }
-    return strbuf_detach(&out);
+    return out.data != NULL ? strbuf_detach(&out) : strdup("");
 }
 
 /* Remember the statuses of one reply (for the batches `names`) where the
- * journal knows the batch.  A journal failure is logged, not reported: the
- * answer overlays the reply anyway, and the batch's recorded server_time
- * stays, so the next query asks the server again. */
-static void record_statuses(exec_ctx *ctx, long long project_id,
-                            const char *const *names, const boinc_query_result *r,
-                            double server_time)
+ * journal knows the batch.  A journal failure is logged and returns -1,
+ * not an error result: the answer overlays the reply anyway, the client
+ * is handed back its own change number, and the batch's recorded
+ * server_time stays, so the next query asks the server again. */
+static int record_statuses(exec_ctx *ctx, long long project_id,
+                           const char *const *names, const boinc_query_result *r,
+                           double server_time)
 {
     if (ctx->journal == NULL || project_id <= 0)
-        return;
+        return 0;
     size_t total = 0;
     for (size_t b = 0; b < r->nbatches; b++)
         total += r->batches[b].njobs;
@@ -217,7 +256,7 @@ static void record_statuses(exec_ctx *ctx, long long project_id,
         log_warn("query_batch2: out of memory recording job statuses");
         free(reports);
         free(jobs);
-        return;
+        return -1;
     }
     size_t k = 0;
     for (size_t b = 0; b < r->nbatches; b++) {
@@ -230,14 +269,16 @@ static void record_statuses(exec_ctx *ctx, long long project_id,
         }
     }
     long long changed = 0;
-    if (journal_jobs_record_statuses(ctx->journal, project_id, reports,
-                                     r->nbatches, server_time, journal_now(),
-                                     &changed) != 0)
+    int rc = journal_jobs_record_statuses(ctx->journal, project_id, reports,
+                                          r->nbatches, server_time, journal_now(),
+                                          &changed);
+    if (rc != 0)
         log_warn("query_batch2: job statuses not recorded in the journal");
     else
         log_debug("query_batch2: %lld job status change(s) recorded", changed);
     free(reports);
     free(jobs);
+    return rc;
 }
 
 /* Does the (squashed, maybe cut with " [...]") tail of a server message
@@ -316,13 +357,13 @@ static double with_margin(double t)
 }
 
 /* min_mod_time batch b needs: the margin below the journal's last recorded
- * server_time (0 when none), or for a batch the journal does not serve,
- * below the client's value. */
-static double batch_min_mod_time(const journal_batch_poll *poll, double client)
+ * server_time; 0 (every job) when none, and for a batch the journal does
+ * not serve (the client's value is a change number of ours, not a time). */
+static double batch_min_mod_time(const journal_batch_poll *poll)
 {
-    if (poll->njobs > 0)
-        return with_margin(poll->has_server_time ? poll->server_time : 0);
-    return with_margin(client);
+    if (poll->njobs > 0 && poll->has_server_time)
+        return with_margin(poll->server_time);
+    return 0;
 }
 
 /*
@@ -353,9 +394,6 @@ static void parts_free(query_part *parts)
 static int plan_parts(const gahp_query_batches *q, const journal_batch_poll *poll,
                       query_part *parts)
 {
-    double client = 0;
-    if (parse_double_strict(q->min_mod_time, &client) != 0 || !isfinite(client))
-        client = 0;
     memset(parts, 0, NPARTS * sizeof *parts);
     for (int i = 0; i < NPARTS; i++) {
         parts[i].names = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].names);
@@ -365,7 +403,7 @@ static int plan_parts(const gahp_query_batches *q, const journal_batch_poll *pol
     }
     parts[PART_RECENT].mmt = HUGE_VAL;
     for (size_t b = 0; b < q->nbatches; b++) {
-        double t = batch_min_mod_time(&poll[b], client);
+        double t = batch_min_mod_time(&poll[b]);
         query_part *p = &parts[t > 0 ? PART_RECENT : PART_FULL];
         if (t > 0 && t < p->mmt)
             p->mmt = t;
@@ -416,9 +454,39 @@ static double time_of(const char *server_time)
 }
 
 /*
+ * The change number the client sent as min_mod_time: a number this
+ * journal handed out (at most the project's current one), or -1 (list
+ * every job) for "0", for anything else (a server time from another
+ * program) and for a number from the future (a journal restored from a
+ * backup, say).
+ */
+static long long client_since(const char *min_mod_time, long long current)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(min_mod_time, &end, 10);
+    if (errno != 0 || end == min_mod_time || *end != '\0' || v <= 0 || v > current)
+        return -1;
+    return v;
+}
+
+/* "NULL <token>" + groups: the token is the project's change number when
+ * the client reads every group and everything seen was recorded, else the
+ * client's own number back (so it is asked about the same changes again). */
+static char *with_token(char *groups, const reply_plan *plan, int recorded, long long current)
+{
+    if (groups == NULL)
+        return NULL;
+    long long token = recorded && !plan->early_stop ? current
+                      : plan->since > 0 ? plan->since : 0;
+    char *tail = str_printf("NULL %lld%s", token, groups);
+    free(groups);
+    return tail;
+}
+
+/*
  * Record each part's statuses with its own server_time, and answer with
- * one group per requested batch, in request order.  The client gets the
- * older of the server times (it only uses it as a later min_mod_time).
+ * one group per requested batch, in request order.
  */
 static char *answer(exec_ctx *ctx, const gahp_request *req,
                     const journal_batch_poll *poll, query_part *parts)
@@ -428,19 +496,29 @@ static char *answer(exec_ctx *ctx, const gahp_request *req,
     merged.batches = calloc(q->nbatches ? q->nbatches : 1, sizeof *merged.batches);
     if (merged.batches == NULL)
         return NULL;
+    int recorded = 1;
     for (int i = 0; i < NPARTS; i++) {
         query_part *p = &parts[i];
         if (p->r.server_time == NULL)
             continue;
-        record_statuses(ctx, req->project_id, p->names, &p->r, time_of(p->r.server_time));
+        if (record_statuses(ctx, req->project_id, p->names, &p->r,
+                            time_of(p->r.server_time)) != 0)
+            recorded = 0;
         for (size_t k = 0; k < p->n; k++)
             merged.batches[p->pos[k]] = p->r.batches[k];
-        if (merged.server_time == NULL ||
-            time_of(p->r.server_time) < time_of(merged.server_time))
-            merged.server_time = p->r.server_time;
     }
-    char *tail = format_result(ctx, req, poll, &merged);
+    /* Read after recording: every change numbered up to `current` is in
+     * the rows read below (a later one is listed next time too). */
+    long long current = 0;
+    if (ctx->journal != NULL && req->project_id > 0 &&
+        journal_project_status_seq(ctx->journal, req->project_id, &current) != 0)
+        recorded = 0;
+    reply_plan plan = { poll, client_since(q->min_mod_time, current), 0, 0 };
+    char *tail = with_token(format_groups(ctx, req, &plan, &merged), &plan, recorded,
+                            current);
     free(merged.batches);       /* the groups belong to the parts */
+    if (tail == NULL && plan.journal_failed)
+        return exec_error("query failed", "the journal could not be read");
     return tail;
 }
 

@@ -36,6 +36,7 @@
 #include "files.h"
 #include "gahp_text.h"
 #include "job_args.h"
+#include "journal_jobs.h"
 #include "log.h"
 #include "strbuf.h"
 #include "submit_batch_steps.h"
@@ -384,7 +385,20 @@ static char *run_with_deadline(exec_ctx *ctx, const gahp_request *req, active_su
     return attached_result(ctx, req, fp, digest, e, NULL);
 }
 
-char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+/* A success the client reads in this session: it takes the batch as
+ * submitted (a status query may then list only changed jobs). */
+static char *note_client_batch(exec_ctx *ctx, const gahp_request *req, char *result)
+{
+    if (result != NULL && strcmp(result, "NULL") == 0 && !req->background &&
+        ctx->session_id > 0 && req->project_id > 0 &&
+        journal_batch_set_client_session(ctx->journal, req->project_id,
+                                          req->u.submit.batch, ctx->session_id) != 0)
+        log_warn("submit %s: could not record that the client has the batch",
+                 req->u.submit.batch);
+    return result;
+}
+
+static char *submit_result(exec_ctx *ctx, const gahp_request *req)
 {
     char digest[33], fp[SUBMIT_IDENTITY_LEN];
     if (spec_digest(req, digest) == NULL || submit_identity_of(&req->u.submit, fp) != 0)
@@ -406,4 +420,9 @@ char *exec_submit(exec_ctx *ctx, const gahp_request *req)
     if (deadline > 0)
         return run_with_deadline(ctx, req, owner, fp, digest, &until);
     return run_and_leave(ctx, req, owner, fp, digest);
+}
+
+char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+{
+    return note_client_batch(ctx, req, submit_result(ctx, req));
 }

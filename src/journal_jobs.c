@@ -26,9 +26,12 @@ static int prepare(journal *j, const char *sql, sqlite3_stmt **st,
     return 0;
 }
 
-/* The status update of one job; bound and stepped once per job. */
+/* The status update of one job; bound and stepped once per job.  A changed
+ * row takes the project's next change number (the counter itself moves
+ * once per reply, after the rows: journal_jobs_record_statuses). */
 static const char SQL_UPDATE_STATUS[] =
-    "UPDATE jobs SET status = ?1, updated_at = ?2"
+    "UPDATE jobs SET status = ?1, updated_at = ?2,"
+    "       status_seq = (SELECT status_seq + 1 FROM projects WHERE id = ?4)"
     " WHERE name = ?3"
     "   AND batch_id = (SELECT id FROM batches WHERE project_id = ?4 AND name = ?5)"
     /* updated_at means "when status last changed": leave equal rows be. */
@@ -119,6 +122,11 @@ int journal_jobs_record_statuses(journal *j, long long project_id,
     for (size_t b = 0; rc == 0 && b < nreports; b++)
         rc = record_batch(j, st, project_id, &reports[b], server_time, now, &n);
     sqlite3_finalize(st);
+    /* An unchanged poll writes nothing here: the counter moves only when
+     * some job took its next number. */
+    if (rc == 0 && n > 0)
+        rc = journal_run(j, "UPDATE projects SET status_seq = status_seq + 1 WHERE id = ?1",
+                         "advance status change number", "i", project_id);
     if (rc == 0)
         rc = journal_commit(j);
     else
@@ -135,7 +143,7 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
     memset(out, 0, sizeof *out);
     if (prepare(j,
                 "SELECT (SELECT count(*) FROM jobs WHERE jobs.batch_id = b.id),"
-                "       b.status_server_time"
+                "       b.status_server_time, b.client_session"
                 "  FROM batches b WHERE b.project_id = ?1 AND b.name = ?2",
                 &st, "prepare batch poll state") != 0)
         return -1;
@@ -146,6 +154,7 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
         out->njobs = sqlite3_column_int64(st, 0);
         out->has_server_time = sqlite3_column_type(st, 1) != SQLITE_NULL;
         out->server_time = sqlite3_column_double(st, 1);
+        out->client_session = sqlite3_column_int64(st, 2);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -154,19 +163,28 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
 }
 
 int journal_jobs_each(journal *j, long long project_id, const char *batch,
-                      journal_job_visit_fn visit, void *arg, size_t *n)
+                      long long since, journal_job_visit_fn visit, void *arg, size_t *n)
 {
     sqlite3_stmt *st = NULL;
     *n = 0;
-    if (prepare(j,
-                "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
-                "  ON jobs.batch_id = batches.id"
-                " WHERE batches.project_id = ?1 AND batches.name = ?2"
-                " ORDER BY jobs.id",
+    /* Every row: in insertion order.  Changed rows: through the
+     * (batch_id, status_seq) index, which reads only those. */
+    if (prepare(j, since < 0
+                ? "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
+                  "  ON jobs.batch_id = batches.id"
+                  " WHERE batches.project_id = ?1 AND batches.name = ?2"
+                  "   AND jobs.aborted = 0"
+                  " ORDER BY jobs.id"
+                : "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
+                  "  ON jobs.batch_id = batches.id"
+                  " WHERE batches.project_id = ?1 AND batches.name = ?2"
+                  "   AND jobs.status_seq > ?3 AND jobs.aborted = 0",
                 &st, "prepare job list") != 0)
         return -1;
     sqlite3_bind_int64(st, 1, project_id);
     sqlite3_bind_text(st, 2, batch, -1, SQLITE_STATIC);
+    if (since >= 0)
+        sqlite3_bind_int64(st, 3, since);
     int rc, stopped = 0;
     while (stopped == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *name = sqlite3_column_text(st, 0);
@@ -237,4 +255,51 @@ int journal_batch_set_lease(journal *j, long long project_id,
                         " WHERE project_id = ?1 AND name = ?2",
                         project_id, batch, now, &lease, found,
                         "record batch lease");
+}
+
+int journal_project_status_seq(journal *j, long long project_id, long long *seq)
+{
+    sqlite3_stmt *st = NULL;
+    *seq = 0;
+    if (prepare(j, "SELECT status_seq FROM projects WHERE id = ?1", &st,
+                "prepare status change number") != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, project_id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *seq = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return journal_fail(j, "status change number");
+    return 0;
+}
+
+/* One write statement in a transaction of its own. */
+static int run_alone(journal *j, const char *sql, const char *what, const char *types,
+                     long long a, const char *b, long long c)
+{
+    if (journal_begin(j) != 0)
+        return -1;
+    if (journal_run(j, sql, what, types, a, b, c) != 0) {
+        journal_rollback(j);
+        return -1;
+    }
+    return journal_commit(j);
+}
+
+int journal_jobs_mark_aborted(journal *j, long long project_id, const char *job)
+{
+    return run_alone(j, "UPDATE jobs SET aborted = 1"
+                        " WHERE aborted = 0 AND name = ?2 AND batch_id IN"
+                        "   (SELECT id FROM batches WHERE project_id = ?1)",
+                     "mark job aborted", "it", project_id, job, 0);
+}
+
+int journal_batch_set_client_session(journal *j, long long project_id, const char *batch,
+                                     long long session_id)
+{
+    return run_alone(j, "UPDATE batches SET client_session = ?3"
+                        " WHERE project_id = ?1 AND name = ?2"
+                        "   AND client_session IS NOT ?3",
+                     "record the client's batch", "iti", project_id, batch, session_id);
 }

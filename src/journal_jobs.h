@@ -49,6 +49,8 @@ typedef struct {
     long long njobs;            /* job rows (0: unknown batch or not submitted) */
     int has_server_time;        /* status_server_time is set */
     double server_time;         /* last recorded reply's server_time */
+    long long client_session;   /* session in which the client took the
+                                 * batch as submitted (0: none) */
 } journal_batch_poll;
 
 int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
@@ -59,12 +61,29 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
  * return stops the walk and is journal_jobs_each's result. */
 typedef int (*journal_job_visit_fn)(void *arg, const char *name, const char *status);
 
-/* Visit every job row of batch (project_id, name) with one statement and
- * no copies (a 100,000-job status reply is built straight from the rows).
+/* Visit the job rows of batch (project_id, name) that were not aborted and,
+ * when since >= 0, whose status_seq is above since (since < 0: all, in
+ * insertion order), with one statement and no copies (a 100,000-job status
+ * reply is built straight from the rows).
  * 0 when all were visited (*n = how many), the callback's non-zero value
  * when it stopped the walk, -1 on a journal error. */
 int journal_jobs_each(journal *j, long long project_id, const char *batch,
-                      journal_job_visit_fn visit, void *arg, size_t *n);
+                      long long since, journal_job_visit_fn visit, void *arg, size_t *n);
+
+/* The project's last status change number (0 when none or no such project):
+ * the jobs of a later journal_jobs_record_statuses get larger ones. */
+int journal_project_status_seq(journal *j, long long project_id, long long *seq);
+
+/* The job (project_id, name) was named by BOINC_ABORT_JOBS: no status
+ * query reports it again (HTCondor applies a status to whichever job has
+ * that cluster.proc, so a released job would take the aborted copy's
+ * ERROR).  No such job is not an error. */
+int journal_jobs_mark_aborted(journal *j, long long project_id, const char *job);
+
+/* The client took batch (project_id, name) as submitted in this session:
+ * it got the submit's success, or a query group of the batch's jobs. */
+int journal_batch_set_client_session(journal *j, long long project_id, const char *batch,
+                                     long long session_id);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

@@ -24,6 +24,8 @@ int strbuf_reserve(strbuf *sb, size_t extra)
     char *p = realloc(sb->data, cap);
     if (p == NULL)
         return -1;
+    if (sb->data == NULL)
+        p[0] = '\0';       /* a buffer that has data is always a C string */
     sb->data = p;
     sb->cap = cap;
     return 0;

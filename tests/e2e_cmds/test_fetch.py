@@ -90,8 +90,9 @@ def test_fetch_into_missing_directory_leaves_nothing(session, emu, iwd):
 
 def test_job_and_paths_with_spaces(session, emu, iwd):
     # a job name cannot hold white space on a real server (create_work's
-    # job line): backslash, '#' and '&' still need URL and XML escaping
-    job = "batch_with_space#job\\one&two"
+    # job line), nor a backslash (its database): '#', '%', '+' and '&'
+    # still need URL and XML escaping
+    job = "batch_with_space#job%one+&two"
     emu.submit("batch with space", "uppercase", [(job, [b"mixed Case\n"], None)])
     emu.run()
     toks = session.fetch(job, str(iwd), "std err", "SOME", [("out", "up per")])

@@ -1,15 +1,21 @@
-"""Issue 8 points 3 and 4: status replies the real client cannot lose.
+"""Issue 8 points 3 and 4, issue 18 point 1: status replies the real
+client can neither lose nor apply to the wrong job.
 
 The grid manager stops reading a status reply after the first unconfirmed
 batch it confirms (dropping that reply's statuses), resubmits an
 unconfirmed batch whose group has 0 jobs, only remembers server_time of
-partial queries, and the server compares whole-second modification times.
-boinc_gahp answers every batch whose jobs it journaled with the full
-status list from the journal, and asks the server incrementally with a
-margin below the last server_time it recorded."""
+partial queries, applies a status to whichever job has that cluster.proc
+whatever the batch, and the server compares whole-second modification
+times.  boinc_gahp hands the client its journal's change number as
+server_time; a partial query lists the jobs changed since the number it
+brings back (for a batch the client knows as submitted in this session),
+a batch the client may be unsure of gets every job, an aborted job is
+never listed again, and the server is asked incrementally with a margin
+below the last server_time recorded."""
 import random
 
 from htc import client_loop, parse_groups
+from submit_client import emu_mod
 
 
 class StatusPoller:
@@ -77,9 +83,10 @@ def test_change_in_the_same_second_as_server_time_is_reported(make_gm, emulator,
     poller = StatusPoller(gm, [batch], unconfirmed=False)
     poller.poll()                               # full
     poller.poll()                               # first partial: remembers server_time
-    # the emulator's clock stands still: the abort changes the job in the
-    # same second as that server_time
-    assert gm.call("BOINC_ABORT_JOBS", jobs[1]) == ["NULL"]
+    # the emulator's clock stands still: the project aborts the job (not
+    # the client) in the same second as that server_time
+    r = emulator.rpc(emu_mod.xml_simple("abort_jobs", emulator.authenticator, job_name=jobs[1]))
+    assert b"<success>1</success>" in r.body, r.body
     poller.poll()
     assert poller.statuses.get(jobs[1]) == "ERROR", poller.statuses
 
@@ -96,9 +103,17 @@ def test_polling_an_unchanged_batch_does_not_list_it_again(make_gm, emulator, in
     before = emulator.counters()["query_batch2_jobs"]
     t = "0"
     for i in range(5):
-        # full and partial queries alike get the full list...
-        t, (group,) = parse_groups(gm.query("0" if i % 2 else t, [batch]), 1)
-        assert len(group) == 300 and set(group.values()) == {"DONE"}
+        # full queries get the full list, partial ones what changed since
+        # the number they bring back: nothing...
+        full = i % 2 == 1 or t == "0"
+        toks = gm.query("0" if i % 2 else t, [batch])
+        new_t, (group,) = parse_groups(toks, 1)
+        if full:
+            assert len(group) == 300 and set(group.values()) == {"DONE"}
+        else:
+            assert group == {} and toks[2:] == ["0"], toks[:5]
+        if i % 2 == 0:
+            t = new_t                   # only partial queries update it
         emulator.advance(60)
     # ...but the server listed nothing: nothing changed
     assert emulator.counters()["query_batch2_jobs"] - before == 0
