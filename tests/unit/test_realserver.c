@@ -27,12 +27,12 @@
 static void test_args_carried_verbatim(void **state)
 {
     (void)state;
-    const char *args[] = { "a$b", "x`y", "c\\d", "a&b<c>", "\xc3\xa9t\xc3\xa9" };
+    const char *args[] = { "a$b", "x`y", "50%_d", "a&b<c>", "\xc3\xa9t\xc3\xa9" };
     const char *files[] = { "d41d8cd98f00b204e9800998ecf8427e.txt" };
     char *line = NULL, *why = NULL;
     assert_int_equal(job_args_command_line("j#1", args, 5, files, 1, &line, &why), 0);
     assert_null(why);
-    assert_string_equal(line, "a$b x`y c\\d a&b<c> \xc3\xa9t\xc3\xa9");
+    assert_string_equal(line, "a$b x`y 50%_d a&b<c> \xc3\xa9t\xc3\xa9");
     free(line);
     assert_int_equal(job_args_command_line("j#1", NULL, 0, files, 1, &line, &why), 0);
     assert_string_equal(line, "");
@@ -46,6 +46,8 @@ static void test_args_refused(void **state)
         { "", "is empty" }, { "two words", "white space" }, { "tab\there", "white space" },
         { "it's", "contains '" }, { "say\"hi", "contains \"" },
         { "a\nb", "line break" }, { "a\rb", "line break" }, { "bell\a", "control character" },
+        { "c:\\new", "contains \\ (a real server's database rewrites backslashes" },
+        { "end\\", "contains \\" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *args[] = { "ok", bad[i].arg };
@@ -90,6 +92,8 @@ static void test_line_limits(void **state)
     const char *one[] = { big };
     assert_int_equal(job_args_command_line("n", one, 1, NULL, 0, &line, &why), 0);
     free(line);
+    /* one byte more: a 4,095-byte line, which create_work refuses */
+    assert_int_equal(JOB_LINE_MAX_BYTES, 4094);
     big[fit] = 'x';
     big[fit + 1] = '\0';
     assert_int_equal(job_args_command_line("n", one, 1, NULL, 0, &line, &why), 1);
