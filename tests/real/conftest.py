@@ -16,8 +16,11 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import realsys  # noqa: E402
 
 
-def pytest_configure(config):
-    realsys.set_reporter(config.pluginmanager.get_plugin("terminalreporter"))
+@pytest.fixture(scope="session", autouse=True)
+def _progress_to_terminal(request):
+    """Progress lines on the terminal while pytest captures the tests' output."""
+    pm = request.config.pluginmanager
+    realsys.set_reporter(pm.get_plugin("terminalreporter"), pm.get_plugin("capturemanager"))
 
 
 def pytest_runtest_logstart(nodeid, location):

@@ -42,17 +42,21 @@ GAHP_LOG = HOME / ".local/state/boinc_gahp/boinc_gahp.log"
 GM_LOG = LOCAL_DIR / "log" / ("GridmanagerLog." + USER)
 
 _reporter = None
+_capman = None
 
 
-def set_reporter(rep):
-    global _reporter
-    _reporter = rep
+def set_reporter(rep, capman=None):
+    global _reporter, _capman
+    _reporter, _capman = rep, capman
 
 
 def progress(msg):
     """A progress line on the terminal, even while pytest captures output."""
     line = "[%s] %s" % (time.strftime("%H:%M:%S", time.gmtime()), msg)
-    if _reporter is not None:
+    if _reporter is not None and _capman is not None:
+        with _capman.global_and_fixture_disabled():
+            _reporter.write_line(line)
+    elif _reporter is not None:
         _reporter.write_line(line)
     else:
         print(line, file=sys.stderr, flush=True)
@@ -559,18 +563,29 @@ class Scenario:
                                                 "\n  ".join(problems))
 
     def gm_problems(self):
-        """EXCEPT (or a grid manager that exits abnormally more often than
-        the scenario's kills and restarts explain) in the GridmanagerLog."""
+        """EXCEPTs in the GridmanagerLog that the scenario's own kills and
+        restarts do not explain.  A SIGKILLed GAHP shows as `ERROR "Gahp
+        Server (pid=N) died due to signal 9 (Killed) unexpectedly"`, or,
+        when it died in the middle of a command, `ERROR "Bad <CMD> Request:
+        Empty response"`; each kill or restart explains one of them."""
         text = self.gm.text()
-        problems = []
+        problems, explained = [], []
         for m in re.finditer(r"^.*(EXCEPT|ERROR \").*$", text, re.M):
-            problems.append("GridmanagerLog: %s" % m.group(0).strip())
+            line = m.group(0).strip()
+            if re.search(r"died due to signal 9|Empty response|died due to signal 15", line):
+                explained.append(line)
+            else:
+                problems.append("GridmanagerLog: %s" % line)
+        if len(explained) > self.kills + self.restarts:
+            problems.append("grid manager EXCEPTed %d times after a GAHP death, %d kill(s)/"
+                            "restart(s) explain %d: %s" % (
+                                len(explained), self.kills + self.restarts,
+                                self.kills + self.restarts, explained[-1]))
         exits = re.findall(r"EXITING WITH STATUS (\d+)", text)
-        bad = [s for s in exits if s != "0"]
+        bad = [x for x in exits if x != "0"]
         if len(bad) > self.kills + self.restarts:
-            problems.append("grid manager exited %d times abnormally (statuses %s), "
-                            "%d kill(s) explain %d" % (len(bad), ",".join(bad),
-                                                       self.kills, self.kills + self.restarts))
+            problems.append("grid manager exited abnormally %d times (statuses %s)"
+                            % (len(bad), ",".join(bad)))
         return problems[:10]
 
     def gm_lines(self, pattern):

@@ -35,6 +35,7 @@ die() { printf 'check-real setup: %s\n' "$*" >&2; exit 2; }
 # Services must not belong to make's process group (they would die with
 # it): every step that may start one runs in its own session.
 detached() { setsid -w "$@" < /dev/null; }
+mask() { sed -E 's/(authenticator[=:] *)[^ ]+/\1XXXXXXXX/g'; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (it creates the pool user and starts services)"
 [ -x "$HTC_SETUP" ] && [ -x "$RS_SETUP" ] ||
@@ -83,7 +84,8 @@ alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 if [ ! -s "$RS_STATE/config.txt" ] || [ ! -x "$PROJECT_ROOT/bin/start" ] ||
    [ ! -x "$BOINC_SRC/sched/transitioner" ] || [ ! -x /opt/peer/boinc_gahp ]; then
     log "BOINC 8.3 server: the whole recipe (setup.sh; the first run builds for ~12 min)"
-    detached nice -n 19 "$RS_SETUP" "$BOINC_SRC" > /tmp/check-real-boinc.log 2>&1 ||
+    # (the recipe prints the new authenticator: masked in our log)
+    detached nice -n 19 "$RS_SETUP" "$BOINC_SRC" 2>&1 | mask > /tmp/check-real-boinc.log ||
         { tail -30 /tmp/check-real-boinc.log; die "boinc-server/setup.sh failed (log /tmp/check-real-boinc.log)"; }
 else
     /etc/init.d/mariadb status > /dev/null 2>&1 ||
