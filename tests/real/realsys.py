@@ -348,9 +348,24 @@ class RealProject:
                      % ",".join(map(str, batch_ids)))
 
 
+def mysql_unescape(text):
+    """A value as `mysql -B` prints it: \\n, \\t, \\0 and \\\\ are escapes."""
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "0": "\0"}.get(m.group(1), m.group(1)),
+                  text, flags=re.S)
+
+
 def command_line_of(xml_doc):
-    m = re.search(r"<command_line>(.*?)</command_line>", xml_doc, re.S)
-    return None if m is None else m.group(1)
+    """The stored command line of a workunit's xml_doc (as mysql -B prints
+    it); create_work writes it as `<command_line>\\nX\\n</command_line>`."""
+    m = re.search(r"<command_line>(.*?)</command_line>", mysql_unescape(xml_doc), re.S)
+    if m is None:
+        return None
+    x = m.group(1)
+    if x.startswith("\n"):
+        x = x[1:]
+    if x.endswith("\n"):
+        x = x[:-1]
+    return x
 
 
 # ------------------------------------------------------------------ scenario
