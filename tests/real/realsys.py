@@ -33,6 +33,7 @@ USER = os.environ.get("HTC_USER", "htcgrid")
 EMU_DIR = os.environ.get("HTC_EMU_DIR", "/var/lib/boinc-emu-htc")
 RS_STATE = pathlib.Path(os.environ.get("RS_STATE_DIR", "/var/lib/rs-boinc-state"))
 RS_PROJECT_DB = os.environ.get("RS_PROJECT", "rstest")
+SHARED_REAL = pathlib.Path(os.environ.get("SHARED_REAL") or REPO.parent / "shared/real").resolve()
 RUN_ID = os.environ.get("REAL_RUN_ID") or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
 
 _pw = pwd.getpwnam(USER)
@@ -110,17 +111,18 @@ def queue_rows(constraint=None):
     return rows
 
 
-def pids_named(name):
+def pids_named(name, uid=None):
+    """Processes whose command name is `name` (of user uid, if given)."""
     out = []
     for d in pathlib.Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             comm = (d / "comm").read_text().strip()
+            if comm == name[:15] and (uid is None or d.stat().st_uid == uid):
+                out.append(int(d.name))
         except OSError:
             continue
-        if comm == name[:15]:
-            out.append(int(d.name))
     return out
 
 

@@ -22,7 +22,7 @@ from gahp_client import Gahp  # noqa: E402
 from submit_client import Client  # noqa: E402
 
 BOINC_SRC = os.environ.get("BOINC_SRC", "/opt/boinc-src")
-SETUP = realsys.REPO.parent / "shared/real/boinc-server/setup.sh"
+SETUP = realsys.SHARED_REAL / "boinc-server/setup.sh"
 NULL6 = ["NULL"] * 6
 
 

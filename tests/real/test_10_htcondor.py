@@ -80,10 +80,12 @@ def test_restart_condor_master(project, scenario_factory):
     pid = realsys.master_pid()
     os.kill(pid, signal.SIGTERM)
     progress("    SIGTERM condor_master %d" % pid)
-    wait_until(lambda: not any(realsys.pids_named(n) for n in
+    wait_until(lambda: not any(realsys.pids_named(n, realsys.UID) for n in
                                ("condor_master", "condor_schedd", "condor_gridmanager",
                                 "boinc_gahp")), 120, "every HTCondor daemon and the GAHP to exit", 1)
-    subprocess.run([str(realsys.REPO.parent / "shared/real/htcondor/setup-htcondor.sh"), "start"],
+    # in its own session: the daemons must outlive this test's process group
+    subprocess.run(["setsid", "-w", str(realsys.SHARED_REAL / "htcondor/setup-htcondor.sh"),
+                    "start"], stdin=subprocess.DEVNULL,
                    cwd=str(realsys.REPO), check=True, timeout=120,
                    stdout=subprocess.DEVNULL)
     progress("    condor_master started again (pid %s)" % realsys.master_pid())
