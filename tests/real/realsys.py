@@ -340,8 +340,13 @@ class RealProject:
         if not names:
             return []
         q = ",".join("'%s'" % n.replace("'", "") for n in names)
+        # njobs: the workunits the batch really has (a real server counts a
+        # submit's jobs in batch.njobs before create_work runs, so a batch
+        # whose create_work failed says njobs 1 and has none)
         return [{"id": int(r[0]), "name": r[1], "njobs": int(r[2]), "state": int(r[3])}
-                for r in mysql("select id, name, njobs, state from batch where name in (%s)" % q)]
+                for r in mysql("select b.id, b.name, (select count(*) from workunit w "
+                               "where w.batch = b.id), b.state from batch b "
+                               "where b.name in (%s)" % q)]
 
     def workunits_of_batches(self, batch_ids):
         if not batch_ids:

@@ -64,7 +64,11 @@ def content(tag, i=0, size=0):
 
 
 def batch_rows(name):
-    return mysql("select id, njobs, state from batch where name = '%s'" % name)
+    """[id, workunits, state] of the batches of that name (the workunits
+    counted: a real server sets batch.njobs before create_work runs, so a
+    batch whose create_work failed says njobs 1 and holds no job)."""
+    return mysql("select b.id, (select count(*) from workunit w where w.batch = b.id), "
+                 "b.state from batch b where b.name = '%s'" % name)
 
 
 def wu_rows(batch_id):
