@@ -17,14 +17,32 @@ anything.  What it models, in the reference's own terms:
 * the 20 s response timeout and the 300 s call timeout (both settable),
   at most 50 requests in flight;
 * SELECT_PROJECT whenever the resource changes, one ping per resource;
+  the ping does NOT gate anything: SUBMIT, SET_LEASE and QUERY go out
+  before its result, as the real 9.0.19 client did;
 * batches condor#<schedd>#<app>#<unix time>, jobs <batch>#<cluster>.<proc>,
   the batch name saved before BOINC_SUBMIT, jobs in a shuffled order that
-  differs per process, the six trailing fields of the first job;
-* full and partial status queries, the early-stopping reply loop, the
-  0-job resubmit rule and `no batch named` handling;
+  differs per process, the six trailing fields of the first job, taken
+  only from STRING job-ad attributes (a numeric value is sent as NULL);
+* full and partial status queries (min_mod_time = the server_time of the
+  previous partial query, verbatim; "0" until then and for full queries,
+  which do not update it; the full-query flag is cleared by every poll,
+  even one with no batch to list), the early-stopping reply loop of
+  FinishBatchStatus (it stops at the first unconfirmed batch, whether it
+  confirms it or resubmits it because its group is empty), `no batch
+  named` handling; in a partial query a job not listed keeps its status;
+* status lines applied by cluster.proc (the text after the last `#`) to
+  whichever job of the user has it, whatever batch the line belongs to
+  (BaseJob::JobsByProcId), not by full job name;
 * DONE -> FETCH_OUTPUT (ALL 0, or SOME with the (basename(Out), Out) and
-  (basename(Err), Err) specs), ERROR -> hold, leases, RETIRE by the last
-  job, ABORT per removed job;
+  (basename(Err), Err) specs); ERROR -> hold, and GridJobStatus = ERROR
+  stays in the job ad: every later condor_release re-holds the job at once
+  ("Unspecified gridmanager error" without a batch name) until an
+  administrator clears it (GridManager.admin_clear_status, condor_qedit);
+* leases, RETIRE by the last job to leave a batch (a user-held job counts
+  as done), one ABORT per removed or user-held job; an abort clears the
+  job's GridJobStatus and, for condor_hold, its batch name: a release
+  then makes the job join a NEW batch (new BOINC_SUBMIT, same cluster.proc)
+  while the rest of its old batch keeps being polled;
 * any non-S return line or a result with the wrong number of tokens ends
   the process ("unexpected client exit"); the death of the GAHP ends it
   too; GridManager.run() then starts a new process, as the schedd does.
@@ -37,6 +55,7 @@ GAHP timeouts are real (wall-clock) time, as in the real client.
 import os
 import queue
 import random
+import re
 import signal
 import subprocess
 import threading
@@ -547,7 +566,8 @@ class GridManagerProcess:
                 self._two_tokens("BOINC_PING", result)
                 self.pinged[res] = "up"
             self.request(res, "BOINC_PING", "", done)
-        self.wait_quiet()
+        # no wait: the real client sends SUBMIT, SET_LEASE and QUERY before
+        # the ping's result arrives (reference, "Seen running the real client")
 
     def cycle(self):
         self.join_batches()
@@ -567,9 +587,8 @@ class GridManagerProcess:
         for job in self.gm.active_jobs():
             if job.batch_name is not None or job.state != IDLE or job.removing:
                 continue
-            if self.pinged.get(job.resource) != "up":
-                self.ping_new_resource(job.resource)
-                continue
+            if job.resource not in self.pinged:
+                self.ping_new_resource(job.resource)      # does not gate the job
             open_batch = next((b for b in self.batches.values() if b.state == "open"
                                and b.resource == job.resource and b.app == job.app), None)
             if open_batch is None:
@@ -614,7 +633,9 @@ class GridManagerProcess:
         first = order[0]
         for attr in TRAILING_ATTRS:
             value = first.attrs.get(attr)
-            parts.append("NULL" if value is None else client_escape(str(value)))
+            # LookupString: a numeric job-ad value (+delay_bound = 1200) is
+            # not a string and is sent as NULL; only "1200" is sent
+            parts.append(client_escape(value) if isinstance(value, str) else "NULL")
         batch.state = "submitting"
         if self.gm.exit_before_submit(self.number, batch.name):
             raise ClientExit("grid manager died between saving %s and BOINC_SUBMIT" % batch.name,
@@ -651,6 +672,8 @@ class GridManagerProcess:
     # ---- status queries ---------------------------------------------------
     def query_status(self):
         by_resource = {}
+        for job in self.gm.active_jobs():
+            by_resource.setdefault(job.resource, [])
         for b in list(self.batches.values()):
             if b.state == "submitted" and not self.batch_jobs(b):
                 del self.batches[b.name]        # its last job left held: never retired
@@ -658,10 +681,15 @@ class GridManagerProcess:
             if b.state in ("submitted", "unconfirmed"):
                 by_resource.setdefault(b.resource, []).append(b)
         for res, batches in by_resource.items():
-            if self.query_in_flight.get(res) or self.pinged.get(res) != "up":
+            if self.query_in_flight.get(res):
                 continue
+            # StartBatchStatus: the full-query flag is cleared by every poll,
+            # even one with nothing to list (so the first query naming a new
+            # batch is, in practice, partial)
             full = self.full_query_needed.get(res, False)
             self.full_query_needed[res] = False
+            if not batches:
+                continue
             names = [b.name for b in batches]
             self.gm.order_query_batches(self, names)
             self.issue_query(res, names, full)
@@ -710,16 +738,20 @@ class GridManagerProcess:
             if batch is None:
                 continue
             if batch.state == "unconfirmed":
+                # FinishBatchStatus: the first BatchMaybeSubmitted batch ends
+                # the loop (a `break`) whether its group is empty (resubmit)
+                # or not (confirmed; that group's statuses are dropped)
                 if n == 0:
-                    self.log("unconfirmed batch %s has 0 jobs: resubmit" % name)
+                    self.log("unconfirmed batch %s has 0 jobs: resubmit; rest not read" % name)
                     batch.state = "open"        # resubmitted under the same names
                     self.submit_batch(batch)
-                    continue
-                self._confirm(batch)
-                self.log("batch %s confirmed; rest of the reply not read" % name)
+                else:
+                    self._confirm(batch)
+                    self.log("batch %s confirmed; rest of the reply not read" % name)
                 break                           # the client's early stop
             for job_name, status in pairs:
                 self.apply_status(batch, job_name, status)
+            # a job of this batch not listed in a partial reply keeps its status
         else:
             if pos < len(toks):
                 raise ClientExit("more query groups than batches: assertion failure")
@@ -733,17 +765,36 @@ class GridManagerProcess:
         except ValueError:
             raise ClientExit("query group count %r is not a number" % toks[pos])
 
+    @staticmethod
+    def _proc_id(job_name):
+        """The text after the last `#`, read as sscanf("%d.%d") does;
+        None when there is no `#` or it does not parse."""
+        if "#" not in job_name:
+            return None
+        m = re.match(r"\s*([-+]?\d+)\.\s*([-+]?\d+)", job_name.rsplit("#", 1)[1])
+        return "%d.%d" % (int(m.group(1)), int(m.group(2))) if m else None
+
     def apply_status(self, batch, job_name, status):
-        key = job_name.rsplit("#", 1)[-1]
-        job = next((j for j in self.batch_jobs(batch) if j.id == key), None)
-        if job is None or job.terminal:
+        """NewBoincState on the job found through BaseJob::JobsByProcId:
+        whichever job of the user has that cluster.proc, in this batch or
+        any other (the batch the line came in is not looked at)."""
+        key = self._proc_id(job_name)
+        job = next((j for j in self.gm.active_jobs() if j.id == key), None)
+        if job is None:
             return
-        job.remote_status = status
+        if job.batch_name != batch.name:
+            self.gm.cross_batch_statuses.append((job.id, batch.name, job.batch_name, status))
+        job.remote_status = status              # GridJobStatus in the job ad
+        if job.removing:
+            return                              # GM_CANCEL comes first; the abort clears it
         if status == "DONE":
             self.gm.done_seen.add(job.id)
         elif status == "ERROR":
-            job.hold("Reason unknown, check the server")
-        elif status == "IN_PROGRESS":
+            # GM_SUBMITTED: held, GridJobStatus = ERROR left in the ad (sticky)
+            job.hold("Reason unknown, check the server" if job.batch_name
+                     else "Unspecified gridmanager error")
+            self.gm.error_holds.append((job.id, batch.name, job_name))
+        elif status == "IN_PROGRESS" and job.state == IDLE:
             job.state = RUNNING
 
     def query_error(self, res, names, full, text):
@@ -813,10 +864,20 @@ class GridManagerProcess:
         self.request(job.resource, "BOINC_FETCH_OUTPUT", body, done, timeout)
 
     def cancelled(self, job):
-        """After the abort of a removed or user-held job."""
+        """After the abort of a removed or user-held job (GM_CANCEL, then
+        GM_CANCEL_COMMIT): GridJobStatus cleared; the job counts as done in
+        its batch (the last one to leave retires it); a user-held job also
+        loses its batch name, so a release makes it join a new batch."""
         job.removing = False
+        job.remote_status = None
         if job.user_hold:
-            job.hold("via condor_hold")     # leaves the batch, never retires it
+            job.user_hold = False
+            batch = self.job_batch(job)
+            job.hold("via condor_hold")
+            job.batch_name = None
+            job.submitted = False
+            if batch is not None and not self.batch_jobs(batch):
+                self.retire(batch)
         else:
             self.leave_batch(job, REMOVED)
 
@@ -928,6 +989,9 @@ class GridManager:
         self.submit_orders = []
         self.max_in_flight = 0
         self.done_seen = set()
+        self.error_holds = []           # (job, batch of the line, job name of the line)
+        self.cross_batch_statuses = []  # (job, batch of the line, job's own batch, status)
+        self.releases, self.reholds = [], []
         self.cycles = 0
         self.last_orders = {}
         self.env_for_process = lambda n: {}
@@ -977,10 +1041,28 @@ class GridManager:
         job.removing = job.user_hold = True
 
     def release(self, job):
-        """condor_release: the job goes back to idle (a new batch if its
-        batch name was cleared)."""
-        if job.state == HELD:
-            job.state, job.hold_reason = IDLE, None
+        """condor_release: a new job object starts from the ad.  With
+        GridJobStatus = ERROR still in it, the job is held again at once
+        (GM_START -> GM_CLEAR_REQUEST -> GM_HOLD "Unspecified gridmanager
+        error" without a batch name; GM_SUBMITTED -> GM_HOLD "Reason
+        unknown, check the server" with one): the hold is sticky until
+        admin_clear_status().  Otherwise the job goes back to idle and, if
+        its batch name was cleared, joins a new batch."""
+        if job.state != HELD:
+            return
+        self.releases.append(job.id)
+        if job.remote_status == "ERROR":
+            job.hold("Reason unknown, check the server" if job.batch_name
+                     else "Unspecified gridmanager error")
+            self.reholds.append(job.id)
+            return
+        job.state, job.hold_reason = IDLE, None
+        if job.batch_name is None:
+            job.submitted = False
+
+    def admin_clear_status(self, job):
+        """condor_qedit <job> GridJobStatus undefined (an administrator)."""
+        job.remote_status = None
 
     def batch_time(self):
         t = max(self.now, self.last_batch_time + 1)

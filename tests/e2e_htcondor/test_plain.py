@@ -150,9 +150,11 @@ def test_more_done_jobs_than_requests_in_flight(make_gm, add_jobs, emulator):
     assert gm.max_in_flight == 50
 
 
-def test_user_hold_aborts_and_the_last_held_job_never_retires(make_gm, add_jobs, emulator):
+def test_user_hold_aborts_and_the_last_held_job_retires(make_gm, add_jobs, emulator):
     """condor_hold of every job of a running batch: one BOINC_ABORT_JOBS per
-    job, the jobs held, and no retire (the last job to leave is held)."""
+    job, the jobs held with their batch name cleared, and the last one to
+    leave retires the batch (GM_CANCEL_COMMIT: a user-held job counts as
+    done in its batch, as the real 9.0.19 client's JobDone() does)."""
     gm = make_gm(seed=12)
     jobs = add_jobs(gm, 2)
 
@@ -164,7 +166,10 @@ def test_user_hold_aborts_and_the_last_held_job_never_retires(make_gm, add_jobs,
     gm.run(max_processes=1)
     check_invariants(gm, emulator, allowed_holds=("via condor_hold",))
     assert [j.state for j in jobs] == [HELD, HELD]
+    assert [j.batch_name for j in jobs] == [None, None]
+    batch = gm.submits[0][1]
     aborts = sorted(w[1].split(" ", 2)[2] for w in gm.wire_log
                     if w[1].startswith("BOINC_ABORT_JOBS"))
-    assert aborts == sorted(j.remote_name for j in jobs)
-    assert gm.retired == [] and not emulator.state()["batches"][0]["retired"]
+    assert aborts == sorted("%s#%s" % (batch, j.id) for j in jobs)
+    assert gm.retired == [batch]
+    assert emulator.state()["batches"][0]["retired"]

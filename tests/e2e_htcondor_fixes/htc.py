@@ -87,16 +87,19 @@ def parse_groups(toks, nbatches):
 
 
 def client_loop(groups, unconfirmed):
-    """What the real client takes from one status reply: it walks the groups
-    in order; a 0-job group of an unconfirmed batch means resubmit; the first
-    unconfirmed batch with jobs is confirmed and the rest is NOT read.
+    """What the real client takes from one status reply (FinishBatchStatus
+    in 9.0.19's boincresource.cpp): it walks the groups in order; the first
+    unconfirmed batch ends the walk (a `break`): with a 0-job group it is
+    resubmitted, with jobs it is confirmed and its statuses are dropped;
+    the rest of the reply is NOT read.  Statuses are keyed by job name
+    here; the client itself applies them by cluster.proc, whatever batch.
     Returns (statuses seen {job: status}, confirmed batch or None, resubmit)."""
     seen, resubmit = {}, []
     for batch, group in groups:
         if batch in unconfirmed:
             if not group:
                 resubmit.append(batch)
-                continue
+                return seen, None, resubmit
             return seen, batch, resubmit
         seen.update(group)
     return seen, None, resubmit
