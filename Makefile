@@ -2,14 +2,15 @@
 # `make check` installs missing Debian packages and runs every test;
 # `make check-asan` runs the same suite on an ASan+UBSan build;
 # `make check-tsan` runs the end-to-end suites on a ThreadSanitizer build;
-# `make check-modules` checks that the module include graph has no cycle;
+# `make check-modules` checks that every include of src/ points down a layer;
 # `make demo` runs the end-to-end demo on the built-in BOINC emulator.
 # `make fuzz` runs each libFuzzer harness (tests/fuzz/) for a short while
 # (FUZZ_SECONDS each) with Debian's clang; not part of `make check`.
 #
 # Sources are picked up by wildcard so that each module owner can add files
 # without editing this file:
-#   src/*.c            the server (src/main.c holds main())
+#   src/*/*.c          the server, one folder per layer (doc/architecture.md);
+#                      src/main.c holds main()
 #   tests/emu/*.c      the BOINC project emulator (tests/emu/main.c holds main())
 #   tests/unit/test_*.c  cmocka unit tests, each linked against the server
 #                        objects minus main.o
@@ -38,7 +39,7 @@ CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(SAN) -pthread -MMD -MP -Isrc -I$(BUILD)/ge
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs   = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 
-SRC      := $(wildcard src/*.c)
+SRC      := $(wildcard src/*.c src/*/*.c)
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
 LIB_OBJ  := $(patsubst src/%.c,$(BUILD)/src/%.o,$(LIB_SRC))
 GEN_OBJ  := $(BUILD)/gen/migrations_blob.o
@@ -111,7 +112,7 @@ check: deps
 	$(MAKE) all $(UNIT_BIN)
 	$(MAKE) check-unit check-e2e
 
-# The module include graph of src/ (a module = x.c + x.h) has no cycle.
+# src/ keeps its layers: every include points down (tools/check_modules.py).
 check-modules:
 	/usr/bin/python3 tools/check_modules.py src
 
@@ -188,4 +189,4 @@ clean:
 include mk/install.mk
 include mk/real.mk
 
--include $(wildcard $(BUILD)/src/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/src/*.d $(BUILD)/src/*/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d $(BUILD)/fuzz/*.d)

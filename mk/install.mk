@@ -23,9 +23,9 @@ MANDIR  ?= $(DATADIR)/man
 DOCDIR  ?= $(DATADIR)/doc/boinc_gahp
 INSTALL ?= install
 
-# The version and its release date live in src/version.h only.
-GAHP_VERSION      := $(shell sed -n 's/^\#define GAHP_VERSION "\(.*\)"$$/\1/p' src/version.h)
-GAHP_RELEASE_DATE := $(shell sed -n 's/^\#define GAHP_RELEASE_DATE "\(.*\)"$$/\1/p' src/version.h)
+# The version and its release date live in src/base/version.h only.
+GAHP_VERSION      := $(shell sed -n 's/^\#define GAHP_VERSION "\(.*\)"$$/\1/p' src/base/version.h)
+GAHP_RELEASE_DATE := $(shell sed -n 's/^\#define GAHP_RELEASE_DATE "\(.*\)"$$/\1/p' src/base/version.h)
 
 MAN_PAGES := $(BUILD)/man/boinc_gahp.1 $(BUILD)/man/boinc_emu.1
 EXAMPLES  := $(BUILD)/examples/boinc_gahp.conf.example \
@@ -39,7 +39,7 @@ man: $(MAN_PAGES)
 
 # "Rendering" is filling in version and date; man(1)/groff format the roff
 # source as is (`man -l build/man/boinc_gahp.1`).
-$(BUILD)/man/%.1: man/%.1.in src/version.h
+$(BUILD)/man/%.1: man/%.1.in src/base/version.h
 	@mkdir -p $(dir $@)
 	sed -e 's/@VERSION@/$(GAHP_VERSION)/g' -e 's/@DATE@/$(GAHP_RELEASE_DATE)/g' $< > $@.tmp
 	mv $@.tmp $@
@@ -100,12 +100,12 @@ deb: deb-version-check
 	cp $(DEB_STAGE)/boinc-gahp_$(GAHP_VERSION)_$(DEB_ARCH).deb $(DEB_FILE)
 	@echo "built $(DEB_FILE)"
 
-# debian/changelog's top entry must carry src/version.h's version and date.
+# debian/changelog's top entry must carry src/base/version.h's version and date.
 deb-version-check:
 	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && \
 	 d=$$(LC_ALL=C date -u -d "$$(dpkg-parsechangelog -l debian/changelog -S Date)" '+%b %-d %Y') && \
 	 if [ "$$v" != "$(GAHP_VERSION)" ] || [ "$$d" != "$(GAHP_RELEASE_DATE)" ]; then \
-	   echo "debian/changelog has $$v of $$d, src/version.h $(GAHP_VERSION) of $(GAHP_RELEASE_DATE)" >&2; \
+	   echo "debian/changelog has $$v of $$d, src/base/version.h $(GAHP_VERSION) of $(GAHP_RELEASE_DATE)" >&2; \
 	   exit 1; \
 	 fi
 

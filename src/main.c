@@ -5,13 +5,13 @@
  *   -> worker pool -> start-up hooks (recovery) -> banner -> reader loop
  *   -> QUIT/EOF: stop committer, end session, close journal, exit.
  */
-#include "boinc.h"
-#include "config.h"
-#include "journal.h"
-#include "log.h"
-#include "protocol.h"
-#include "recovery.h"
-#include "workers.h"
+#include "boinc/boinc.h"
+#include "config/config.h"
+#include "journal/journal.h"
+#include "base/log.h"
+#include "server/protocol.h"
+#include "server/recovery.h"
+#include "server/workers.h"
 
 #include <signal.h>
 #include <stdio.h>

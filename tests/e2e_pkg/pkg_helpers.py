@@ -1,5 +1,5 @@
 """Shared helpers of the packaging tests: where the source tree and the
-build directory are, and what src/version.h says."""
+build directory are, and what src/base/version.h says."""
 import os
 import re
 import subprocess
@@ -24,7 +24,7 @@ def emu_binary():
 
 
 def version_h():
-    """(version, release date) from src/version.h, the one place."""
+    """(version, release date) from src/base/version.h, the one place."""
     text = open(os.path.join(REPO, "src", "version.h")).read()
     v = re.search(r'^#define GAHP_VERSION "([^"]+)"$', text, re.M).group(1)
     d = re.search(r'^#define GAHP_RELEASE_DATE "([^"]+)"$', text, re.M).group(1)

@@ -1,7 +1,7 @@
 """`make deb` builds boinc-gahp_<version>_<arch>.deb with dpkg-buildpackage
 from debian/; the package extracts into a scratch root (dpkg -x: safe on a
 developer machine, nothing is installed into the system) and the binary in
-it reports the version of src/version.h; lintian finds no error; the work
+it reports the version of src/base/version.h; lintian finds no error; the work
 tree is left as it was."""
 import os
 import re

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static void app_make_templates(emu_app *a)
 {

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "apprunner.h"
-#include "log.h"
+#include "base/log.h"
 
 extern char **environ;
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strbuf.h"
+#include "base/strbuf.h"
 
 /* ---- BOINC constants (values as in BOINC's database) ---- */
 enum { SS_UNSENT = 2, SS_IN_PROGRESS = 4, SS_OVER = 5 };

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static struct MHD_Daemon *daemon_handle;
 

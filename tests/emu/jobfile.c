@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "base/log.h"
 
 static void fatal_duplicate(strbuf *sb, const char *entry, const char *key,
                             const char *frames)

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "apprunner.h"
-#include "log.h"
+#include "base/log.h"
 
 int quirks_set(const char *list);
 

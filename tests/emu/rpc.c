@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "base/log.h"
 
 const char *const rpc_names[RPC_COUNT] = {
     "ping", "get_templates", "create_batch", "submit_batch", "query_batch2",

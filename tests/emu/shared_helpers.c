@@ -6,5 +6,5 @@
  * src/ are compiled here as part of this translation unit (found through
  * -Isrc) instead of being duplicated.
  */
-#include "log.c"
-#include "strbuf.c"
+#include "base/log.c"
+#include "base/strbuf.c"

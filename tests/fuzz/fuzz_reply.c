@@ -10,7 +10,7 @@
  * caller asked for (low 4 bits) and the small piece size (high 4 bits).  Built and run by `make fuzz`;
  * seeds in tests/fuzz/corpus/reply.
  */
-#include "boinc_internal.h"
+#include "boinc/boinc_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * `make fuzz` (clang, -fsanitize=fuzzer,address,undefined); seeds in
  * tests/fuzz/corpus/request_line.
  */
-#include "command_table.h"
-#include "gahp_text.h"
+#include "server/command_table.h"
+#include "wire/gahp_text.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -36,8 +36,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
-#include "boinc.h"
-#include "strbuf.h"
+#include "boinc/boinc.h"
+#include "base/strbuf.h"
 
 /* One emulator for the whole program. */
 static struct {

@@ -1,5 +1,5 @@
 /*
- * test_commands.c - every async command parser (src/commands.c) with good
+ * test_commands.c - every async command parser (src/wire/request.c) with good
  * and bad inputs: field counts, numbers, names, request ids.
  */
 #include <stdarg.h>
@@ -8,9 +8,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "command_table.h"
-#include "commands.h"
-#include "gahp_text.h"
+#include "server/command_table.h"
+#include "wire/request.h"
+#include "base/num.h"
+#include "wire/gahp_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -208,18 +209,18 @@ static void test_numbers(void **state)
     long l;
     double d;
     long long ll;
-    assert_int_equal(parse_long_strict("42", 0, 100, &l), 0);
+    assert_int_equal(num_parse_long("42", 0, 100, &l), 0);
     assert_int_equal(l, 42);
-    assert_int_equal(parse_long_strict("101", 0, 100, &l), -1);
-    assert_int_equal(parse_long_strict(" 1", 0, 100, &l), -1);
-    assert_int_equal(parse_long_strict("", 0, 100, &l), -1);
-    assert_int_equal(parse_llong_strict("-9223372036854775809", &ll), -1);
-    assert_int_equal(parse_double_strict("1.5e3", &d), 0);
+    assert_int_equal(num_parse_long("101", 0, 100, &l), -1);
+    assert_int_equal(num_parse_long(" 1", 0, 100, &l), -1);
+    assert_int_equal(num_parse_long("", 0, 100, &l), -1);
+    assert_int_equal(num_parse_llong("-9223372036854775809", &ll), -1);
+    assert_int_equal(num_parse_double("1.5e3", &d), 0);
     assert_true(d == 1500.0);
-    assert_int_equal(parse_double_strict(".5", &d), 0);
-    assert_int_equal(parse_double_strict("0x10", &d), -1);
-    assert_int_equal(parse_double_strict("1.5 ", &d), -1);
-    assert_int_equal(parse_double_strict("infinity", &d), -1);
+    assert_int_equal(num_parse_double(".5", &d), 0);
+    assert_int_equal(num_parse_double("0x10", &d), -1);
+    assert_int_equal(num_parse_double("1.5 ", &d), -1);
+    assert_int_equal(num_parse_double("infinity", &d), -1);
 }
 
 int main(void)

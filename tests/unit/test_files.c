@@ -1,5 +1,5 @@
 /*
- * test_files.c - unit tests for src/files.c and src/strset.c on real files
+ * test_files.c - unit tests for src/base/files.c and src/base/strset.c on real files
  * in a mkdtemp directory: MD5 of known content, error messages, stat keys,
  * physical names, chunk planning, and deduplication of 100,000 names.
  */
@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "files.h"
-#include "strset.h"
+#include "base/files.h"
+#include "base/strset.h"
 
 static char test_dir[] = "/tmp/boinc_gahp_test_files.XXXXXX";
 

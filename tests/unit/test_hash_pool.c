@@ -3,8 +3,8 @@
  * item counts around the thread count, and files_md5_hex_keyed on many
  * threads gives the digests and keys of a serial pass.
  */
-#include "files.h"
-#include "hash_pool.h"
+#include "base/files.h"
+#include "submit/hash_pool.h"
 
 #include <stdarg.h>
 #include <stddef.h>

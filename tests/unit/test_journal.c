@@ -1,5 +1,5 @@
 /*
- * test_journal.c - the SQLite journal (src/journal.c) on real files:
+ * test_journal.c - the SQLite journal (src/journal/journal.c) on real files:
  * open + migrate, file modes, the server lock, request life cycle
  * (insert, complete, deliver), pruning, and schema/schema.sql being exactly
  * what the migrations build.
@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "journal.h"
-#include "journal_submit.h"
-#include "strbuf.h"
+#include "journal/journal.h"
+#include "journal/journal_submit.h"
+#include "base/strbuf.h"
 
 #include <sqlite3.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_outputs.c - unit tests for src/outputs.c on real files in a mkdtemp
+ * test_outputs.c - unit tests for src/fetch/outputs.c on real files in a mkdtemp
  * directory and real zip archives built here with libzip: name safety,
  * temp + commit, abort, path resolution, unzip (good and hostile
  * archives), stderr appending and stale temp removal.
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 #include <zip.h>
 
-#include "outputs.h"
+#include "fetch/outputs.h"
 
 static char root_dir[] = "/tmp/boinc_gahp_test_outputs.XXXXXX";
 static char *test_dir;      /* fresh subdirectory of root_dir per test */

@@ -1,6 +1,6 @@
 /*
  * test_protocol.c - escaping, tokenising and line splitting of the GAHP
- * line protocol (src/protocol.c), including hostile input.
+ * line protocol (src/server/protocol.c), including hostile input.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "gahp_text.h"
-#include "protocol.h"
+#include "wire/gahp_text.h"
+#include "server/protocol.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

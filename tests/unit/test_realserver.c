@@ -14,12 +14,12 @@
 
 #include <cmocka.h>
 
-#include "job_args.h"
-#include "journal.h"
-#include "journal_jobs.h"
-#include "journal_server.h"
-#include "journal_submit.h"
-#include "upload_limits.h"
+#include "submit/job_args.h"
+#include "journal/journal.h"
+#include "journal/journal_jobs.h"
+#include "journal/journal_server.h"
+#include "journal/journal_submit.h"
+#include "submit/upload_limits.h"
 
 #include <sqlite3.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 /*
  * test_submit_identity.c - the job-set fingerprint of BOINC_SUBMIT
- * (src/submit_identity.c): the same set in any order is the same submit,
+ * (src/submit/submit_identity.c): the same set in any order is the same submit,
  * any change to a job's name, arguments or inputs, the batch name or the
  * app is another one, and the journaled argument text gives the same
  * fingerprint as the parsed request.
@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "submit_identity.h"
+#include "submit/submit_identity.h"
 
 static char *a_args[] = { "-n", "1" };
 static char *b_args[] = { "x y" };

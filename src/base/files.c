@@ -1,0 +1,480 @@
+/*
+ * files.c - input files: stat keys, streaming MD5 (OpenSSL libcrypto EVP),
+ * physical names, upload chunk planning and deduplication.  Thread-safe:
+ * the submit hashes its inputs on several threads (hash_pool.c).
+ */
+#include "base/files.h"
+
+#include "base/strbuf.h"
+#include "base/strset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+/* Read size for hashing: large enough to amortise syscalls, small enough
+ * to keep memory per worker modest. */
+#define FILES_READ_CHUNK (1024 * 1024)
+
+/* Smallest read buffer: a small file is read in one call plus the one
+ * that sees EOF, without a 1 MB allocation (an mmap + munmap each) per file. */
+#define FILES_READ_MIN (16 * 1024)
+
+static void files_set_err(char **errmsg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Store a malloc'd message in *errmsg (NULL if even that allocation fails). */
+static void files_set_err(char **errmsg, const char *fmt, ...)
+{
+    if (!errmsg)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    *errmsg = str_vprintf(fmt, ap);
+    va_end(ap);
+}
+
+static void files_set_read_err(char **errmsg, const char *path, int err)
+{
+    files_set_err(errmsg, "cannot read input file %s: %s", path, strerror(err));
+}
+
+/*
+ * Open path for reading and check that it is a regular file.  O_NONBLOCK
+ * keeps a FIFO named as an input from blocking the open; it changes nothing
+ * for regular files.  Returns the fd, or -1 with the message set.
+ */
+static int files_open_regular(const char *path, struct stat *st, char **errmsg)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        files_set_read_err(errmsg, path, errno);
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        if (S_ISDIR(st->st_mode))
+            files_set_read_err(errmsg, path, EISDIR);
+        else
+            files_set_err(errmsg, "cannot read input file %s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Fill *out from st; returns 0, or -1 with the message set (ENOMEM). */
+static int files_fill_key(const char *path, const struct stat *st,
+                          files_stat_key *out, char **errmsg)
+{
+    char *copy = strdup(path);
+    if (!copy) {
+        files_set_read_err(errmsg, path, ENOMEM);
+        return -1;
+    }
+    out->path = copy;
+    out->size = (long long)st->st_size;
+    out->mtime_sec = (long long)st->st_mtim.tv_sec;
+    out->mtime_nsec = (long)st->st_mtim.tv_nsec;
+    out->inode = (unsigned long long)st->st_ino;
+    out->device = (unsigned long long)st->st_dev;
+    return 0;
+}
+
+/*
+ * One stat() and one faccessat() instead of open + fstat + close: a resubmit
+ * stats every input and most come from the MD5 cache, so this is the
+ * per-file cost that remains (open and close were 90 % of it).  The checks and
+ * messages are those of files_open_regular: a directory is EISDIR, any
+ * other non-regular file "not a regular file" (checked before any open, so
+ * a FIFO cannot block), and faccessat(R_OK, AT_EACCESS: the effective ids, as open
+ * uses) reports what open would (EACCES).
+ */
+int files_stat(const char *path, files_stat_key *out, char **errmsg)
+{
+    struct stat st;
+    out->path = NULL;
+    if (stat(path, &st) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            files_set_read_err(errmsg, path, EISDIR);
+        else
+            files_set_err(errmsg, "cannot read input file %s: not a regular file", path);
+        return -1;
+    }
+    if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        return -1;
+    }
+    return files_fill_key(path, &st, out, errmsg);
+}
+
+void files_stat_key_free(files_stat_key *key)
+{
+    if (!key)
+        return;
+    free(key->path);
+    key->path = NULL;
+}
+
+int files_stat_key_equal(const files_stat_key *a, const files_stat_key *b)
+{
+    return a->path && b->path && strcmp(a->path, b->path) == 0 &&
+           a->size == b->size && a->mtime_sec == b->mtime_sec &&
+           a->mtime_nsec == b->mtime_nsec && a->inode == b->inode &&
+           a->device == b->device;
+}
+
+/* Read up to len bytes, retrying on EINTR.  Returns bytes read (0 = EOF)
+ * or -1 with errno set. */
+static ssize_t files_read_some(int fd, unsigned char *buf, size_t len)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf, len);
+        if (r >= 0 || errno != EINTR)
+            return r;
+    }
+}
+
+static void files_to_hex(const unsigned char *digest, unsigned int len, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned int i = 0; i < len; i++) {
+        out[2 * i] = hex[digest[i] >> 4];
+        out[2 * i + 1] = hex[digest[i] & 0xf];
+    }
+    out[2 * len] = '\0';
+}
+
+/* Hash everything readable from fd into ctx.  Returns bytes hashed, or -1
+ * with the message set. */
+static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
+                               const char *path, char **errmsg)
+{
+    /* Sized to the file (+1 so the first read of a file that did not grow
+     * is short), within [FILES_READ_MIN, FILES_READ_CHUNK]. */
+    size_t cap = size_hint < 0 || size_hint >= FILES_READ_CHUNK ? FILES_READ_CHUNK
+                 : (size_t)size_hint + 1 < FILES_READ_MIN ? FILES_READ_MIN
+                 : (size_t)size_hint + 1;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        files_set_read_err(errmsg, path, ENOMEM);
+        return -1;
+    }
+    long long total = 0;
+    for (;;) {
+        ssize_t r = files_read_some(fd, buf, cap);
+        if (r < 0) {
+            files_set_read_err(errmsg, path, errno);
+            total = -1;
+            break;
+        }
+        if (r == 0)
+            break;
+        if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
+            files_set_err(errmsg, "cannot hash input file %s: MD5 update failed", path);
+            total = -1;
+            break;
+        }
+        total += r;
+    }
+    free(buf);
+    return total;
+}
+
+static pthread_once_t files_md5_once = PTHREAD_ONCE_INIT;
+static EVP_MD *files_md5_alg;
+
+static void files_md5_fetch(void)
+{
+    files_md5_alg = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
+/* The MD5 implementation, fetched once per process: an EVP_MD_fetch per
+ * file costs a provider look-up under a global lock, which serialised the
+ * hashing threads.  NULL if libcrypto refuses MD5 (e.g. FIPS-only). */
+static const EVP_MD *files_md5(void)
+{
+    pthread_once(&files_md5_once, files_md5_fetch);
+    return files_md5_alg;
+}
+
+/* 1 if size or mtime differ between the two stats. */
+static int files_changed(const struct stat *before, const struct stat *after)
+{
+    return before->st_size != after->st_size ||
+           before->st_mtim.tv_sec != after->st_mtim.tv_sec ||
+           before->st_mtim.tv_nsec != after->st_mtim.tv_nsec;
+}
+
+int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
+                  long long *nbytes, char **errmsg)
+{
+    return files_md5_hex_keyed(path, out, nbytes, NULL, errmsg);
+}
+
+int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
+                        long long *nbytes, files_stat_key *key, char **errmsg)
+{
+    if (key)
+        key->path = NULL;
+    struct stat before, after;
+    int fd = files_open_regular(path, &before, errmsg);
+    if (fd < 0)
+        return -1;
+
+    int rc = -1;
+    const EVP_MD *md = files_md5();
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!md || !ctx || EVP_DigestInit_ex(ctx, md, NULL) != 1) {
+        /* e.g. a FIPS-only OpenSSL configuration that refuses MD5 */
+        files_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
+        goto out;
+    }
+    long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path, errmsg);
+    if (total < 0)
+        goto out;
+    if (fstat(fd, &after) != 0) {
+        files_set_read_err(errmsg, path, errno);
+        goto out;
+    }
+    if (files_changed(&before, &after) || total != (long long)after.st_size) {
+        files_set_err(errmsg, "cannot read input file %s: file changed while it was being hashed", path);
+        goto out;
+    }
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    if (EVP_DigestFinal_ex(ctx, digest, &dlen) != 1 || dlen * 2 != FILES_MD5_HEX_LEN) {
+        files_set_err(errmsg, "cannot hash input file %s: MD5 final failed", path);
+        goto out;
+    }
+    /* The key comes from the same open file as the content, so the
+     * journal can never pair a digest with a key of other content. */
+    if (key && files_fill_key(path, &after, key, errmsg) != 0)
+        goto out;
+    files_to_hex(digest, dlen, out);
+    if (nbytes)
+        *nbytes = total;
+    rc = 0;
+out:
+    EVP_MD_CTX_free(ctx);
+    close(fd);
+    return rc;
+}
+
+static int files_is_name_char(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+int files_phys_name_is_valid(const char *name)
+{
+    size_t len = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++, len++) {
+        if (!files_is_name_char(*p) || len >= FILES_PHYS_NAME_MAX)
+            return 0;
+    }
+    return len > 0;
+}
+
+static int files_is_md5_hex(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++) {
+        if (i >= FILES_MD5_HEX_LEN)
+            return 0;
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    }
+    return i == FILES_MD5_HEX_LEN;
+}
+
+/*
+ * The extension of local_name that a physical name may carry: from the last
+ * '.' of the basename (not at its position 0), only if at least one
+ * character follows and every following character is in [A-Za-z0-9_-].
+ * Returns a pointer into local_name, or "" for no extension.
+ */
+static const char *files_usable_extension(const char *local_name)
+{
+    const char *base = strrchr(local_name, '/');
+    base = base ? base + 1 : local_name;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base || dot[1] == '\0')
+        return "";
+    for (const unsigned char *p = (const unsigned char *)dot + 1; *p; p++) {
+        if (*p == '.' || !files_is_name_char(*p))
+            return "";
+    }
+    if (strlen(dot) > FILES_PHYS_NAME_MAX - FILES_MD5_HEX_LEN)
+        return "";
+    return dot;
+}
+
+char *files_phys_name(const char *md5_hex, const char *local_name)
+{
+    if (!md5_hex || !local_name || !files_is_md5_hex(md5_hex)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    const char *ext = files_usable_extension(local_name);
+    size_t len = FILES_MD5_HEX_LEN + strlen(ext);
+    char *name = malloc(len + 1);
+    if (!name)
+        return NULL;
+    memcpy(name, md5_hex, FILES_MD5_HEX_LEN);
+    memcpy(name + FILES_MD5_HEX_LEN, ext, strlen(ext) + 1);
+    return name;
+}
+
+int files_plan_chunks(const long long *sizes, size_t n, size_t max_count,
+                      long long max_bytes, size_t **chunk_starts,
+                      size_t *nchunks)
+{
+    *chunk_starts = NULL;
+    *nchunks = 0;
+    if (max_count == 0 || max_bytes <= 0 || (n > 0 && !sizes)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    /* At most one chunk per file: allocate the worst case once. */
+    size_t *starts = malloc(n * sizeof *starts);
+    if (!starts)
+        return -1;
+    size_t count = 0, in_chunk = 0;
+    long long bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+            free(starts);
+            errno = EINVAL;
+            return -1;
+        }
+        /* Start a new chunk when this file would break either bound;
+         * a file alone in its chunk is always accepted. */
+        if (in_chunk == 0 || in_chunk >= max_count || sizes[i] > max_bytes - bytes) {
+            starts[count++] = i;
+            in_chunk = 0;
+            bytes = 0;
+        }
+        if (sizes[i] > max_bytes) {
+            /* Oversized: alone in its chunk; the next file starts a new one. */
+            in_chunk = max_count;
+            continue;
+        }
+        in_chunk++;
+        bytes += sizes[i];      /* <= max_bytes: no overflow */
+    }
+    *chunk_starts = starts;
+    *nchunks = count;
+    return 0;
+}
+
+int files_distinct(const char *const *names, size_t n, size_t **first_index,
+                   size_t *ndistinct)
+{
+    *first_index = NULL;
+    *ndistinct = 0;
+    if (n == 0)
+        return 0;
+    if (!names) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t *idx = malloc(n * sizeof *idx);
+    strset *seen = strset_new(n);
+    if (!idx || !seen) {
+        free(idx);
+        strset_free(seen);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int added = names[i] ? strset_add(seen, names[i]) : -1;
+        if (added < 0) {
+            int err = names[i] ? ENOMEM : EINVAL;
+            free(idx);
+            strset_free(seen);
+            errno = err;
+            return -1;
+        }
+        if (added)
+            idx[count++] = i;
+    }
+    strset_free(seen);
+    *first_index = idx;
+    *ndistinct = count;
+    return 0;
+}
+
+int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN + 1])
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    const EVP_MD *md = files_md5();
+    int ok = md != NULL && EVP_Digest(data, len, digest, &dlen, md, NULL) == 1 &&
+             dlen * 2 == FILES_MD5_HEX_LEN;
+    if (!ok)
+        return -1;
+    files_to_hex(digest, dlen, out);
+    return 0;
+}
+
+struct files_md5_stream {
+    EVP_MD_CTX *ctx;
+};
+
+files_md5_stream *files_md5_stream_new(void)
+{
+    const EVP_MD *md = files_md5();
+    files_md5_stream *s = calloc(1, sizeof *s);
+    if (s == NULL || md == NULL || (s->ctx = EVP_MD_CTX_new()) == NULL ||
+        EVP_DigestInit_ex(s->ctx, md, NULL) != 1) {
+        files_md5_stream_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int files_md5_stream_update(files_md5_stream *s, const void *data, size_t len)
+{
+    return EVP_DigestUpdate(s->ctx, data, len) == 1 ? 0 : -1;
+}
+
+int files_md5_stream_end(files_md5_stream *s, char out[FILES_MD5_HEX_LEN + 1])
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int dlen = 0;
+    /* the re-init keeps the context's algorithm: no fetch, no allocation */
+    if (EVP_DigestFinal_ex(s->ctx, digest, &dlen) != 1 || dlen * 2 != FILES_MD5_HEX_LEN ||
+        EVP_DigestInit_ex(s->ctx, NULL, NULL) != 1)
+        return -1;
+    files_to_hex(digest, dlen, out);
+    return 0;
+}
+
+void files_md5_stream_free(files_md5_stream *s)
+{
+    if (s == NULL)
+        return;
+    EVP_MD_CTX_free(s->ctx);
+    free(s);
+}

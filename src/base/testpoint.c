@@ -1,0 +1,109 @@
+/*
+ * testpoint.c - test-only hooks (see testpoint.h): SIGKILL at a named
+ * point, a one-shot injected fault, and the scaled pause clock.
+ */
+#include "base/testpoint.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One armed point: a name and the hit that fires. */
+typedef struct {
+    char *name;                /* NULL = not armed */
+    long nth;                  /* fire on the nth hit */
+    long hits;
+} armed_point;
+
+static pthread_once_t tp_once = PTHREAD_ONCE_INIT;
+static armed_point crash_at = { NULL, 1, 0 };
+static armed_point fault_at = { NULL, 1, 0 };
+static double time_scale = 1.0;
+static pthread_mutex_t tp_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void arm(armed_point *p, const char *var)
+{
+    const char *v = getenv(var);
+    if (v == NULL || *v == '\0' || (p->name = strdup(v)) == NULL)
+        return;
+    char *colon = strchr(p->name, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        char *end;
+        long n = strtol(colon + 1, &end, 10);
+        p->nth = (*end == '\0' && n > 0) ? n : 1;
+    }
+}
+
+static void tp_init(void)
+{
+    arm(&crash_at, "BOINC_GAHP_TEST_CRASH_AT");
+    arm(&fault_at, "BOINC_GAHP_TEST_FAULT_AT");
+    const char *v = getenv("BOINC_GAHP_TEST_TIME_SCALE");
+    if (v != NULL && *v != '\0') {
+        char *end;
+        double s = strtod(v, &end);
+        /* Only a scale-down is honoured: the variable can make the
+         * server wait less, never longer than designed. */
+        if (*end == '\0' && s > 0.0 && s <= 1.0)
+            time_scale = s;
+    }
+}
+
+/* Does the armed name equal point, or point "." subject? */
+static int names(const char *armed, const char *point, const char *subject)
+{
+    size_t n = strlen(point);
+    if (strncmp(armed, point, n) != 0)
+        return 0;
+    if (subject == NULL)
+        return armed[n] == '\0';
+    return armed[n] == '.' && strcmp(armed + n + 1, subject) == 0;
+}
+
+/* 1 when this hit of the point is the armed one. */
+static int hit(armed_point *p, const char *point, const char *subject)
+{
+    pthread_once(&tp_once, tp_init);
+    if (p->name == NULL || !names(p->name, point, subject))
+        return 0;
+    pthread_mutex_lock(&tp_mu);
+    long n = ++p->hits;
+    pthread_mutex_unlock(&tp_mu);
+    return n == p->nth;
+}
+
+void testpoint(const char *name)
+{
+    if (hit(&crash_at, name, NULL)) {
+        log_warn("test crash point %s reached: SIGKILL", name);
+        kill(getpid(), SIGKILL);
+        pause();
+    }
+}
+
+int testfault(const char *point, const char *subject)
+{
+    if (!hit(&fault_at, point, subject))
+        return 0;
+    log_warn("test fault %s.%s injected", point, subject ? subject : "");
+    return 1;
+}
+
+void pause_ms(long ms)
+{
+    pthread_once(&tp_once, tp_init);
+    double scaled = (double)ms * time_scale;
+    if (scaled < 0)
+        return;
+    struct timespec ts = { (time_t)(scaled / 1000.0),
+                           (long)((long long)scaled % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}

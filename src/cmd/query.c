@@ -1,0 +1,547 @@
+/*
+ * exec_query.c - BOINC_QUERY_BATCHES, answered so that HTCondor 9.0's grid
+ * manager can neither lose a status nor apply one to the wrong job
+ * (issues 8 and 18; doc/protocol.md, "Status queries"):
+ *
+ *  - the server is asked incrementally: min_mod_time is a margin below the
+ *    server_time of the last reply recorded for each requested batch (not
+ *    the client's value), so a change in the same second as that
+ *    server_time is not lost;
+ *  - every status change seen is recorded in the journal (jobs.status) with
+ *    the project's next change number (jobs.status_seq);
+ *  - the client is handed that change number as the reply's server_time,
+ *    and gets back, as its next partial query's min_mod_time, exactly the
+ *    number it was given: the reply lists, for a batch the client knows as
+ *    submitted in this session, only the jobs changed since then (the
+ *    client applies a status line to whichever job has that cluster.proc,
+ *    whatever the batch: an unchanged old status may belong to a job that
+ *    was aborted and released into another batch);
+ *  - a job named by BOINC_ABORT_JOBS is never listed again;
+ *  - a batch the client may still be unsure of (not submitted or confirmed
+ *    in this session) gets the FULL list of its jobs: its client resubmits
+ *    a batch whose group is empty, and reads nothing after the first such
+ *    group it confirms.  Then the reply hands back the client's own
+ *    number, so whatever that early stop dropped is listed again;
+ *  - a batch the journal does not know gets the server's group as is.
+ */
+#include "exec/exec_cmds.h"
+
+#include "journal/journal_jobs.h"
+#include "base/log.h"
+#include "base/num.h"
+#include "wire/gahp_text.h"
+#include "base/strbuf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Server modification times have one-second resolution (and several web
+ * servers may answer): ask again for everything modified since this many
+ * seconds before the last recorded server_time.  What the client is told
+ * does not repeat: only new changes take a new change number. */
+#define QUERY_MARGIN_S 5
+
+const char *exec_protocol_status(const char *server_status)
+{
+    if (strcmp(server_status, "DONE") == 0)
+        return "DONE";
+    if (strcmp(server_status, "ERROR") == 0)
+        return "ERROR";
+    /* The GAHP protocol knows only IN_PROGRESS, DONE and ERROR: a job not
+     * sent yet (UNSENT) or in a state we do not know is still pending. */
+    return "IN_PROGRESS";
+}
+
+static int is_known_status(const char *s)
+{
+    return strcmp(s, "DONE") == 0 || strcmp(s, "ERROR") == 0 ||
+           strcmp(s, "IN_PROGRESS") == 0 || strcmp(s, "UNSENT") == 0;
+}
+
+/* An empty token would change the token count HTCondor reads. */
+static const char *check_reply(const boinc_query_result *r)
+{
+    if (r->server_time == NULL || r->server_time[0] == '\0')
+        return "reply has no server_time";
+    for (size_t b = 0; b < r->nbatches; b++)
+        for (size_t i = 0; i < r->batches[b].njobs; i++) {
+            const boinc_job_status *js = &r->batches[b].jobs[i];
+            if (js->name == NULL || js->name[0] == '\0')
+                return "reply has a job without a name";
+            if (js->status == NULL || js->status[0] == '\0')
+                return "reply has a job without a status";
+        }
+    return NULL;
+}
+
+/* " <job> <status>" for one job line. */
+static int put_job(strbuf *out, const char *name, const char *status)
+{
+    if (!is_known_status(status))
+        log_warn("query_batch2: job %s has unknown status %s; reported as "
+                 "IN_PROGRESS", name, status);
+    int rc = strbuf_putc(out, ' ');
+    if (rc == 0)
+        rc = gahp_escape_append(out, name);
+    if (rc == 0)
+        rc = strbuf_putc(out, ' ');
+    if (rc == 0)     /* puts, not printf: this runs once per job of a reply */
+        rc = strbuf_puts(out, exec_protocol_status(status));
+    return rc;
+}
+
+static int put_server_group(strbuf *out, const boinc_batch_status *bs)
+{
+    int rc = strbuf_printf(out, " %zu", bs->njobs);
+    for (size_t i = 0; rc == 0 && i < bs->njobs; i++)
+        rc = put_job(out, bs->jobs[i].name, bs->jobs[i].status);
+    return rc;
+}
+
+static int cmp_job_ptr(const void *a, const void *b)
+{
+    const boinc_job_status *x = *(const boinc_job_status *const *)a;
+    const boinc_job_status *y = *(const boinc_job_status *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+/* The server's newest status of job `name` in this reply, or NULL. */
+static const char *server_status(const boinc_job_status **index, size_t n,
+                                 const char *name)
+{
+    boinc_job_status key = { 0 };
+    const boinc_job_status *kp = &key;
+    key.name = (char *)name;
+    const boinc_job_status **hit = bsearch(&kp, index, n, sizeof *index, cmp_job_ptr);
+    return hit != NULL ? (*hit)->status : NULL;
+}
+
+/* What put_journal_row needs: the reply's statuses, sorted by name. */
+typedef struct {
+    strbuf *out;
+    const boinc_job_status **index;
+    size_t nindex;
+} journal_group;
+
+/* One journal row straight into the reply (journal_job_visit_fn): the
+ * server's status in this reply wins over the recorded one. */
+static int put_journal_row(void *arg, const char *name, const char *status)
+{
+    journal_group *g = arg;
+    const char *st = server_status(g->index, g->nindex, name);
+    if (st == NULL)
+        st = status != NULL ? status : "IN_PROGRESS";
+    return put_job(g->out, name, st) == 0 ? 0 : 2;
+}
+
+/* Put " <n>" in front of the n jobs appended after mark (the count is
+ * known only once the rows were walked). */
+static int insert_count(strbuf *out, size_t mark, size_t n)
+{
+    char num[32];
+    int len = snprintf(num, sizeof num, " %zu", n);
+    if (len < 0 || (size_t)len >= sizeof num || strbuf_reserve(out, (size_t)len) != 0)
+        return -1;
+    memmove(out->data + mark + len, out->data + mark, out->len - mark + 1);
+    memcpy(out->data + mark, num, (size_t)len);
+    out->len += (size_t)len;
+    return 0;
+}
+
+/*
+ * The group of a batch from the journal's job rows (since < 0: every job
+ * not aborted; else those changed after change number `since`), each
+ * status overlaid with this reply's (the newest word on it), written
+ * straight into out: no copy of the rows.  *n = jobs listed.  0, or -1
+ * (ENOMEM, or the journal could not be read: *journal_failed set).
+ */
+static int put_journal_group(exec_ctx *ctx, long long project_id,
+                             const char *batch, long long since,
+                             const boinc_batch_status *bs, strbuf *out, size_t *n,
+                             int *journal_failed)
+{
+    const boinc_job_status **index = calloc(bs->njobs ? bs->njobs : 1, sizeof *index);
+    if (index == NULL)
+        return -1;
+    for (size_t i = 0; i < bs->njobs; i++)
+        index[i] = &bs->jobs[i];
+    qsort(index, bs->njobs, sizeof *index, cmp_job_ptr);
+    journal_group g = { out, index, bs->njobs };
+    size_t mark = out->len;
+    *n = 0;
+    int rc = journal_jobs_each(ctx->journal, project_id, batch, since, put_journal_row,
+                               &g, n);
+    free(index);
+    if (rc != 0) {
+        *journal_failed = rc != 2;
+        return -1;
+    }
+    return insert_count(out, mark, *n) == 0 ? 0 : -1;
+}
+
+/* What one reply is built from, besides the server's groups. */
+typedef struct {
+    const journal_batch_poll *poll;     /* the journal's view of each batch */
+    long long since;                    /* the client's change number, -1: all */
+    int journal_failed;                 /* reading the journal failed */
+    int early_stop;                     /* the client stops reading at a group */
+} reply_plan;
+
+/* Does the client know batch b as submitted in this session?  Only then
+ * may its group list changes only (or be empty). */
+static int client_knows(const exec_ctx *ctx, const journal_batch_poll *poll)
+{
+    return poll->njobs > 0 && ctx->session_id > 0 && poll->client_session == ctx->session_id;
+}
+
+/*
+ * One group per requested batch, in request order, after "NULL <token>".
+ * A batch the client may be unsure of that gets a non-empty group is
+ * confirmed by that group, and the client reads no further (its reply
+ * loop stops there): recorded, and plan->early_stop set.
+ */
+static char *format_groups(exec_ctx *ctx, const gahp_request *req, reply_plan *plan,
+                           const boinc_query_result *r)
+{
+    strbuf out = STRBUF_INIT;
+    int rc = 0;
+    for (size_t b = 0; rc == 0 && b < r->nbatches; b++) {
+        const boinc_batch_status *bs = &r->batches[b];
+        const journal_batch_poll *poll = &plan->poll[b];
+        int knows = client_knows(ctx, poll);
+        size_t n = bs->njobs;
+        if (poll->njobs > 0)
+            rc = put_journal_group(ctx, req->project_id, req->u.query.batches[b],
+                                   knows ? plan->since : -1, bs, &out, &n,
+                                   &plan->journal_failed);
+        else
+            rc = put_server_group(&out, bs);
+        if (rc == 0 && !knows && n > 0 && !plan->early_stop) {
+            plan->early_stop = 1;
+            if (poll->njobs > 0 &&
+                journal_batch_set_client_session(ctx->journal, req->project_id,
+                                                  req->u.query.batches[b],
+                                                  ctx->session_id) != 0)
+                log_warn("query_batch2: could not record that the client has batch %s",
+                         req->u.query.batches[b]);
+        }
+    }
+    if (rc != 0) {
+        strbuf_free(&out);
+        return NULL;
+    }
+    return out.data != NULL ? strbuf_detach(&out) : strdup("");
+}
+
+/* Remember the statuses of one reply (for the batches `names`) where the
+ * journal knows the batch.  A journal failure is logged and returns -1,
+ * not an error result: the answer overlays the reply anyway, the client
+ * is handed back its own change number, and the batch's recorded
+ * server_time stays, so the next query asks the server again. */
+static int record_statuses(exec_ctx *ctx, long long project_id,
+                           const char *const *names, const boinc_query_result *r,
+                           double server_time)
+{
+    if (ctx->journal == NULL || project_id <= 0)
+        return 0;
+    size_t total = 0;
+    for (size_t b = 0; b < r->nbatches; b++)
+        total += r->batches[b].njobs;
+    journal_batch_report *reports = calloc(r->nbatches ? r->nbatches : 1,
+                                           sizeof *reports);
+    journal_job_status *jobs = calloc(total ? total : 1, sizeof *jobs);
+    if (reports == NULL || jobs == NULL) {
+        log_warn("query_batch2: out of memory recording job statuses");
+        free(reports);
+        free(jobs);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t b = 0; b < r->nbatches; b++) {
+        reports[b].batch = names[b];
+        reports[b].njobs = r->batches[b].njobs;
+        reports[b].jobs = &jobs[k];
+        for (size_t i = 0; i < r->batches[b].njobs; i++, k++) {
+            jobs[k].name = r->batches[b].jobs[i].name;
+            jobs[k].status = r->batches[b].jobs[i].status;
+        }
+    }
+    long long changed = 0;
+    int rc = journal_jobs_record_statuses(ctx->journal, project_id, reports,
+                                          r->nbatches, server_time, journal_now(),
+                                          &changed);
+    if (rc != 0)
+        log_warn("query_batch2: job statuses not recorded in the journal");
+    else
+        log_debug("query_batch2: %lld job status change(s) recorded", changed);
+    free(reports);
+    free(jobs);
+    return rc;
+}
+
+/* Does the (squashed, maybe cut with " [...]") tail of a server message
+ * stand for the batch name? */
+static int tail_names(const char *tail, const char *name)
+{
+    static const char cut[] = " [...]";
+    char *sq = boinc_one_line(name);
+    if (sq == NULL)
+        return 0;
+    size_t tl = strlen(tail), cl = sizeof cut - 1;
+    int match = strcmp(sq, tail) == 0;
+    if (!match && tl > cl && strcmp(tail + tl - cl, cut) == 0)
+        match = strlen(sq) > tl - cl && strncmp(sq, tail, tl - cl) == 0;
+    free(sq);
+    return match;
+}
+
+/*
+ * HTCondor takes everything after "no batch named " as the batch name and
+ * resubmits that batch.  The client module squashes server text to one
+ * line (and caps it), which would alter a name with double spaces, a
+ * newline, trailing blanks or great length; put back the exact requested
+ * name the message stands for.  0, or -1 on ENOMEM (err unchanged).
+ */
+static int restore_batch_name(boinc_error *err, const gahp_query_batches *q)
+{
+    static const char marker[] = "no batch named ";
+    char *at = err->code == BOINC_E_SERVER && err->msg != NULL
+                   ? strstr(err->msg, marker) : NULL;
+    if (at == NULL)
+        return 0;
+    const char *tail = at + sizeof marker - 1;
+    const char *exact = NULL;
+    for (size_t i = 0; i < q->nbatches; i++)
+        if (strcmp(q->batches[i], tail) == 0)
+            return 0;                   /* already exact */
+    for (size_t i = 0; exact == NULL && i < q->nbatches; i++)
+        if (tail_names(tail, q->batches[i]))
+            exact = q->batches[i];
+    if (exact == NULL)
+        return 0;
+    strbuf fixed = STRBUF_INIT;
+    if (strbuf_append(&fixed, err->msg, (size_t)(tail - err->msg)) != 0 ||
+        strbuf_puts(&fixed, exact) != 0) {
+        strbuf_free(&fixed);
+        return -1;
+    }
+    char *msg = strbuf_detach(&fixed);
+    if (msg == NULL)
+        return -1;
+    free(err->msg);
+    err->msg = msg;
+    return 0;
+}
+
+/* What the journal knows of each requested batch (njobs 0 = not served
+ * from the journal, also when the journal cannot be read). */
+static journal_batch_poll *load_poll_states(exec_ctx *ctx, const gahp_request *req)
+{
+    const gahp_query_batches *q = &req->u.query;
+    journal_batch_poll *poll = calloc(q->nbatches ? q->nbatches : 1, sizeof *poll);
+    if (poll == NULL || ctx->journal == NULL || req->project_id <= 0)
+        return poll;
+    for (size_t b = 0; b < q->nbatches; b++)
+        if (journal_jobs_poll_state(ctx->journal, req->project_id, q->batches[b],
+                                    &poll[b]) != 0)
+            memset(&poll[b], 0, sizeof poll[b]);
+    return poll;
+}
+
+/* A margin below t, whole seconds; 0 (= every job) when t is not > 0. */
+static double with_margin(double t)
+{
+    return t > QUERY_MARGIN_S ? floor(t) - QUERY_MARGIN_S : 0;
+}
+
+/* min_mod_time batch b needs: the margin below the journal's last recorded
+ * server_time; 0 (every job) when none, and for a batch the journal does
+ * not serve (the client's value is a change number of ours, not a time). */
+static double batch_min_mod_time(const journal_batch_poll *poll)
+{
+    if (poll->njobs > 0 && poll->has_server_time)
+        return with_margin(poll->server_time);
+    return 0;
+}
+
+/*
+ * One query_batch2 call for some of the requested batches.  Batches that
+ * need every job (never recorded) and batches that need only recent
+ * changes go to two calls, so that a new batch does not make the server
+ * list every job of every other batch.
+ */
+typedef struct {
+    size_t n;
+    const char **names;         /* in request order */
+    size_t *pos;                /* index of each in the request */
+    double mmt;                 /* 0 = every job */
+    boinc_query_result r;
+} query_part;
+
+enum { PART_FULL, PART_RECENT, NPARTS };
+
+static void parts_free(query_part *parts)
+{
+    for (int i = 0; i < NPARTS; i++) {
+        free(parts[i].names);
+        free(parts[i].pos);
+        boinc_query_result_free(&parts[i].r);
+    }
+}
+
+static int plan_parts(const gahp_query_batches *q, const journal_batch_poll *poll,
+                      query_part *parts)
+{
+    memset(parts, 0, NPARTS * sizeof *parts);
+    for (int i = 0; i < NPARTS; i++) {
+        parts[i].names = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].names);
+        parts[i].pos = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].pos);
+        if (parts[i].names == NULL || parts[i].pos == NULL)
+            return -1;
+    }
+    parts[PART_RECENT].mmt = HUGE_VAL;
+    for (size_t b = 0; b < q->nbatches; b++) {
+        double t = batch_min_mod_time(&poll[b]);
+        query_part *p = &parts[t > 0 ? PART_RECENT : PART_FULL];
+        if (t > 0 && t < p->mmt)
+            p->mmt = t;
+        p->names[p->n] = q->batches[b];
+        p->pos[p->n++] = b;
+    }
+    return 0;
+}
+
+/* Run one part: 0, or -1 with *tail the error token (NULL on ENOMEM). */
+static int run_part(exec_ctx *ctx, const boinc_project *project,
+                    const gahp_query_batches *q, query_part *p, char **tail)
+{
+    char mmt[32];
+    if (p->mmt > 0)
+        snprintf(mmt, sizeof mmt, "%.0f", p->mmt);
+    else
+        snprintf(mmt, sizeof mmt, "0");
+    log_debug("query_batch2: %zu batch(es), min_mod_time %s (client's %s)", p->n, mmt,
+              q->min_mod_time);
+    boinc_error err = { 0 };
+    int rc = 0;
+    if (boinc_query_batch2(ctx->client, project, mmt, p->names, p->n, &p->r,
+                           &err) != BOINC_OK) {
+        /* The server's text stays last, so "no batch named NAME" ends the
+         * message as HTCondor requires. */
+        *tail = restore_batch_name(&err, q) != 0 ? NULL
+                                                  : exec_boinc_error("query_batch2", &err);
+        rc = -1;
+    } else {
+        const char *bad = p->r.nbatches != p->n ? "reply does not answer every batch"
+                                                 : check_reply(&p->r);
+        if (bad != NULL) {
+            *tail = exec_error("query_batch2 failed", bad);
+            rc = -1;
+        }
+    }
+    boinc_error_clear(&err);
+    return rc;
+}
+
+static double time_of(const char *server_time)
+{
+    double t = 0;
+    if (num_parse_double(server_time, &t) != 0 || !isfinite(t))
+        return 0;       /* recorded statuses, but no time: asks all next */
+    return t;
+}
+
+/*
+ * The change number the client sent as min_mod_time: a number this
+ * journal handed out (at most the project's current one), or -1 (list
+ * every job) for "0", for anything else (a server time from another
+ * program) and for a number from the future (a journal restored from a
+ * backup, say).
+ */
+static long long client_since(const char *min_mod_time, long long current)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(min_mod_time, &end, 10);
+    if (errno != 0 || end == min_mod_time || *end != '\0' || v <= 0 || v > current)
+        return -1;
+    return v;
+}
+
+/* "NULL <token>" + groups: the token is the project's change number when
+ * the client reads every group and everything seen was recorded, else the
+ * client's own number back (so it is asked about the same changes again). */
+static char *with_token(char *groups, const reply_plan *plan, int recorded, long long current)
+{
+    if (groups == NULL)
+        return NULL;
+    long long token = recorded && !plan->early_stop ? current
+                      : plan->since > 0 ? plan->since : 0;
+    char *tail = str_printf("NULL %lld%s", token, groups);
+    free(groups);
+    return tail;
+}
+
+/*
+ * Record each part's statuses with its own server_time, and answer with
+ * one group per requested batch, in request order.
+ */
+static char *answer(exec_ctx *ctx, const gahp_request *req,
+                    const journal_batch_poll *poll, query_part *parts)
+{
+    const gahp_query_batches *q = &req->u.query;
+    boinc_query_result merged = { NULL, q->nbatches, NULL };
+    merged.batches = calloc(q->nbatches ? q->nbatches : 1, sizeof *merged.batches);
+    if (merged.batches == NULL)
+        return NULL;
+    int recorded = 1;
+    for (int i = 0; i < NPARTS; i++) {
+        query_part *p = &parts[i];
+        if (p->r.server_time == NULL)
+            continue;
+        if (record_statuses(ctx, req->project_id, p->names, &p->r,
+                            time_of(p->r.server_time)) != 0)
+            recorded = 0;
+        for (size_t k = 0; k < p->n; k++)
+            merged.batches[p->pos[k]] = p->r.batches[k];
+    }
+    /* Read after recording: every change numbered up to `current` is in
+     * the rows read below (a later one is listed next time too). */
+    long long current = 0;
+    if (ctx->journal != NULL && req->project_id > 0 &&
+        journal_project_status_seq(ctx->journal, req->project_id, &current) != 0)
+        recorded = 0;
+    reply_plan plan = { poll, client_since(q->min_mod_time, current), 0, 0 };
+    char *tail = with_token(format_groups(ctx, req, &plan, &merged), &plan, recorded,
+                            current);
+    free(merged.batches);       /* the groups belong to the parts */
+    if (tail == NULL && plan.journal_failed)
+        return exec_error("query failed", "the journal could not be read");
+    return tail;
+}
+
+char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
+{
+    const gahp_query_batches *q = &req->u.query;
+    boinc_project project = { req->project_url, req->authenticator };
+    query_part parts[NPARTS];
+    journal_batch_poll *poll = load_poll_states(ctx, req);
+    if (poll == NULL)
+        return NULL;
+    char *tail = NULL;
+    int rc = plan_parts(q, poll, parts);
+    /* No batch at all still asks the server once (for its server_time). */
+    if (rc == 0 && parts[PART_FULL].n == 0 && parts[PART_RECENT].n == 0)
+        rc = run_part(ctx, &project, q, &parts[PART_FULL], &tail);
+    for (int i = 0; rc == 0 && i < NPARTS; i++)
+        if (parts[i].n > 0)
+            rc = run_part(ctx, &project, q, &parts[i], &tail);
+    if (rc == 0)
+        tail = answer(ctx, req, poll, parts);
+    parts_free(parts);
+    free(poll);
+    return tail;
+}

@@ -1,0 +1,695 @@
+/*
+ * config.c - boinc_gahp's settings: ONE option table drives the command
+ * line (getopt), --help, the environment variables and the configuration
+ * file, so adding a setting is adding one row to option_table.
+ *
+ * HTCondor starts the GAHP with no arguments, so every setting must also be
+ * reachable without them.  Precedence, lowest first:
+ *   built-in default < configuration file < environment < command line.
+ * The configuration file is --config FILE, else $BOINC_GAHP_CONFIG, else
+ * the first that exists of $XDG_CONFIG_HOME/boinc_gahp/boinc_gahp.conf (or
+ * ~/.config/boinc_gahp/boinc_gahp.conf) and /etc/boinc_gahp/boinc_gahp.conf.
+ * A bad value anywhere is a message naming its source and exit status 2.
+ */
+#include "config/config.h"
+
+#include "base/num.h"
+#include "base/strbuf.h"
+#include "base/url.h"
+#include "base/version.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ident-style literal: `ident boinc_gahp` finds it.  Version and date come
+ * from src/base/version.h; the date is the release date, not the build day. */
+const char GAHP_VERSION_STRING[] =
+    "$GahpVersion: " GAHP_VERSION " " GAHP_RELEASE_DATE
+    " boinc_gahp\\ (persistent\\ BOINC\\ GAHP) $";
+const char GAHP_VERSION_NUMBER[] = GAHP_VERSION;
+
+/* The system-wide configuration file.  A fixed /etc path (not PREFIX/etc):
+ * the binary behaves the same wherever it is installed, like HTCondor's
+ * own /etc/condor.  Override at build time with -DGAHP_SYSTEM_CONFIG=... */
+#ifndef GAHP_SYSTEM_CONFIG
+#define GAHP_SYSTEM_CONFIG "/etc/boinc_gahp/boinc_gahp.conf"
+#endif
+#define GAHP_USER_CONFIG "boinc_gahp/boinc_gahp.conf"
+
+typedef enum {
+    OT_STRING,      /* char *, non-empty */
+    OT_INT,         /* int in min..max */
+    OT_LONG,        /* long in min..max */
+    OT_DOUBLE,      /* double in min..max */
+    OT_CHOICE,      /* int: index of the value in choices[] */
+    OT_FLAG,        /* int 0/1: bare --name; yes/no/true/false/on/off/1/0 elsewhere */
+    OT_PROJECT_URL, /* char *, a normalised BOINC project URL */
+    OT_SECRET,      /* char *, an authenticator (file must be private) */
+    OT_SECRET_FILE, /* char *, read from the named file */
+    OT_CONFIG,      /* --config: chooses the file, handled before the rest */
+    OT_HELP,
+    OT_VERSION
+} option_type;
+
+typedef struct {
+    const char *name;      /* --NAME on the command line, or NULL */
+    const char *env;       /* environment variable, or NULL */
+    const char *key;       /* configuration-file key, or NULL */
+    option_type type;
+    size_t field;          /* offsetof(gahp_config, ...) of the value */
+    double min, max;       /* bounds of OT_INT / OT_LONG / OT_DOUBLE */
+    const char *const *choices;   /* OT_CHOICE: NULL-terminated */
+    const char *def;       /* built-in default, as text; NULL = none */
+    const char *metavar;   /* value placeholder in --help */
+    const char *help;      /* one line; ranges and defaults are added */
+} option_row;
+
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+static const char *const sync_modes[] = { "normal", "full", NULL };
+
+#define F(member) offsetof(gahp_config, member)
+#define NO_FIELD 0
+
+/* Adding a setting: one row here (and a field in gahp_config, and its
+ * documentation in man/boinc_gahp.1.in and doc/configuration.md - a test
+ * fails until both name it).  Keep the columns aligned. */
+static const option_row option_table[] = {
+/*   --name                 environment variable            file key               type            field                       min  max       choices     default metavar    help */
+    { "journal",             "BOINC_GAHP_JOURNAL",           "journal",             OT_STRING,      F(journal_path),             0,  0,        NULL,       NULL,   "PATH",    "journal database (default $XDG_STATE_HOME/boinc_gahp/journal.db or ~/.local/state/boinc_gahp/journal.db)" },
+    { "workers",             "BOINC_GAHP_WORKERS",           "workers",             OT_INT,         F(workers),                  1,  CONFIG_MAX_WORKERS, NULL, "8", "N",       "worker threads" },
+    { "log-file",            "BOINC_GAHP_LOG_FILE",          "log_file",            OT_STRING,      F(log_file),                 0,  0,        NULL,       NULL,   "PATH",    "append log lines to PATH (default stderr)" },
+    { "log-level",           "BOINC_GAHP_LOG_LEVEL",         "log_level",           OT_CHOICE,      F(log_level),                0,  0,        log_levels, "info", NULL,      "log verbosity" },
+    { "http-timeout",        "BOINC_GAHP_HTTP_TIMEOUT",      "http_timeout",        OT_LONG,        F(http_timeout_s),           1,  86400,    NULL,       "300",  "SECONDS", "total time of one HTTP request" },
+    { "connect-timeout",     "BOINC_GAHP_CONNECT_TIMEOUT",   "connect_timeout",     OT_LONG,        F(connect_timeout_s),        1,  3600,     NULL,       "10",   "SECONDS", "one connection attempt" },
+    { "retry-budget",        "BOINC_GAHP_RETRY_BUDGET",      "retry_budget",        OT_LONG,        F(retry_budget_s),           0,  86400,    NULL,       "60",   "SECONDS", "time spent retrying requests that are safe to repeat" },
+    { "ca-file",             "BOINC_GAHP_CA_FILE",           "ca_file",             OT_STRING,      F(ca_file),                  0,  0,        NULL,       NULL,   "FILE",    "CA bundle for https projects (default: the system's)" },
+    { "ca-path",             "BOINC_GAHP_CA_PATH",           "ca_path",             OT_STRING,      F(ca_path),                  0,  0,        NULL,       NULL,   "DIR",     "CA directory for https projects (default: the system's)" },
+    { "sync",                "BOINC_GAHP_SYNC",              "sync",                OT_CHOICE,      F(sync_full),                0,  0,        sync_modes, "full", NULL,      "journal durability" },
+    { "retention-days",      "BOINC_GAHP_RETENTION_DAYS",    "retention_days",      OT_DOUBLE,      F(retention_days),           0,  36500,    NULL,       "7",    "DAYS",    "prune delivered requests older than this at start-up" },
+    { "busy-timeout",        "BOINC_GAHP_BUSY_TIMEOUT",      "busy_timeout",        OT_LONG,        F(busy_timeout_ms),          0,  600000,   NULL,       "60000", "MS",     "wait this long for another process's journal lock" },
+    { "submit-deadline",     "BOINC_GAHP_SUBMIT_DEADLINE",   "submit_deadline",     OT_LONG,        F(submit_deadline_s),        0,  86400,    NULL,       "270",  "SECONDS", "answer a BOINC_SUBMIT still running after this long with an error; it continues (0 = off)" },
+    { "requeue-undelivered", "BOINC_GAHP_REQUEUE_UNDELIVERED", "requeue_undelivered", OT_FLAG,      F(requeue_undelivered),      0,  0,        NULL,       "no",   NULL,      "at start-up, answer an earlier run's unanswered requests under their original ids" },
+    /* Limits against hostile servers (issue 10).  Byte counts (long: 64
+     * bits on every LP64 target) stop at 2^50 (1 PiB): a limit is never
+     * "unlimited".  The reply default equals
+     * BOINC_DEFAULT_MAX_REPLY, the output default BOINC_DEFAULT_MAX_DOWNLOAD. */
+    { "max-reply-bytes",     "BOINC_GAHP_MAX_REPLY_BYTES",   "max_reply_bytes",     OT_LONG,        F(max_reply_bytes),       4096,  1125899906842624.0, NULL, "33554432",    "BYTES", "largest RPC reply accepted (32 MiB)" },
+    { "max-output-bytes",    "BOINC_GAHP_MAX_OUTPUT_BYTES",  "max_output_bytes",    OT_LONG,        F(max_output_bytes),         1,  1125899906842624.0, NULL, "4294967296",  "BYTES", "largest output file downloaded (4 GiB)" },
+    { "max-fetch-bytes",     "BOINC_GAHP_MAX_FETCH_BYTES",   "max_fetch_bytes",     OT_LONG,        F(max_fetch_bytes),          1,  1125899906842624.0, NULL, "17179869184", "BYTES", "all files of one FETCH_OUTPUT together (16 GiB)" },
+    { "max-unzip-bytes",     "BOINC_GAHP_MAX_UNZIP_BYTES",   "max_unzip_bytes",     OT_LONG,        F(max_unzip_bytes),          1,  1125899906842624.0, NULL, "17179869184", "BYTES", "unpacked size of one zip output (16 GiB)" },
+    { "max-unzip-ratio",     "BOINC_GAHP_MAX_UNZIP_RATIO",   "max_unzip_ratio",     OT_LONG,        F(max_unzip_ratio),          1,  1000000,  NULL,       "200",  "N",       "unpacked bytes per byte of a zip output" },
+    /* No default row value: 0 means max(1, workers / 2), decided in workers.c. */
+    { "project-workers",     "BOINC_GAHP_PROJECT_WORKERS",   "project_workers",     OT_INT,         F(project_workers),          1,  CONFIG_MAX_WORKERS, NULL, NULL, "N",       "requests of one project running at once (default: half the workers, at least 1)" },
+    { "upload-chunk-files",  "BOINC_GAHP_UPLOAD_CHUNK_FILES", "upload_chunk_files", OT_LONG,      F(upload_chunk_files),       1,  100000,   NULL,       "20",   "N",       "files per upload_files request (a stock PHP max_file_uploads is 20)" },
+    { "upload-chunk-bytes",  "BOINC_GAHP_UPLOAD_CHUNK_BYTES", "upload_chunk_bytes", OT_LONG,      F(upload_chunk_bytes),       65536, 1099511627776.0, NULL, "8000000", "BYTES", "bytes per upload_files request (under a stock PHP post_max_size of 8M)" },
+    { "upload-connections",  "BOINC_GAHP_UPLOAD_CONNECTIONS", "upload_connections", OT_LONG,      F(upload_connections),       1,  8,        NULL,       "3",    "N",       "query_files or upload_files requests of one submit in flight at once, each on its own kept-alive connection" },
+    /* At least a minute, at most ten years: never 0, which means "never expires". */
+    { "batch-expire",        "BOINC_GAHP_BATCH_EXPIRE",      "batch_expire",        OT_LONG,        F(batch_expire_s),           60, 315360000, NULL,       "21600", "SECONDS", "expire time of a new batch, from its creation (a failed submit's batch goes then)" },
+    { "config",              "BOINC_GAHP_CONFIG",            NULL,                  OT_CONFIG,      F(config_file),              0,  0,        NULL,       NULL,   "FILE",    "configuration file (default: the first of the FILES below that exists)" },
+    { NULL,                  NULL,                           "project_url",         OT_PROJECT_URL, F(project_url),              0,  0,        NULL,       NULL,   "URL",     "project selected before the client's first line" },
+    { NULL,                  NULL,                           "authenticator",       OT_SECRET,      F(authenticator),            0,  0,        NULL,       NULL,   "KEY",     "that project's authenticator (the file must then be mode 0600)" },
+    { NULL,                  NULL,                           "authenticator_file",  OT_SECRET_FILE, F(authenticator),            0,  0,        NULL,       NULL,   "FILE",    "a file holding that authenticator" },
+    { "help",                NULL,                           NULL,                  OT_HELP,        NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "this text" },
+    { "version",             NULL,                           NULL,                  OT_VERSION,     NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "print the version banner" },
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
+
+/* ---- values ----------------------------------------------------------- */
+
+static void *field_of(gahp_config *cfg, const option_row *row)
+{
+    return (char *)cfg + row->field;
+}
+
+static int set_string(char **dst, const char *value, const char *src, FILE *err)
+{
+    if (*value == '\0') {
+        fprintf(err, "boinc_gahp: %s needs a non-empty value\n", src);
+        return -1;
+    }
+    char *copy = strdup(value);
+    if (copy == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
+        return -1;
+    }
+    if (*dst != NULL)
+        memset(*dst, 0, strlen(*dst));  /* may have been a secret */
+    free(*dst);
+    *dst = copy;
+    return 0;
+}
+
+static int parse_flag(const char *v, int *out)
+{
+    static const char *const yes[] = { "1", "yes", "true", "on", NULL };
+    static const char *const no[] = { "0", "no", "false", "off", NULL };
+    for (size_t i = 0; yes[i] != NULL; i++) {
+        if (strcmp(v, yes[i]) == 0) { *out = 1; return 0; }
+        if (strcmp(v, no[i]) == 0) { *out = 0; return 0; }
+    }
+    return -1;
+}
+
+static int set_choice(int *dst, const option_row *row, const char *value,
+                      const char *src, FILE *err)
+{
+    for (int i = 0; row->choices[i] != NULL; i++)
+        if (strcmp(value, row->choices[i]) == 0) {
+            *dst = i;
+            return 0;
+        }
+    fprintf(err, "boinc_gahp: %s: '%s' is not one of", src, value);
+    for (int i = 0; row->choices[i] != NULL; i++)
+        fprintf(err, "%s %s", i ? "," : "", row->choices[i]);
+    fputc('\n', err);
+    return -1;
+}
+
+static int set_number(gahp_config *cfg, const option_row *row, const char *value,
+                      const char *src, FILE *err)
+{
+    long l;
+    double d;
+    if (row->type == OT_DOUBLE) {
+        if (num_parse_double(value, &d) == 0 && d >= row->min && d <= row->max) {
+            *(double *)field_of(cfg, row) = d;
+            return 0;
+        }
+        fprintf(err, "boinc_gahp: %s: '%s' is not a number in %g..%g\n", src,
+                value, row->min, row->max);
+        return -1;
+    }
+    if (num_parse_long(value, (long)row->min, (long)row->max, &l) != 0) {
+        fprintf(err, "boinc_gahp: %s: '%s' is not an integer in %ld..%ld\n", src,
+                value, (long)row->min, (long)row->max);
+        return -1;
+    }
+    if (row->type == OT_INT)
+        *(int *)field_of(cfg, row) = (int)l;
+    else
+        *(long *)field_of(cfg, row) = l;
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
+                     s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Read a whole small file (authenticator_file); surrounding blanks removed. */
+static char *read_secret_file(const char *path, const char *src, FILE *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) {
+        fprintf(err, "boinc_gahp: %s: cannot read %s: %s\n", src, path,
+                strerror(errno));
+        return NULL;
+    }
+    strbuf sb = STRBUF_INIT;
+    char chunk[4096];
+    size_t n;
+    int bad = 0;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        if (strbuf_append(&sb, chunk, n) != 0)
+            bad = 1;
+    if (ferror(fp))
+        bad = 1;
+    fclose(fp);
+    char *t = bad ? NULL : trim(sb.data ? sb.data : (char *)"");
+    char *secret = (t != NULL && *t != '\0') ? strdup(t) : NULL;
+    if (sb.data != NULL)
+        memset(sb.data, 0, sb.len);
+    strbuf_free(&sb);
+    if (secret == NULL)
+        fprintf(err, "boinc_gahp: %s: %s is empty or unreadable\n", src, path);
+    return secret;
+}
+
+static int set_project_url(char **dst, const char *value, const char *src, FILE *err)
+{
+    const char *why = NULL;
+    char *url = url_normalize(value, &why);
+    if (url == NULL) {
+        fprintf(err, "boinc_gahp: %s: bad project URL: %s\n", src,
+                why != NULL ? why : "out of memory");
+        return -1;
+    }
+    free(*dst);
+    *dst = url;
+    return 0;
+}
+
+/* Store one textual value from any source; src names the source in
+ * messages ("--workers", "BOINC_GAHP_WORKERS", "FILE:LINE: workers"). */
+static int apply_value(gahp_config *cfg, const option_row *row, const char *value,
+                       const char *src, FILE *err)
+{
+    char **str = field_of(cfg, row);
+    switch (row->type) {
+    case OT_STRING:
+    case OT_SECRET:
+    case OT_CONFIG:
+        return set_string(str, value, src, err);
+    case OT_INT:
+    case OT_LONG:
+    case OT_DOUBLE:
+        return set_number(cfg, row, value, src, err);
+    case OT_CHOICE:
+        return set_choice(field_of(cfg, row), row, value, src, err);
+    case OT_FLAG:
+        if (parse_flag(value, field_of(cfg, row)) == 0)
+            return 0;
+        fprintf(err, "boinc_gahp: %s: '%s' is not one of yes, no, true, false, "
+                "on, off, 1, 0\n", src, value);
+        return -1;
+    case OT_PROJECT_URL:
+        return set_project_url(str, value, src, err);
+    case OT_SECRET_FILE: {
+        char *secret = read_secret_file(value, src, err);
+        if (secret == NULL)
+            return -1;
+        if (*str != NULL)
+            memset(*str, 0, strlen(*str));
+        free(*str);
+        *str = secret;
+        return 0;
+    }
+    case OT_HELP:
+    case OT_VERSION:
+        break;
+    }
+    return -1;
+}
+
+static int apply_defaults(gahp_config *cfg, FILE *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].def != NULL &&
+            apply_value(cfg, &option_table[i], option_table[i].def, "default", err) != 0)
+            return -1;
+    return 0;
+}
+
+void config_free(gahp_config *cfg)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_row *row = &option_table[i];
+        if (row->type != OT_STRING && row->type != OT_SECRET &&
+            row->type != OT_SECRET_FILE && row->type != OT_CONFIG &&
+            row->type != OT_PROJECT_URL)
+            continue;
+        char **str = field_of(cfg, row);
+        if (*str != NULL)
+            memset(*str, 0, strlen(*str));  /* scrub secrets */
+        free(*str);
+        *str = NULL;
+    }
+    memset(cfg, 0, sizeof *cfg);
+}
+
+/* ---- --help ------------------------------------------------------------ */
+
+static void print_value_hint(const option_row *row, FILE *out)
+{
+    if (row->type == OT_CHOICE) {
+        for (int i = 0; row->choices[i] != NULL; i++)
+            fprintf(out, "%s%s", i ? "|" : " ", row->choices[i]);
+    } else if (row->metavar != NULL) {
+        fprintf(out, " %s", row->metavar);
+    }
+}
+
+static void print_row_help(const option_row *row, FILE *out)
+{
+    if (row->name != NULL)
+        fprintf(out, "  --%s", row->name);
+    else
+        fprintf(out, "  %s =", row->key);
+    print_value_hint(row, out);
+    fprintf(out, "\n      %s", row->help);
+    if (row->type == OT_INT || row->type == OT_LONG)
+        fprintf(out, " (%ld..%ld)", (long)row->min, (long)row->max);
+    else if (row->type == OT_DOUBLE)
+        fprintf(out, " (%g..%g)", row->min, row->max);
+    if (row->def != NULL)
+        fprintf(out, " [default %s]", row->def);
+    fputc('\n', out);
+    if (row->env != NULL || (row->name != NULL && row->key != NULL)) {
+        fputs("      ", out);
+        if (row->env != NULL)
+            fprintf(out, "environment %s%s", row->env, row->key ? "; " : "");
+        if (row->key != NULL)
+            fprintf(out, "config file key %s", row->key);
+        fputc('\n', out);
+    }
+}
+
+static void print_help(FILE *out)
+{
+    fputs("usage: boinc_gahp [options]\n"
+          "A persistent BOINC GAHP server: speaks the GAHP protocol on stdin/stdout.\n"
+          "Every setting also comes from the environment or the configuration file;\n"
+          "precedence: command line > environment > configuration file > default.\n"
+          "\nOptions:\n", out);
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].name != NULL)
+            print_row_help(&option_table[i], out);
+    fputs("\nConfiguration-file keys without an option:\n", out);
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].name == NULL)
+            print_row_help(&option_table[i], out);
+    fputs("\nFILES (configuration, the first that exists unless --config or\n"
+          "BOINC_GAHP_CONFIG names one):\n"
+          "  $XDG_CONFIG_HOME/" GAHP_USER_CONFIG "  (or ~/.config/" GAHP_USER_CONFIG ")\n"
+          "  " GAHP_SYSTEM_CONFIG "\n"
+          "See boinc_gahp(1).\n", out);
+}
+
+/* ---- the command line -------------------------------------------------- */
+
+/* One command-line setting, applied after the file and the environment. */
+typedef struct {
+    const option_row *row;
+    const char *value;
+} cli_setting;
+
+static struct option *build_long_options(void)
+{
+    struct option *opts = calloc(OPTION_COUNT + 1, sizeof *opts);
+    if (opts == NULL)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_row *row = &option_table[i];
+        if (row->name == NULL)
+            continue;
+        int bare = row->type == OT_FLAG || row->type == OT_HELP ||
+                   row->type == OT_VERSION;
+        opts[n].name = row->name;
+        opts[n].has_arg = bare ? no_argument : required_argument;
+        opts[n].flag = NULL;
+        opts[n].val = 256 + (int)i;
+        n++;
+    }
+    return opts;
+}
+
+/* getopt pass: --help/--version act at once; the other options are kept
+ * in *settings (in order) to be applied last.  Returns a CONFIG_ code. */
+static int scan_command_line(int argc, char **argv, cli_setting *settings,
+                             size_t *count, FILE *out, FILE *err)
+{
+    struct option *opts = build_long_options();
+    if (opts == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
+        return CONFIG_ERROR;
+    }
+    int opt, rc = CONFIG_OK;
+    optind = 1;
+    opterr = 0;
+    while (rc == CONFIG_OK &&
+           (opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (opt == '?' || opt == ':') {
+            fprintf(err, "boinc_gahp: %s option: %s (see --help)\n",
+                    opt == ':' ? "missing value for" : "unknown", argv[optind - 1]);
+            rc = CONFIG_ERROR;
+            break;
+        }
+        const option_row *row = &option_table[opt - 256];
+        if (row->type == OT_HELP || row->type == OT_VERSION) {
+            if (row->type == OT_HELP)
+                print_help(out);
+            else
+                fprintf(out, "%s\n", GAHP_VERSION_STRING);
+            rc = CONFIG_EXIT_OK;
+            break;
+        }
+        settings[*count].row = row;
+        settings[(*count)++].value = row->type == OT_FLAG ? "yes" : optarg;
+    }
+    if (rc == CONFIG_OK && optind < argc) {
+        fprintf(err, "boinc_gahp: unexpected argument: %s\n", argv[optind]);
+        rc = CONFIG_ERROR;
+    }
+    free(opts);
+    return rc;
+}
+
+static int apply_command_line(gahp_config *cfg, const cli_setting *settings,
+                              size_t count, FILE *err)
+{
+    strbuf src = STRBUF_INIT;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        strbuf_reset(&src);
+        rc = strbuf_printf(&src, "--%s", settings[i].row->name) != 0 ? -1
+             : apply_value(cfg, settings[i].row, settings[i].value, src.data, err);
+    }
+    strbuf_free(&src);
+    return rc;
+}
+
+/* ---- the environment --------------------------------------------------- */
+
+/* An empty variable counts as unset (as for BOINC_GAHP_JOURNAL always). */
+static const char *env_value(const char *name)
+{
+    const char *v = name ? getenv(name) : NULL;
+    return (v != NULL && *v != '\0') ? v : NULL;
+}
+
+static int apply_environment(gahp_config *cfg, FILE *err)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const option_row *row = &option_table[i];
+        const char *v = env_value(row->env);
+        if (v != NULL && row->type != OT_CONFIG &&
+            apply_value(cfg, row, v, row->env, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the configuration file -------------------------------------------- */
+
+static const option_row *row_by_key(const char *key)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (option_table[i].key != NULL && strcmp(option_table[i].key, key) == 0)
+            return &option_table[i];
+    return NULL;
+}
+
+static int config_file_line(gahp_config *cfg, char *line, const char *path,
+                            int lineno, int *has_secret, FILE *err)
+{
+    char *s = trim(line);
+    if (*s == '\0' || *s == '#')
+        return 0;
+    char *eq = strchr(s, '=');
+    if (eq == NULL) {
+        fprintf(err, "boinc_gahp: %s:%d: expected key = value\n", path, lineno);
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(s), *value = trim(eq + 1);
+    const option_row *row = row_by_key(key);
+    if (row == NULL) {
+        fprintf(err, "boinc_gahp: %s:%d: unknown key '%s'\n", path, lineno, key);
+        return -1;
+    }
+    if (row->type == OT_SECRET)
+        *has_secret = 1;
+    strbuf src = STRBUF_INIT;
+    int rc = strbuf_printf(&src, "%s:%d: %s", path, lineno, key) != 0 ? -1
+             : apply_value(cfg, row, value, src.data, err);
+    strbuf_free(&src);
+    return rc;
+}
+
+static int read_config_file(gahp_config *cfg, const char *path, FILE *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) {
+        fprintf(err, "boinc_gahp: cannot open config file %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0, has_secret = 0;
+    while (rc == 0 && getline(&line, &cap, fp) >= 0)
+        rc = config_file_line(cfg, line, path, ++lineno, &has_secret, err);
+    if (rc == 0 && ferror(fp)) {
+        fprintf(err, "boinc_gahp: cannot read config file %s\n", path);
+        rc = -1;
+    }
+    if (line != NULL)
+        memset(line, 0, cap);
+    free(line);
+    /* A config file carrying the secret itself must be private. */
+    if (rc == 0 && has_secret && fstat(fileno(fp), &st) == 0 && (st.st_mode & 077)) {
+        fprintf(err, "boinc_gahp: config file %s holds an authenticator but is "
+                "accessible by group/others (chmod 600 it, or use "
+                "authenticator_file)\n", path);
+        rc = -1;
+    }
+    fclose(fp);
+    if (rc == 0 && (cfg->project_url == NULL) != (cfg->authenticator == NULL)) {
+        fprintf(err, "boinc_gahp: config file %s must set both project_url and "
+                "an authenticator\n", path);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* *found = 1 if path exists (any type: a directory fails later, loudly). */
+static int path_exists(const char *path, int *found, FILE *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        *found = 1;
+        return 0;
+    }
+    if (errno == ENOENT || errno == ENOTDIR) {
+        *found = 0;
+        return 0;
+    }
+    fprintf(err, "boinc_gahp: cannot look at config file %s: %s\n", path,
+            strerror(errno));
+    return -1;
+}
+
+/* The default search when neither --config nor BOINC_GAHP_CONFIG names a
+ * file: the per-user file, else the system-wide one; none is fine. */
+static int find_default_config(char **path, FILE *err)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    strbuf user = STRBUF_INIT;
+    int rc = 0, found = 0;
+    if (xdg != NULL && xdg[0] == '/')        /* XDG: relative values are ignored */
+        rc = strbuf_printf(&user, "%s/" GAHP_USER_CONFIG, xdg);
+    else if (home != NULL && home[0] == '/')
+        rc = strbuf_printf(&user, "%s/.config/" GAHP_USER_CONFIG, home);
+    if (rc == 0 && user.data != NULL)
+        rc = path_exists(user.data, &found, err);
+    if (rc == 0 && found) {
+        *path = strbuf_detach(&user);
+        return *path ? 0 : -1;
+    }
+    strbuf_free(&user);
+    if (rc == 0)
+        rc = path_exists(GAHP_SYSTEM_CONFIG, &found, err);
+    if (rc == 0 && found && (*path = strdup(GAHP_SYSTEM_CONFIG)) == NULL)
+        rc = -1;
+    return rc;
+}
+
+/* Which file: --config, else $BOINC_GAHP_CONFIG (both must exist), else the
+ * default search.  Stores the choice in cfg->config_file (NULL = none). */
+static int choose_config_file(gahp_config *cfg, const cli_setting *settings,
+                              size_t count, FILE *err)
+{
+    const char *named = env_value("BOINC_GAHP_CONFIG");
+    const char *src = "BOINC_GAHP_CONFIG";
+    for (size_t i = 0; i < count; i++)
+        if (settings[i].row->type == OT_CONFIG) {
+            named = settings[i].value;
+            src = "--config";
+        }
+    if (named != NULL)
+        return set_string(&cfg->config_file, named, src, err);
+    return find_default_config(&cfg->config_file, err);
+}
+
+/* ---- journal path ------------------------------------------------------ */
+
+/* mkdir -p with mode 0700 for every missing component. */
+static int make_dirs(char *path, FILE *err)
+{
+    for (char *p = path + 1; ; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            fprintf(err, "boinc_gahp: cannot create directory %s: %s\n",
+                    path, strerror(errno));
+            *p = saved;
+            return -1;
+        }
+        *p = saved;
+        if (saved == '\0')
+            return 0;
+    }
+}
+
+/* No journal from any source: the XDG state directory. */
+static int resolve_journal(gahp_config *cfg, FILE *err)
+{
+    if (cfg->journal_path != NULL)
+        return 0;
+    const char *xdg = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    strbuf dir = STRBUF_INIT;
+    int rc;
+    if (xdg != NULL && xdg[0] == '/')
+        rc = strbuf_printf(&dir, "%s/boinc_gahp", xdg);
+    else if (home != NULL && home[0] == '/')
+        rc = strbuf_printf(&dir, "%s/.local/state/boinc_gahp", home);
+    else {
+        fprintf(err, "boinc_gahp: no journal path: use --journal, or set "
+                "BOINC_GAHP_JOURNAL, XDG_STATE_HOME or HOME\n");
+        return -1;
+    }
+    if (rc != 0 || make_dirs(dir.data, err) != 0 ||
+        strbuf_puts(&dir, "/journal.db") != 0) {
+        strbuf_free(&dir);
+        return -1;
+    }
+    cfg->journal_path = strbuf_detach(&dir);
+    return cfg->journal_path ? 0 : -1;
+}
+
+/* ---- all together ------------------------------------------------------ */
+
+int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cli_setting *settings = calloc((size_t)(argc > 0 ? argc : 1), sizeof *settings);
+    if (settings == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
+        return CONFIG_ERROR;
+    }
+    size_t count = 0;
+    int rc = scan_command_line(argc, argv, settings, &count, out, err);
+    if (rc == CONFIG_OK) {
+        char *file = NULL;
+        int bad = apply_defaults(cfg, err) != 0 ||
+                  choose_config_file(cfg, settings, count, err) != 0;
+        /* read_config_file must not see the name in cfg as a setting */
+        if (!bad && cfg->config_file != NULL && (file = strdup(cfg->config_file)) == NULL)
+            bad = 1;
+        bad = bad || (file != NULL && read_config_file(cfg, file, err) != 0) ||
+              apply_environment(cfg, err) != 0 ||
+              apply_command_line(cfg, settings, count, err) != 0 ||
+              resolve_journal(cfg, err) != 0;
+        free(file);
+        rc = bad ? CONFIG_ERROR : CONFIG_OK;
+    }
+    free(settings);
+    return rc;
+}

@@ -1,0 +1,67 @@
+/*
+ * config.h - boinc_gahp's settings, from the command line, the environment,
+ * a configuration file and built-in defaults (one option table in config.c).
+ */
+#ifndef BOINC_GAHP_CONFIG_H
+#define BOINC_GAHP_CONFIG_H
+
+#include "base/log.h"
+
+#include <stdio.h>
+
+#define CONFIG_MAX_WORKERS 256
+
+typedef struct {
+    char *journal_path;         /* resolved path (see config_resolve_journal) */
+    int workers;                /* worker threads, 1..256 (default 8) */
+    char *log_file;             /* NULL = stderr */
+    log_level log_level;        /* default info (stored through an int *) */
+    long http_timeout_s;        /* per HTTP request (default 300) */
+    long connect_timeout_s;     /* per connection attempt (default 10) */
+    long retry_budget_s;        /* retrying safe requests (default 60) */
+    char *ca_file;
+    char *ca_path;
+    int sync_full;              /* 1 = FULL (default), 0 = NORMAL */
+    double retention_days;      /* pruning of delivered rows (default 7) */
+    long submit_deadline_s;     /* BOINC_SUBMIT answered by then (default 270, 0 = off) */
+    long busy_timeout_ms;       /* wait for another process's journal lock (default 60000) */
+    int requeue_undelivered;    /* recovery: answer an earlier run's requests
+                                   under their original ids (default 0) */
+    long max_reply_bytes;       /* per RPC reply (default 32 MiB) */
+    long max_output_bytes;      /* per downloaded output file (default 4 GiB) */
+    long max_fetch_bytes;       /* all files of one FETCH_OUTPUT (default 16 GiB) */
+    long max_unzip_bytes;       /* members of one zip output (default 16 GiB) */
+    long max_unzip_ratio;       /* unpacked bytes per archive byte (default 200) */
+    int project_workers;        /* in-flight requests per project; 0 = default
+                                   max(1, workers / 2) */
+    long upload_chunk_files;    /* files per upload_files request (default 20) */
+    long upload_chunk_bytes;    /* bytes per upload_files request (default 8000000) */
+    long upload_connections;    /* upload_files requests of one submit in flight (default 3) */
+    long batch_expire_s;        /* expire time of a created batch: now + this
+                                   (default 21600, the client's 6 h lease) */
+    char *config_file;          /* the file read (named or found), NULL = none */
+    char *project_url;          /* pre-selected project (config file), normalised */
+    char *authenticator;
+} gahp_config;
+
+/* Results of config_parse. */
+enum { CONFIG_OK = 0, CONFIG_EXIT_OK = 1, CONFIG_ERROR = 2 };
+
+/*
+ * Fill cfg: built-in defaults, then the configuration file (--config, else
+ * $BOINC_GAHP_CONFIG, else the default search), then the environment, then
+ * argv; last the journal path is resolved.  Messages (usage, errors, each
+ * naming the source of a bad value) go to out/err.
+ * Returns CONFIG_OK, CONFIG_EXIT_OK (after --help/--version) or
+ * CONFIG_ERROR (message already printed; exit with status 2).
+ */
+int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err);
+
+void config_free(gahp_config *cfg);
+
+/* The version banner, "$GahpVersion: ... $", a literal in the binary. */
+extern const char GAHP_VERSION_STRING[];
+/* Just the x.y.z part. */
+extern const char GAHP_VERSION_NUMBER[];
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * exec.c - what every executor shares: the error convention (exec_err)
+ * and the one-token error results.  The executors are in src/exec_*.c;
+ * src/server/dispatch.c runs a request through the command table.
+ */
+#include "exec/exec.h"
+
+#include "wire/gahp_text.h"
+#include "base/strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void exec_err_clear(exec_err *e)
+{
+    free(e->msg);
+    e->msg = NULL;
+    e->code = EXEC_OK;
+}
+
+void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail)
+{
+    exec_err_clear(e);
+    e->code = code;
+    e->msg = str_printf("%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+}
+
+void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err)
+{
+    exec_err_clear(e);
+    e->code = err->code == BOINC_E_NOMEM ? EXEC_E_NOMEM : EXEC_E_RPC;
+    int has_msg = err->msg != NULL && err->msg[0] != '\0';
+    e->msg = str_printf("%s failed: %s%s%s", what, boinc_code_name(err->code),
+                        has_msg ? ": " : "", has_msg ? err->msg : "");
+}
+
+char *exec_err_result(exec_err *e)
+{
+    /* A failure whose message could not be formed still answers with an
+     * error, never with success. */
+    char *tok = gahp_escape(e->msg != NULL ? e->msg : "out of memory");
+    exec_err_clear(e);
+    return tok;
+}
+
+/* The shorthands build the same exec_err and turn it into the token. */
+char *exec_error(const char *step, const char *detail)
+{
+    exec_err e = { 0 };
+    exec_err_set(&e, EXEC_E_REFUSED, step, detail);
+    return e.msg != NULL ? exec_err_result(&e) : NULL;
+}
+
+char *exec_boinc_error(const char *step, const boinc_error *err)
+{
+    exec_err e = { 0 };
+    exec_err_boinc(&e, step, err);
+    return e.msg != NULL ? exec_err_result(&e) : NULL;
+}

@@ -1,0 +1,58 @@
+/*
+ * exec.h - what the executors share: the context a worker runs a request
+ * in, and the one error convention.  Each command's executor is in its
+ * own src/exec_<command>.c file, named by its row in command_table.c;
+ * dispatch.h runs a request.
+ */
+#ifndef BOINC_GAHP_EXEC_H
+#define BOINC_GAHP_EXEC_H
+
+#include "boinc/boinc.h"
+#include "wire/request.h"
+#include "config/config.h"
+#include "journal/journal.h"
+
+typedef struct {
+    boinc_client *client;       /* owned by this worker, not shared */
+    journal *journal;           /* this worker's own connection */
+    const gahp_config *config;
+    int worker_index;
+    long long session_id;       /* 0 until main sets it */
+} exec_ctx;
+
+/*
+ * The executors' one error convention: a code saying what kind of failure
+ * it was, and the message the client gets (unescaped, one line).  An
+ * executor fills one exec_err and turns it into its result tail with
+ * exec_err_result().
+ */
+typedef enum {
+    EXEC_OK = 0,
+    EXEC_E_NOMEM,       /* out of memory */
+    EXEC_E_REFUSED,     /* the request cannot be carried out as given */
+    EXEC_E_LOCAL,       /* a local file could not be read or written */
+    EXEC_E_JOURNAL,     /* the journal could not be read or written */
+    EXEC_E_RPC          /* a BOINC RPC failed (message from boinc.c) */
+} exec_code;
+
+typedef struct {
+    exec_code code;
+    char *msg;          /* malloc'd; NULL with a code set = out of memory */
+} exec_err;
+
+/* Set *e to code and "<what>: <detail>" (detail may be NULL). */
+void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail);
+/* Set *e from a failed RPC: "<what> failed: <boinc code name>: <message>". */
+void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
+/* The escaped one-token result for *e (NULL on ENOMEM); *e is cleared. */
+char *exec_err_result(exec_err *e);
+void exec_err_clear(exec_err *e);
+
+/* Shorthands of the same convention: one escaped error token
+ * "<step>: <detail>" (exec_err_set) or "<step> failed: <class>: <message>"
+ * (exec_err_boinc); NULL on ENOMEM. */
+char *exec_error(const char *step, const char *detail);
+/* "<step> failed: <boinc code name>: <message>" as one escaped token. */
+char *exec_boinc_error(const char *step, const boinc_error *err);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * exec_cmds.h - executors of BOINC_PING, BOINC_QUERY_BATCHES,
+ * BOINC_FETCH_OUTPUT, BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and
+ * BOINC_SET_LEASE, named by their rows in command_table.c.
+ *
+ * Each returns the malloc'd result tail (everything after "<id> ",
+ * escaped, with exactly the token count HTCondor expects: "NULL ..." or
+ * one error token), or NULL on ENOMEM.  doc/commands.md has the RPCs each
+ * one makes and every error result.
+ */
+#ifndef BOINC_GAHP_EXEC_CMDS_H
+#define BOINC_GAHP_EXEC_CMDS_H
+
+#include "exec/exec.h"
+
+#include <time.h>
+
+/* exec_query.c */
+char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
+
+/* exec_fetch.c */
+char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
+
+/* Remove what an interrupted fetch of f left in its directories (temp
+ * files, zip work directories) last modified before cutoff.  Called by
+ * every fetch for its own job and by start-up recovery for fetches an
+ * earlier run left unfinished (issue 10 #5). */
+void exec_fetch_cleanup(const gahp_fetch_output *f,
+                        const struct timespec *cutoff);
+/* Start-up's form (command_table.c): everything an interrupted fetch of
+ * req left, whatever its age - no fetch of this run has started yet. */
+void exec_fetch_remove_leftovers(const gahp_request *req);
+
+/* exec_manage.c */
+char *exec_ping(exec_ctx *ctx, const gahp_request *req);
+char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
+char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);
+char *exec_set_lease(exec_ctx *ctx, const gahp_request *req);
+
+/* Protocol status of a server job status: DONE and ERROR as they are,
+ * everything else (IN_PROGRESS, UNSENT, unknown) IN_PROGRESS. */
+const char *exec_protocol_status(const char *server_status);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * fetch_download.h - BOINC_FETCH_OUTPUT's downloads: one output file into
+ * a temp file next to its destination within the fetch's byte limits, and
+ * every selected plain (not zipped) output of a job, renamed into place
+ * only when all have downloaded.
+ */
+#ifndef BOINC_GAHP_FETCH_DOWNLOAD_H
+#define BOINC_GAHP_FETCH_DOWNLOAD_H
+
+#include "fetch/fetch_step.h"
+
+/* One output on its way: downloaded into tmp (open as fd) next to dest. */
+typedef struct {
+    int file_num;               /* the output's number in the template */
+    char *dest;
+    int fd;                     /* -1 when no temp file is open */
+    char *tmp;
+} pending_output;
+
+/* Download output p->file_num (called name) into a new temp file next to
+ * p->dest, counting it against --max-fetch-bytes.  0, or -1 with *e set;
+ * either way the caller aborts or commits the temp file. */
+int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
+                        exec_err *e);
+
+/* Every selected output of a job without the zip rule, put in place only
+ * when all have downloaded.  0, or -1 with *e set (nothing new in place
+ * unless a rename itself failed). */
+int fetch_plain_outputs(fetch_ctx *fc, const boinc_templates *t, exec_err *e);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * command_table.c - the one table of GAHP commands (see command_table.h).
+ */
+#include "server/command_table.h"
+
+#include "exec/exec_cmds.h"
+#include "exec/exec_submit.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SYNC(n, id, count, b) { .name = n, .sync = id, .argc = count, .burst = b }
+#define ASYNC(n, c, p, e, replay) \
+    { .name = n, .cmd = c, .parse = p, .exec = e, .replayable = replay }
+#define ASYNC_RESUMED(n, c, p, e) \
+    { .name = n, .cmd = c, .parse = p, .exec = e, .replayable = 1, .resume_unfinished = 1 }
+
+/* In the order of the COMMANDS reply (alphabetical). */
+static const command_row rows[] = {
+    SYNC("ASYNC_MODE_OFF", SYNC_ASYNC_MODE_OFF, 1, BURST_FLUSH_AFTER),
+    SYNC("ASYNC_MODE_ON", SYNC_ASYNC_MODE_ON, 1, BURST_FLUSH_AFTER),
+    ASYNC("BOINC_ABORT_JOBS", GAHP_CMD_ABORT_JOBS, gahp_parse_abort, exec_abort_jobs, 1),
+    /* An interrupted fetch may have left temp files and zip work dirs. */
+    { .name = "BOINC_FETCH_OUTPUT", .cmd = GAHP_CMD_FETCH_OUTPUT,
+      .parse = gahp_parse_fetch, .exec = exec_fetch_output, .replayable = 1,
+      .remove_leftovers = exec_fetch_remove_leftovers },
+    /* A ping or query always runs fresh: its answer is about now. */
+    ASYNC("BOINC_PING", GAHP_CMD_PING, gahp_parse_ping, exec_ping, 0),
+    ASYNC("BOINC_QUERY_BATCHES", GAHP_CMD_QUERY_BATCHES, gahp_parse_query,
+          exec_query_batches, 0),
+    ASYNC("BOINC_RETIRE_BATCH", GAHP_CMD_RETIRE_BATCH, gahp_parse_retire,
+          exec_retire_batch, 1),
+    SYNC("BOINC_SELECT_PROJECT", SYNC_SELECT_PROJECT, 3, BURST_JOIN),
+    ASYNC("BOINC_SET_LEASE", GAHP_CMD_SET_LEASE, gahp_parse_lease, exec_set_lease, 1),
+    /* An unfinished submit is resumed at start-up: its steps are journaled. */
+    ASYNC_RESUMED("BOINC_SUBMIT", GAHP_CMD_SUBMIT, gahp_parse_submit, exec_submit),
+    SYNC("COMMANDS", SYNC_COMMANDS, 1, BURST_JOIN),
+    SYNC("CONDOR_VERSION", SYNC_CONDOR_VERSION, 2, BURST_JOIN),
+    SYNC("QUIT", SYNC_QUIT, 1, BURST_FLUSH_AFTER),
+    /* The reply to RESPONSE_PREFIX still carries the old prefix. */
+    SYNC("RESPONSE_PREFIX", SYNC_RESPONSE_PREFIX, 2, BURST_FLUSH_AFTER),
+    /* RESULTS reports what is committed: every earlier line goes first. */
+    SYNC("RESULTS", SYNC_RESULTS, 1, BURST_FLUSH_BEFORE),
+    SYNC("VERSION", SYNC_VERSION, 1, BURST_JOIN),
+};
+
+#define NROWS (sizeof rows / sizeof rows[0])
+
+const command_row *command_find(const char *name)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (strcasecmp(name, rows[i].name) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+const command_row *command_of(gahp_command cmd)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i].sync == SYNC_NONE && rows[i].cmd == cmd)
+            return &rows[i];
+    return NULL;
+}
+
+const char *command_name(gahp_command cmd)
+{
+    const command_row *row = command_of(cmd);
+    return row ? row->name : "?";
+}
+
+static pthread_once_t reply_once = PTHREAD_ONCE_INIT;
+static char *list_reply;
+
+static void build_list_reply(void)
+{
+    size_t len = 2;
+    for (size_t i = 0; i < NROWS; i++)
+        len += 1 + strlen(rows[i].name);
+    list_reply = malloc(len);
+    if (list_reply == NULL)
+        return;
+    char *d = list_reply;
+    *d++ = 'S';
+    for (size_t i = 0; i < NROWS; i++) {
+        *d++ = ' ';
+        size_t n = strlen(rows[i].name);
+        memcpy(d, rows[i].name, n);
+        d += n;
+    }
+    *d = '\0';
+}
+
+const char *command_list_reply(void)
+{
+    pthread_once(&reply_once, build_list_reply);
+    /* Without memory for this one small string the command fails. */
+    return list_reply != NULL ? list_reply : "F";
+}
+
+int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
+                          const char **why)
+{
+    *out = NULL;
+    const command_row *row = argc > 0 ? command_find(argv[0]) : NULL;
+    if (row == NULL || row->sync != SYNC_NONE) {
+        *why = "unknown command";
+        return -1;
+    }
+    return gahp_request_parse(row->cmd, row->parse, argv, argc, out, why);
+}

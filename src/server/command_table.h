@@ -1,0 +1,79 @@
+/*
+ * command_table.h - everything the server knows about each GAHP command,
+ * in one table (command_table.c): its name, whether it is synchronous or
+ * a BOINC request, its field count or parser, its executor, whether a
+ * stored result may be replayed to a re-issue, how it joins the reader's
+ * burst of return lines, and so the COMMANDS reply.
+ *
+ * Adding a command: one row here plus the command's own parser and
+ * executor files (a synchronous one also gets its case in protocol.c).
+ */
+#ifndef BOINC_GAHP_COMMAND_TABLE_H
+#define BOINC_GAHP_COMMAND_TABLE_H
+
+#include "wire/request.h"
+#include "exec/exec.h"
+
+#include <stddef.h>
+
+/* Synchronous commands, handled by the protocol module itself. */
+typedef enum {
+    SYNC_NONE = 0,              /* an asynchronous BOINC request */
+    SYNC_ASYNC_MODE_OFF,
+    SYNC_ASYNC_MODE_ON,
+    SYNC_SELECT_PROJECT,
+    SYNC_COMMANDS,
+    SYNC_CONDOR_VERSION,
+    SYNC_QUIT,
+    SYNC_RESPONSE_PREFIX,
+    SYNC_RESULTS,
+    SYNC_VERSION
+} sync_command;
+
+/* How a command's return line relates to the reader's burst (the return
+ * lines of the commands read in one go, written after one journal commit). */
+typedef enum {
+    BURST_JOIN = 0,             /* queued with the burst */
+    BURST_FLUSH_AFTER,          /* the burst, this reply included, is written
+                                   before the command takes effect */
+    BURST_FLUSH_BEFORE          /* the burst is written, then this command
+                                   writes its own reply */
+} burst_mode;
+
+typedef char *(*executor_fn)(exec_ctx *ctx, const gahp_request *req);
+/* Removes what an interrupted run of the request left on disk. */
+typedef void (*leftover_fn)(const gahp_request *req);
+
+typedef struct {
+    const char *name;           /* as on the wire (matched case-insensitively) */
+    sync_command sync;
+    size_t argc;                /* sync: tokens including the name */
+    burst_mode burst;
+    gahp_command cmd;           /* async: the request type */
+    gahp_parse_fn parse;        /* async */
+    executor_fn exec;           /* async */
+    int replayable;             /* async: an earlier run's stored result still
+                                   holds for an identical re-issue */
+    int resume_unfinished;      /* async: start-up resumes an earlier run's
+                                   unfinished request in the background */
+    leftover_fn remove_leftovers; /* async, or NULL: start-up calls it for an
+                                   earlier run's unfinished request it does
+                                   not resume (issue 10 #5) */
+} command_row;
+
+/* The row of a command name, or NULL when it is not one. */
+const command_row *command_find(const char *name);
+/* The row of an asynchronous request type (never NULL for a valid one). */
+const command_row *command_of(gahp_command cmd);
+/* Wire name of a request type. */
+const char *command_name(gahp_command cmd);
+
+/* "S <every command name>", the COMMANDS reply. */
+const char *command_list_reply(void);
+
+/* Parse an asynchronous request line (see gahp_request_parse); an unknown
+ * or synchronous name is refused with *why set. */
+int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
+                          const char **why);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * hash_pool.c - bounded thread pool for per-file work (see hash_pool.h).
+ * Items are handed out one at a time from a shared atomic counter, so a
+ * large file on one thread does not hold back the small ones.
+ */
+#include "submit/hash_pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+/* Below this many items the threads cost more than they save. */
+#define HASH_POOL_MIN_ITEMS 2
+
+typedef struct {
+    atomic_size_t next;
+    size_t n;
+    void (*work)(size_t i, void *arg);
+    void *arg;
+} pool_job;
+
+static void *pool_worker(void *p)
+{
+    pool_job *job = p;
+    for (;;) {
+        size_t i = atomic_fetch_add(&job->next, 1);
+        if (i >= job->n)
+            return NULL;
+        job->work(i, job->arg);
+    }
+}
+
+unsigned hash_pool_threads(size_t n)
+{
+    if (n < HASH_POOL_MIN_ITEMS)
+        return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned t = cpus < 1 ? 1 : cpus > HASH_POOL_MAX_THREADS ? HASH_POOL_MAX_THREADS
+                                                             : (unsigned)cpus;
+    return n < t ? (unsigned)n : t;
+}
+
+void hash_pool_run(size_t n, void (*work)(size_t i, void *arg), void *arg)
+{
+    pool_job job = { .n = n, .work = work, .arg = arg };
+    atomic_init(&job.next, 0);
+    unsigned nthreads = hash_pool_threads(n);
+    pthread_t tids[HASH_POOL_MAX_THREADS];
+    unsigned started = 0;
+    /* The calling thread is one of the workers: start nthreads - 1 more.
+     * A thread that cannot be created only means less parallelism. */
+    while (started + 1 < nthreads &&
+           pthread_create(&tids[started], NULL, pool_worker, &job) == 0)
+        started++;
+    pool_worker(&job);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+}

@@ -1,0 +1,104 @@
+/*
+ * job_args.c - the argument rule for BOINC_SUBMIT (see job_args.h and
+ * doc/commands.md "Job arguments").
+ */
+#include "submit/job_args.h"
+
+#include "base/strbuf.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *job_arg_problem(const char *arg)
+{
+    if (arg[0] == '\0')
+        return "is empty (a real server stores '' as a lone quote)";
+    for (const unsigned char *p = (const unsigned char *)arg; *p; p++) {
+        if (*p == ' ' || *p == '\t')
+            return "contains white space (grouping it would need a quote)";
+        if (*p == '\n' || *p == '\r')
+            return "contains a line break (it would split create_work's job line)";
+        if (*p == '\'')
+            return "contains ' (create_work puts the command line into SQL unescaped)";
+        if (*p == '"')
+            return "contains \" (it would break create_work's job line)";
+        if (*p == '\\')
+            return "contains \\ (a real server's database rewrites backslashes: "
+                   "\\n becomes a line break, \\b a backspace, a lone \\ vanishes)";
+        if (*p < 0x20 || *p == 0x7f)
+            return "contains a control character (XML 1.0 cannot carry it)";
+    }
+    return NULL;
+}
+
+void job_line_measure(const char *job_name, const char *const *args, size_t nargs,
+                      const char *const *phys_names, size_t ninputs,
+                      size_t *bytes, size_t *tokens)
+{
+    /* " --wu_name NAME" */
+    size_t b = strlen(" --wu_name ") + strlen(job_name);
+    size_t t = 2;
+    if (nargs > 0) {
+        /* ` --command_line "a b c"`: the arguments are counted one token
+         * each, as the volunteer client splits them (create_work sees one
+         * quoted token; counting each keeps both within their limits). */
+        b += strlen(" --command_line \"\"") + (nargs - 1);
+        t += 1;
+        for (size_t i = 0; i < nargs; i++)
+            b += strlen(args[i]);
+        t += nargs;
+    }
+    for (size_t i = 0; i < ninputs; i++)
+        b += 1 + strlen(phys_names[i]);
+    t += ninputs;
+    *bytes = b + 1;   /* the newline */
+    *tokens = t;
+}
+
+static int refuse(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(char **why, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    *why = str_vprintf(fmt, ap);
+    va_end(ap);
+    return *why != NULL ? 1 : -1;
+}
+
+int job_args_command_line(const char *job_name, const char *const *args, size_t nargs,
+                          const char *const *phys_names, size_t ninputs,
+                          char **command_line, char **why)
+{
+    *command_line = NULL;
+    *why = NULL;
+    /* The name is a word of the same line (and of the same SQL insert). */
+    const char *name_problem = job_arg_problem(job_name);
+    if (name_problem != NULL)
+        return refuse(why, "job name %s %s", job_name, name_problem);
+    for (size_t i = 0; i < nargs; i++) {
+        const char *problem = job_arg_problem(args[i]);
+        if (problem != NULL)
+            return refuse(why, "argument %zu of job %s (%s) %s", i + 1, job_name,
+                          args[i], problem);
+    }
+    size_t bytes, tokens;
+    job_line_measure(job_name, args, nargs, phys_names, ninputs, &bytes, &tokens);
+    if (bytes > JOB_LINE_MAX_BYTES)
+        return refuse(why, "job %s: its create_work line would be %zu bytes, more than "
+                      "the %d create_work reads (shorten the arguments or input names)",
+                      job_name, bytes, JOB_LINE_MAX_BYTES);
+    if (tokens > JOB_LINE_MAX_TOKENS)
+        return refuse(why, "job %s: its create_work line would have %zu words "
+                      "(arguments + input files + 3), more than create_work's %d",
+                      job_name, tokens, JOB_LINE_MAX_TOKENS);
+    strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < nargs; i++) {
+        if ((i > 0 && strbuf_putc(&sb, ' ') != 0) || strbuf_puts(&sb, args[i]) != 0) {
+            strbuf_free(&sb);
+            return -1;
+        }
+    }
+    *command_line = sb.data != NULL ? strbuf_detach(&sb) : strdup("");
+    return *command_line != NULL ? 0 : -1;
+}

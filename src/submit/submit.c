@@ -1,0 +1,428 @@
+/*
+ * exec_submit.c - BOINC_SUBMIT: a batch of jobs onto a BOINC project, with
+ * content-addressed inputs, journaled state by state so it can be resumed.
+ *
+ * The submit is a state machine (submit_state.h) driven here:
+ *   NEW -> HASHED            plan and hash the inputs (submit_inputs.c)
+ *   argument rule            refuse what a real server cannot carry, before
+ *                            anything is created (job_args.c)
+ *   app check                get_templates (submit_batch_steps.c)
+ *   -> CREATE_SENT -> CREATED      create_batch (submit_batch_steps.c)
+ *   -> FILES_KNOWN -> UPLOADED     query_files, upload_files (submit_files.c)
+ *   -> SUBMIT_SENT -> SUBMITTED    submit_batch (submit_batch_steps.c)
+ * Every side-effecting request goes through the one step driver
+ * (submit_driver.c): announced in the journal before it is sent, sent
+ * once, and an unknown outcome resolved with a safe query before anything
+ * is sent again.  So no batch is created twice, no job submitted twice,
+ * no file uploaded twice (a real server treats the latter two as fatal).
+ *
+ * Re-issue binding: a submit whose (project, batch name) the journal knows
+ * is answered from the journal when submitted, attached to the running
+ * submit when one is in progress in this process (submit_registry.c), and
+ * resumed from its recorded state otherwise; a different job set under the
+ * same name is refused.  "The same jobs" is the job SET (submit_identity.h):
+ * HTCondor re-issues a submit with its jobs in another order and the
+ * trailing fields of whichever job comes first.
+ *
+ * Deadline: HTCondor gives up on a submit after 300 s.  With
+ * --submit-deadline the run goes to a thread of its own
+ * (submit_deadline.h) and the worker answers with its result, or with
+ * "submit still running: ..." at the deadline; the run goes on, bound to
+ * its batch name, so a re-issue attaches to it or finds its outcome in the
+ * journal.
+ */
+#include "exec/exec_submit.h"
+
+#include "base/files.h"
+#include "wire/gahp_text.h"
+#include "submit/job_args.h"
+#include "journal/journal_jobs.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "submit/submit_batch_steps.h"
+#include "submit/submit_deadline.h"
+#include "submit/submit_files.h"
+#include "submit/submit_identity.h"
+#include "submit/submit_inputs.h"
+#include "submit/submit_registry.h"
+#include "submit/submit_run.h"
+#include "base/testpoint.h"
+#include "submit/upload_limits.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Request size bounds for job_file.php.  Uploads fit a stock PHP
+ * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
+ * configuration says otherwise; submit_files.c lowers them further to
+ * what the server taught (journal_server.h).  A query_files request of
+ * 1000 names is about 60 KB of XML, far below any PHP limit. */
+static const submit_limits default_limits = {
+    .query_chunk_files = 1000,
+    .upload_chunk_files = UPLOAD_DEFAULT_FILES,
+    .upload_chunk_bytes = UPLOAD_DEFAULT_BYTES,
+    .upload_connections = 1,
+};
+/* Expire time of a created batch when no configuration is given: the
+ * client's 6 h lease (config.c has the option). */
+#define DEFAULT_BATCH_EXPIRE_S 21600
+
+static submit_limits configured_limits(const gahp_config *cfg)
+{
+    submit_limits lim = default_limits;
+    if (cfg != NULL) {
+        lim.upload_chunk_files = (size_t)cfg->upload_chunk_files;
+        lim.upload_chunk_bytes = cfg->upload_chunk_bytes;
+        lim.upload_connections = cfg->upload_connections > 0 ? (size_t)cfg->upload_connections : 1;
+    }
+    return lim;
+}
+
+/* A finite expire time: a batch that a failed submit leaves behind is
+ * retired by the server then (the client sets its own lease later). */
+static double batch_expire_time(const gahp_config *cfg)
+{
+    long expire_s = cfg != NULL ? cfg->batch_expire_s : DEFAULT_BATCH_EXPIRE_S;
+    return (double)time(NULL) + (double)expire_s;
+}
+
+/* ---- the jobs as submit_batch sends them ------------------------------------ */
+
+/*
+ * The command line of job i (its inputs' physical names at phys) into
+ * *line, by the argument rule of real servers (job_args.h); -1 with r's
+ * error set when the job breaks it (an error result naming the job and
+ * the argument) or memory ran out.
+ */
+static int command_line(submit_run *r, size_t i, const char *const *phys, char **line)
+{
+    const gahp_submit_job *job = &r->s->jobs[i];
+    char *why = NULL;
+    int rc = job_args_command_line(job->name, (const char *const *)job->args, job->nargs,
+                                   phys, job->ninputs, line, &why);
+    if (rc < 0)
+        return run_fail_nomem(r);
+    if (rc > 0) {
+        run_fail(r, (int)run_state(r), EXEC_E_REFUSED, "submit refused", why);
+        free(why);
+        return -1;
+    }
+    return 0;
+}
+
+static void fill_params(const gahp_submit *s, boinc_job_params *p)
+{
+    memset(p, 0, sizeof *p);
+    if (s->params_set & GAHP_P_FPOPS_EST)
+        p->rsc_fpops_est = s->rsc_fpops_est;
+    if (s->params_set & GAHP_P_FPOPS_BOUND)
+        p->rsc_fpops_bound = s->rsc_fpops_bound;
+    if (s->params_set & GAHP_P_MEMORY_BOUND)
+        p->rsc_memory_bound = s->rsc_memory_bound;
+    if (s->params_set & GAHP_P_DISK_BOUND)
+        p->rsc_disk_bound = s->rsc_disk_bound;
+    if (s->params_set & GAHP_P_DELAY_BOUND)
+        p->delay_bound = s->delay_bound;
+    if (s->params_set & GAHP_P_APP_VERSION)
+        p->app_version_num = s->app_version_num;
+}
+
+static void jobs_free(submit_jobs *j)
+{
+    for (size_t i = 0; j->specs != NULL && i < j->njobs; i++)
+        free((char *)j->specs[i].command_line);
+    free(j->specs);
+    memset(j, 0, sizeof *j);
+}
+
+static int build_jobs(submit_run *r, submit_jobs *j)
+{
+    const gahp_submit *s = r->s;
+    memset(j, 0, sizeof *j);
+    j->specs = calloc(s->njobs ? s->njobs : 1, sizeof *j->specs);
+    if (j->specs == NULL)
+        return run_fail_nomem(r);
+    j->njobs = s->njobs;
+    size_t k = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        char *line = NULL;
+        if (command_line(r, i, (const char *const *)&r->input_phys[k], &line) != 0) {
+            jobs_free(j);
+            return -1;
+        }
+        j->specs[i].name = s->jobs[i].name;
+        j->specs[i].command_line = line;
+        j->specs[i].n_inputs = s->jobs[i].ninputs;
+        j->specs[i].phys_names = (const char *const *)&r->input_phys[k];
+        k += s->jobs[i].ninputs;
+    }
+    fill_params(s, &j->params);
+    return 0;
+}
+
+/* ---- the state machine ------------------------------------------------------- */
+
+static int submit_jobs_step(submit_run *r)
+{
+    submit_jobs jobs;
+    if (build_jobs(r, &jobs) != 0)
+        return -1;
+    int rc = submit_submit_batch(r, &jobs);
+    jobs_free(&jobs);
+    return rc;
+}
+
+static int run_steps(submit_run *r)
+{
+    size_t nread = 0;
+    if (r->s->njobs == 0)
+        return run_fail(r, -1, EXEC_E_REFUSED, "submit refused",
+                        "a batch needs at least one job");
+    if (run_state(r) == BATCH_SUBMITTED)
+        return 0;
+    if (r->batch.state != BATCH_NEW)
+        log_info("submit %s: resuming at state %s", r->s->batch,
+                 batch_state_name(run_state(r)));
+    /* Hashing is cheap when the cache holds every file (no reads) and gives
+     * the per-job physical names, so it runs on every attempt. */
+    if (submit_plan_inputs(r, &nread) != 0)
+        return -1;
+    log_info("submit %s: %zu inputs, %zu files read for hashing", r->s->batch,
+             r->ninputs, nread);
+    testpoint("submit.hashed");
+    if (run_reload(r) != 0)
+        return -1;
+    /* Arguments a real server cannot carry are refused before anything is
+     * created on the server. */
+    submit_jobs jobs;
+    if (build_jobs(r, &jobs) != 0)
+        return -1;
+    jobs_free(&jobs);
+    if (r->batch.server_batch_id == 0 && submit_check_app(r) != 0)
+        return -1;
+    if (submit_create_batch(r) != 0 || submit_files_phase(r) != 0)
+        return -1;
+    return submit_jobs_step(r);
+}
+
+/* ---- binding a request to its journal row ------------------------------------ */
+
+static char *spec_digest(const gahp_request *req, char out[33])
+{
+    const char *text = req->args_text ? req->args_text : "";
+    return files_md5_hex_mem(text, strlen(text), out) == 0 ? out : NULL;
+}
+
+static const char different_jobs[] =
+    "this batch name was already submitted with different jobs";
+
+/* The answer at the deadline to a submit whose run goes on. */
+static char *still_running(const exec_ctx *ctx)
+{
+    char *detail = str_printf("not finished after %ld s (the client gives up at "
+                              "300 s); it goes on, and a re-issue of this submit "
+                              "gets its outcome", ctx->config->submit_deadline_s);
+    char *tok = exec_error("submit still running", detail ? detail : "");
+    free(detail);
+    return tok;
+}
+
+/*
+ * A waiter whose owner finished (or was still running at the waiter's
+ * deadline): the owner's result when the job set is the same.  When the
+ * owner left no result, the journal row decides: only a submitted batch is
+ * a success.
+ */
+static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char *fp,
+                             const char *digest, submit_entry e, char *owner_result)
+{
+    journal_batch b;
+    int found = 0;
+    if (journal_batch_find(ctx->journal, req->project_id, req->u.submit.batch, &b,
+                           &found) != 0) {
+        free(owner_result);
+        return exec_error("journal write failed", journal_errmsg(ctx->journal));
+    }
+    char *result = owner_result;
+    int same = 1;
+    if (found && submit_identity_same(ctx->journal, &b, fp, digest, &same) != 0) {
+        free(result);
+        result = exec_error("journal write failed", journal_errmsg(ctx->journal));
+    } else if (found && !same) {
+        free(result);
+        result = exec_error("submit refused", different_jobs);
+    } else if (e == SUBMIT_STILL_RUNNING) {
+        result = still_running(ctx);
+    } else if (e == SUBMIT_OWNER_NO_RESULT) {
+        if (found && b.state == BATCH_SUBMITTED)
+            result = strdup("NULL");
+        else if (found && b.error != NULL)
+            result = strdup(b.error);
+        else
+            result = exec_error("submit failed", "the running submit of this batch "
+                                "ended without a result");
+    }
+    if (found)
+        journal_batch_free(&b);
+    return result;
+}
+
+/* Create or adopt the journal row; 0 or -1 with r's error set. */
+static int bind_row(submit_run *r, const char *fp, const char *digest, int found)
+{
+    exec_ctx *ctx = r->ctx;
+    const gahp_request *req = r->req;
+    if (!found) {
+        long long row = 0;
+        if (journal_batch_create(ctx->journal, req->project_id, r->s->batch, r->s->app,
+                                 (long)r->s->njobs, digest, req->journal_id, &row) != 0 ||
+            journal_batch_set_job_set(ctx->journal, row, fp) != 0)
+            return run_fail_journal(r);
+        r->batch.id = row;
+        return run_reload(r);
+    }
+    if (req->journal_id > 0 && r->batch.request_id != req->journal_id &&
+        journal_batch_set_owner(ctx->journal, r->batch.id, req->journal_id) != 0)
+        return run_fail_journal(r);
+    return 0;
+}
+
+/* The owner's run: answer from the journal, refuse, or run the steps. */
+static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
+                       const char *digest)
+{
+    submit_run r = { 0 };
+    r.ctx = ctx;
+    r.req = req;
+    r.s = &req->u.submit;
+    r.project.url = req->project_url;
+    r.project.authenticator = req->authenticator;
+    r.limits = configured_limits(ctx->config);
+    r.create.expire_time = batch_expire_time(ctx->config);
+
+    int found = 0, same = 1;
+    char *result = NULL;
+    if (journal_batch_find(ctx->journal, req->project_id, r.s->batch, &r.batch, &found) != 0 ||
+        (found && submit_identity_same(ctx->journal, &r.batch, fp, digest, &same) != 0))
+        run_fail_journal(&r);
+    else if (found && !same)
+        run_fail(&r, -1, EXEC_E_REFUSED, "submit refused", different_jobs);
+    else if (found && r.batch.state == BATCH_SUBMITTED)
+        result = strdup("NULL");   /* answered from the journal */
+    else if (bind_row(&r, fp, digest, found) == 0 && run_steps(&r) == 0)
+        result = strdup("NULL");
+    if (result == NULL && r.error.code != EXEC_OK)
+        result = exec_err_result(&r.error);
+    for (size_t i = 0; i < r.ninputs; i++)
+        free(r.input_phys ? r.input_phys[i] : NULL);
+    free(r.input_phys);
+    journal_batch_free(&r.batch);
+    exec_err_clear(&r.error);
+    return result;
+}
+
+/* The owner's run, its result handed to the registry (and returned). */
+static char *run_and_leave(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                           const char *fp, const char *digest)
+{
+    char *result = run_owned(ctx, req, fp, digest);
+    if (testfault("nomem", "submit_result")) {
+        free(result);           /* test: the result could not be copied */
+        result = NULL;
+    }
+    submit_registry_leave(owner, result);
+    return result;
+}
+
+/* ---- the deadline (doc/commands.md) ------------------------------------------ */
+
+typedef struct {
+    active_submit *owner;
+    char fp[SUBMIT_IDENTITY_LEN];
+    char digest[33];
+} detached_arg;
+
+static void run_detached(exec_ctx *ctx, const gahp_request *req, void *arg)
+{
+    detached_arg *a = arg;
+    free(run_and_leave(ctx, req, a->owner, a->fp, a->digest));
+    free(a);
+}
+
+/*
+ * The owner's run goes to a thread of its own; the worker answers with its
+ * result, or with an error once `until` passes (the run goes on and stays
+ * registered under the batch name: a re-issue attaches to it, or finds its
+ * outcome in the journal).  Runs in the worker when no thread can be made.
+ */
+static char *run_with_deadline(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                               const char *fp, const char *digest,
+                               const struct timespec *until)
+{
+    detached_arg *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return run_and_leave(ctx, req, owner, fp, digest);
+    a->owner = owner;
+    memcpy(a->fp, fp, sizeof a->fp);
+    memcpy(a->digest, digest, sizeof a->digest);
+    submit_registry_ref(owner);         /* the worker's, for the wait below */
+    if (submit_run_detached(ctx, req, run_detached, a) != 0) {
+        free(a);
+        char *ignored = NULL;
+        char *result = run_and_leave(ctx, req, owner, fp, digest);
+        submit_registry_wait(owner, NULL, &ignored);    /* drops the reference */
+        free(ignored);
+        return result;
+    }
+    char *result = NULL;
+    submit_entry e = submit_registry_wait(owner, until, &result);
+    if (e == SUBMIT_ATTACHED || e == SUBMIT_NOMEM)
+        return result;
+    if (e == SUBMIT_STILL_RUNNING)
+        log_warn("submit %s: still running after %ld s; answering the client, "
+                 "the submit goes on", req->u.submit.batch, ctx->config->submit_deadline_s);
+    return attached_result(ctx, req, fp, digest, e, NULL);
+}
+
+/* A success the client reads in this session: it takes the batch as
+ * submitted (a status query may then list only changed jobs). */
+static char *note_client_batch(exec_ctx *ctx, const gahp_request *req, char *result)
+{
+    if (result != NULL && strcmp(result, "NULL") == 0 && !req->background &&
+        ctx->session_id > 0 && req->project_id > 0 &&
+        journal_batch_set_client_session(ctx->journal, req->project_id,
+                                          req->u.submit.batch, ctx->session_id) != 0)
+        log_warn("submit %s: could not record that the client has the batch",
+                 req->u.submit.batch);
+    return result;
+}
+
+static char *submit_result(exec_ctx *ctx, const gahp_request *req)
+{
+    char digest[33], fp[SUBMIT_IDENTITY_LEN];
+    if (spec_digest(req, digest) == NULL || submit_identity_of(&req->u.submit, fp) != 0)
+        return gahp_escape("submit failed: cannot digest the request");
+    /* Work resumed for the journal only (recovery) has nobody waiting. */
+    long deadline = ctx->config != NULL && !req->background
+                        ? ctx->config->submit_deadline_s : 0;
+    struct timespec until;
+    submit_deadline_at(deadline, &until);
+
+    active_submit *owner = NULL;
+    char *attached = NULL;
+    submit_entry e = submit_registry_enter(req->project_id, req->u.submit.batch,
+                                           deadline > 0 ? &until : NULL, &owner, &attached);
+    if (e == SUBMIT_NOMEM)
+        return NULL;
+    if (e != SUBMIT_OWNER)      /* same batch runs or ran in this process */
+        return attached_result(ctx, req, fp, digest, e, attached);
+    if (deadline > 0)
+        return run_with_deadline(ctx, req, owner, fp, digest, &until);
+    return run_and_leave(ctx, req, owner, fp, digest);
+}
+
+char *exec_submit(exec_ctx *ctx, const gahp_request *req)
+{
+    return note_client_batch(ctx, req, submit_result(ctx, req));
+}

@@ -1,0 +1,90 @@
+/*
+ * submit_deadline.c - a submit run in a detached thread (submit_deadline.h).
+ *
+ * The thread cannot use the worker's context: a journal connection and a
+ * BOINC client belong to one thread.  It gets its own (exec_ctx_open), and
+ * a reference to the worker's request (gahp_request_ref): the worker may
+ * answer at the deadline and let go of it while the run goes on.
+ */
+#include "submit/submit_deadline.h"
+
+#include "exec/exec_ctx.h"
+#include "base/log.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* Detached runs started and not yet ended (submit_detached_running). */
+static atomic_size_t detached_count;
+
+typedef struct {
+    exec_ctx ctx;
+    gahp_request *req;
+    submit_detached_fn fn;
+    void *arg;
+} detached_run;
+
+static void detached_free(detached_run *d)
+{
+    exec_ctx_close(&d->ctx);
+    gahp_request_free(d->req);
+    free(d);
+}
+
+static void *detached_main(void *p)
+{
+    detached_run *d = p;
+    d->fn(&d->ctx, d->req, d->arg);
+    detached_free(d);
+    /* Last: once the count drops, shutdown may free what the run used. */
+    atomic_fetch_sub(&detached_count, 1);
+    return NULL;
+}
+
+int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
+                        submit_detached_fn fn, void *arg)
+{
+    detached_run *d = calloc(1, sizeof *d);
+    char *err = NULL;
+    if (d == NULL)
+        return -1;
+    d->req = gahp_request_ref(req);     /* the worker may answer and let go first */
+    if (exec_ctx_open(&d->ctx, ctx->config, ctx->journal, ctx->worker_index, &err) != 0) {
+        log_warn("submit %ld: cannot run it in its own thread: %s", req->id,
+                 err ? err : "out of memory");
+        free(err);
+        gahp_request_free(d->req);
+        free(d);
+        return -1;
+    }
+    d->ctx.session_id = ctx->session_id;
+    d->fn = fn;
+    d->arg = arg;
+    pthread_attr_t attr;
+    pthread_t t;
+    atomic_fetch_add(&detached_count, 1);
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        rc = pthread_create(&t, &attr, detached_main, d);
+        pthread_attr_destroy(&attr);
+    }
+    if (rc != 0) {
+        detached_free(d);
+        atomic_fetch_sub(&detached_count, 1);
+        return -1;
+    }
+    return 0;
+}
+
+size_t submit_detached_running(void)
+{
+    return atomic_load(&detached_count);
+}
+
+void submit_deadline_at(long seconds, struct timespec *at)
+{
+    clock_gettime(CLOCK_REALTIME, at);
+    at->tv_sec += seconds;
+}

@@ -1,0 +1,328 @@
+/*
+ * submit_inputs.c - hashing and physical names of a submit's inputs (see
+ * submit_inputs.h).
+ */
+#include "submit/submit_inputs.h"
+
+#include "base/files.h"
+#include "submit/hash_pool.h"
+#include "journal/journal_submit.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "base/strset.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The distinct local files of one submit, indexed by absolute path; every
+ * per-slot array is written by one pool item only (the slot's), so the
+ * stat and hash passes need no locking.
+ */
+typedef struct {
+    strset *index;              /* absolute path -> slot (insertion order) */
+    char *cwd;                  /* getcwd() once, for relative paths */
+    char **paths;               /* slot -> absolute path */
+    char (*md5)[33];
+    long long *sizes;
+    files_stat_key *keys;       /* slot -> stat key (the hashed one on a miss) */
+    unsigned char *hit;         /* slot -> MD5 came from the cache */
+    char **errmsg;              /* slot -> message of a failed stat/hash */
+    unsigned char *failed;      /* slot -> stat or hash failed */
+    size_t n;
+    size_t *slot_of_input;      /* job input k -> its slot */
+    size_t *miss;               /* cache misses: slots to hash */
+    size_t nmiss;
+    double t_hash;              /* seconds spent hashing the misses */
+} input_plan;
+
+static void plan_free(input_plan *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->paths[i]);
+        files_stat_key_free(&t->keys[i]);
+        free(t->errmsg[i]);
+    }
+    free(t->cwd);
+    free(t->paths);
+    free(t->md5);
+    free(t->sizes);
+    free(t->keys);
+    free(t->hit);
+    free(t->errmsg);
+    free(t->failed);
+    free(t->slot_of_input);
+    free(t->miss);
+    strset_free(t->index);
+}
+
+static int plan_alloc(input_plan *t, size_t ninputs)
+{
+    size_t cap = ninputs ? ninputs : 1;
+    t->index = strset_new(ninputs);
+    t->paths = calloc(cap, sizeof *t->paths);
+    t->md5 = calloc(cap, sizeof *t->md5);
+    t->sizes = calloc(cap, sizeof *t->sizes);
+    t->keys = calloc(cap, sizeof *t->keys);
+    t->hit = calloc(cap, sizeof *t->hit);
+    t->errmsg = calloc(cap, sizeof *t->errmsg);
+    t->failed = calloc(cap, sizeof *t->failed);
+    t->slot_of_input = calloc(cap, sizeof *t->slot_of_input);
+    t->miss = calloc(cap, sizeof *t->miss);
+    return t->index && t->paths && t->md5 && t->sizes && t->keys && t->hit &&
+                   t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
+}
+
+static char *current_dir(void)
+{
+    size_t cap = 256;
+    for (;;) {
+        char *buf = malloc(cap);
+        if (buf == NULL)
+            return NULL;
+        if (getcwd(buf, cap) != NULL)
+            return buf;
+        free(buf);
+        if (errno != ERANGE || cap > (1u << 20))
+            return NULL;
+        cap *= 2;
+    }
+}
+
+/* path made absolute against the working directory (read once per submit). */
+static char *absolute_path(input_plan *t, const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    if (t->cwd == NULL && (t->cwd = current_dir()) == NULL)
+        return NULL;
+    return str_printf("%s/%s", t->cwd, path);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static int fail_input(submit_run *r, char *msg, const char *path)
+{
+    int rc = run_fail(r, -1, EXEC_E_LOCAL, "input file", msg ? msg : path);
+    free(msg);
+    return rc;
+}
+
+/* A real clock (not the test clock): this measures work, it times nothing. */
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Pool item: the one stat of a distinct file (files_stat: it must be a
+ * readable regular file). */
+static void stat_slot(size_t slot, void *arg)
+{
+    input_plan *t = arg;
+    if (files_stat(t->paths[slot], &t->keys[slot], &t->errmsg[slot]) != 0)
+        t->failed[slot] = 1;
+    else
+        t->sizes[slot] = t->keys[slot].size;
+}
+
+/* Pool item: hash cache miss number m.  Its key is replaced by the one
+ * from the fstat of the hashed descriptor (files_md5_hex_keyed). */
+static void hash_miss(size_t m, void *arg)
+{
+    input_plan *t = arg;
+    size_t slot = t->miss[m];
+    files_stat_key_free(&t->keys[slot]);
+    if (files_md5_hex_keyed(t->paths[slot], t->md5[slot], &t->sizes[slot],
+                            &t->keys[slot], &t->errmsg[slot]) != 0)
+        t->failed[slot] = 1;
+}
+
+/* The first failed slot in first-use order fails the submit, with the
+ * message a serial pass would have stopped at.  0 if none failed. */
+static int first_failure(submit_run *r, input_plan *t)
+{
+    for (size_t slot = 0; slot < t->n; slot++) {
+        if (t->failed[slot]) {
+            char *msg = t->errmsg[slot];
+            t->errmsg[slot] = NULL;
+            return fail_input(r, msg, t->paths[slot]);
+        }
+    }
+    return 0;
+}
+
+/* Stat every distinct file, look every key up in the MD5 cache at once,
+ * hash the misses; all file work on the hash pool.  Only the files before
+ * the first one that failed its stat are looked up and hashed: a serial
+ * pass would have stopped there, and one of them may fail its hashing
+ * first. */
+static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
+{
+    hash_pool_run(t->n, stat_slot, t);
+    size_t upto = 0;
+    while (upto < t->n && !t->failed[upto])
+        upto++;
+    const files_stat_key **keyp = calloc(upto ? upto : 1, sizeof *keyp);
+    if (keyp == NULL)
+        return run_fail_nomem(r);
+    for (size_t i = 0; i < upto; i++)
+        keyp[i] = &t->keys[i];
+    int rc = journal_md5_lookup_many(r->ctx->journal, keyp, upto, t->md5, t->hit);
+    free(keyp);
+    if (rc != 0)
+        return run_fail_journal(r);
+    for (size_t i = 0; i < upto; i++) {
+        if (!t->hit[i])
+            t->miss[t->nmiss++] = i;
+    }
+    t->t_hash = monotonic_seconds();
+    hash_pool_run(t->nmiss, hash_miss, t);
+    t->t_hash = monotonic_seconds() - t->t_hash;
+    if (first_failure(r, t) != 0)
+        return -1;
+    *nread = t->nmiss;
+    return 0;
+}
+
+/* Where the planning time went: for make bench and for users who wonder
+ * what a submit spends before its first RPC. */
+static void log_plan(submit_run *r, const input_plan *t, double t_start)
+{
+    long long bytes = 0;
+    for (size_t i = 0; i < t->nmiss; i++)
+        bytes += t->sizes[t->miss[i]];
+    log_info("submit %s: inputs planned in %.3f s: %zu distinct files, hashed %zu files,"
+             " %lld bytes in %.3f s on %u threads",
+             r->s->batch, monotonic_seconds() - t_start, t->n, t->nmiss, bytes, t->t_hash,
+             hash_pool_threads(t->nmiss));
+}
+
+/* The slot of one job input: found in the index, or a new one. */
+static int index_input(submit_run *r, input_plan *t, const char *src, size_t k)
+{
+    char *abs = absolute_path(t, src);
+    if (abs == NULL)
+        return run_fail(r, -1, EXEC_E_LOCAL, "input file", src);
+    long slot = strset_index(t->index, abs);
+    if (slot >= 0) {
+        free(abs);
+    } else {
+        if (strset_add(t->index, abs) < 0) {
+            free(abs);
+            return run_fail_nomem(r);
+        }
+        slot = (long)t->n;
+        t->paths[t->n++] = abs;
+    }
+    t->slot_of_input[k] = (size_t)slot;
+    return 0;
+}
+
+/* Physical name of every job input, from its slot's MD5. */
+static int name_inputs(submit_run *r, input_plan *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->s->njobs; i++) {
+        for (size_t f = 0; f < r->s->jobs[i].ninputs; f++, k++) {
+            const char *src = r->s->jobs[i].inputs[f].src_path;
+            r->input_phys[k] = files_phys_name(t->md5[t->slot_of_input[k]], base_name(src));
+            if (r->input_phys[k] == NULL)
+                return run_fail(r, -1, EXEC_E_LOCAL, "input file",
+                                "cannot form a physical name");
+        }
+    }
+    return 0;
+}
+
+static int store_new_hashes(submit_run *r, input_plan *t)
+{
+    const files_stat_key **keyp = calloc(t->nmiss ? t->nmiss : 1, sizeof *keyp);
+    const char **md5p = calloc(t->nmiss ? t->nmiss : 1, sizeof *md5p);
+    if (keyp == NULL || md5p == NULL) {
+        free(keyp);
+        free(md5p);
+        return run_fail_nomem(r);
+    }
+    for (size_t i = 0; i < t->nmiss; i++) {
+        keyp[i] = &t->keys[t->miss[i]];
+        md5p[i] = t->md5[t->miss[i]];
+    }
+    int rc = journal_md5_store(r->ctx->journal, keyp, md5p, t->nmiss);
+    free(keyp);
+    free(md5p);
+    return rc != 0 ? run_fail_journal(r) : 0;
+}
+
+/* Journal the batch's distinct physical files, in first-use order. */
+static int record_batch_files(submit_run *r, input_plan *t)
+{
+    journal_batch_file *bf = calloc(r->ninputs ? r->ninputs : 1, sizeof *bf);
+    strset *phys_seen = strset_new(t->n);
+    int rc = -1;
+    if (bf == NULL || phys_seen == NULL) {
+        run_fail_nomem(r);
+        goto out;
+    }
+    size_t nbf = 0;
+    for (size_t k = 0; k < r->ninputs; k++) {
+        int added = strset_add(phys_seen, r->input_phys[k]);
+        if (added < 0) {
+            run_fail_nomem(r);
+            goto out;
+        }
+        if (added == 0)
+            continue;
+        size_t slot = t->slot_of_input[k];
+        bf[nbf].phys_name = r->input_phys[k];
+        bf[nbf].local_path = t->paths[slot];
+        bf[nbf].size = t->sizes[slot];
+        nbf++;
+    }
+    rc = journal_batch_files_add(r->ctx->journal, r->batch.id, bf, nbf) != 0
+             ? run_fail_journal(r) : 0;
+out:
+    free(bf);
+    strset_free(phys_seen);
+    return rc;
+}
+
+int submit_plan_inputs(submit_run *r, size_t *nread)
+{
+    const gahp_submit *s = r->s;
+    input_plan t = { 0 };
+    int rc = -1;
+    double t_start = monotonic_seconds();
+    *nread = 0;
+    r->ninputs = 0;
+    for (size_t i = 0; i < s->njobs; i++)
+        r->ninputs += s->jobs[i].ninputs;
+    r->input_phys = calloc(r->ninputs ? r->ninputs : 1, sizeof *r->input_phys);
+    if (r->input_phys == NULL || plan_alloc(&t, r->ninputs) != 0) {
+        run_fail_nomem(r);
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        for (size_t f = 0; f < s->jobs[i].ninputs; f++, k++) {
+            if (index_input(r, &t, s->jobs[i].inputs[f].src_path, k) != 0)
+                goto out;
+        }
+    }
+    if (hash_slots(r, &t, nread) != 0 || name_inputs(r, &t) != 0 ||
+        store_new_hashes(r, &t) != 0 || record_batch_files(r, &t) != 0)
+        goto out;
+    log_plan(r, &t, t_start);
+    rc = 0;
+out:
+    plan_free(&t);
+    return rc;
+}

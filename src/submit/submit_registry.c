@@ -1,0 +1,130 @@
+/*
+ * submit_registry.c - the in-process registry of running submits (see
+ * submit_registry.h): a list under one mutex, a condition variable the
+ * waiters sleep on, reference counts so the last one out frees an entry.
+ */
+#include "submit/submit_registry.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct active_submit {
+    long long project_id;
+    char *name;
+    int done;
+    int has_result;            /* 0: the owner left without a result */
+    char *result;              /* result tail of the owner, once done */
+    int refs;                  /* owner + waiters */
+    struct active_submit *next;
+};
+
+static pthread_mutex_t active_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t active_cv = PTHREAD_COND_INITIALIZER;
+static active_submit *active_list;
+
+static void unref_locked(active_submit *a)
+{
+    if (--a->refs > 0)
+        return;
+    for (active_submit **pp = &active_list; *pp; pp = &(*pp)->next) {
+        if (*pp == a) {
+            *pp = a->next;
+            break;
+        }
+    }
+    free(a->name);
+    free(a->result);
+    free(a);
+}
+
+static active_submit *find_running_locked(long long project_id, const char *name)
+{
+    active_submit *a = active_list;
+    while (a && !(a->project_id == project_id && strcmp(a->name, name) == 0 && !a->done))
+        a = a->next;
+    return a;
+}
+
+/*
+ * Wait (holding a reference, which this drops) for a's owner to leave or
+ * `until` to pass; the outcome for the waiter.
+ */
+static submit_entry wait_locked(active_submit *a, const struct timespec *until,
+                                char **result)
+{
+    int timed_out = 0;
+    while (!a->done && !timed_out) {
+        if (until == NULL)
+            pthread_cond_wait(&active_cv, &active_mu);
+        else if (pthread_cond_timedwait(&active_cv, &active_mu, until) == ETIMEDOUT)
+            timed_out = !a->done;
+    }
+    submit_entry e = SUBMIT_OWNER_NO_RESULT;
+    if (timed_out) {
+        e = SUBMIT_STILL_RUNNING;
+    } else if (a->has_result) {
+        *result = strdup(a->result);
+        e = *result != NULL ? SUBMIT_ATTACHED : SUBMIT_NOMEM;
+    }
+    unref_locked(a);
+    return e;
+}
+
+submit_entry submit_registry_enter(long long project_id, const char *name,
+                                   const struct timespec *until,
+                                   active_submit **owner, char **result)
+{
+    *owner = NULL;
+    *result = NULL;
+    pthread_mutex_lock(&active_mu);
+    active_submit *a = find_running_locked(project_id, name);
+    if (a != NULL) {
+        a->refs++;
+        submit_entry e = wait_locked(a, until, result);
+        pthread_mutex_unlock(&active_mu);
+        return e;
+    }
+    a = calloc(1, sizeof *a);
+    if (a == NULL || (a->name = strdup(name)) == NULL) {
+        free(a);
+        pthread_mutex_unlock(&active_mu);
+        return SUBMIT_NOMEM;
+    }
+    a->project_id = project_id;
+    a->refs = 1;
+    a->next = active_list;
+    active_list = a;
+    *owner = a;
+    pthread_mutex_unlock(&active_mu);
+    return SUBMIT_OWNER;
+}
+
+void submit_registry_ref(active_submit *a)
+{
+    pthread_mutex_lock(&active_mu);
+    a->refs++;
+    pthread_mutex_unlock(&active_mu);
+}
+
+submit_entry submit_registry_wait(active_submit *a, const struct timespec *until,
+                                  char **result)
+{
+    *result = NULL;
+    pthread_mutex_lock(&active_mu);
+    submit_entry e = wait_locked(a, until, result);
+    pthread_mutex_unlock(&active_mu);
+    return e;
+}
+
+void submit_registry_leave(active_submit *a, const char *result)
+{
+    pthread_mutex_lock(&active_mu);
+    a->result = result ? strdup(result) : NULL;
+    a->has_result = a->result != NULL;
+    a->done = 1;
+    pthread_cond_broadcast(&active_cv);
+    unref_locked(a);
+    pthread_mutex_unlock(&active_mu);
+}

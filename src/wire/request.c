@@ -1,0 +1,431 @@
+/*
+ * request.c - strict parsers for the asynchronous BOINC_* GAHP commands.
+ *
+ * Every field is checked: counts must match the tokens that follow exactly,
+ * numbers are whole tokens without overflow, names are non-empty.  Counts
+ * are checked against the number of tokens left BEFORE anything is
+ * allocated, so a line claiming 10^9 jobs cannot make us allocate for them.
+ */
+#include "wire/request.h"
+
+#include "wire/gahp_text.h"
+#include "base/num.h"
+#include "base/strbuf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- token cursor -------------------------------------------------------- */
+
+struct gahp_cursor {
+    char *const *argv;
+    size_t argc;
+    size_t pos;
+    const char *why;
+    gahp_request *req;
+};
+typedef gahp_cursor cursor;
+
+/*
+ * A well-framed field with a value the request cannot be carried out
+ * with: not a framing error (the line still gets S), but recorded in the
+ * request, whose result is then an error naming the field and the value.
+ * Only the first one is kept.  0, or -1 on ENOMEM.
+ */
+static int bad_value(cursor *c, const char *field, const char *value, const char *what)
+{
+    if (c->req->value_error != NULL)
+        return 0;
+    c->req->value_error = str_printf("%s %s is not %s", field, value, what);
+    if (c->req->value_error == NULL) {
+        c->why = "out of memory";
+        return -1;
+    }
+    return 0;
+}
+
+static size_t left(const cursor *c)
+{
+    return c->argc - c->pos;
+}
+
+/* Next token, or NULL (why set) when the line ended early. */
+static const char *next_token(cursor *c)
+{
+    if (c->pos >= c->argc) {
+        c->why = "missing fields";
+        return NULL;
+    }
+    return c->argv[c->pos++];
+}
+
+static char *next_name(cursor *c)
+{
+    const char *t = next_token(c);
+    if (t == NULL)
+        return NULL;
+    if (*t == '\0') {
+        c->why = "empty name";
+        return NULL;
+    }
+    char *d = strdup(t);
+    if (d == NULL)
+        c->why = "out of memory";
+    return d;
+}
+
+/* Any string, the empty one included (job arguments). */
+static char *next_string(cursor *c)
+{
+    const char *t = next_token(c);
+    if (t == NULL)
+        return NULL;
+    char *d = strdup(t);
+    if (d == NULL)
+        c->why = "out of memory";
+    return d;
+}
+
+/* A count of items each needing at least per_item tokens after it. */
+static int next_count(cursor *c, size_t per_item, size_t *out)
+{
+    const char *t = next_token(c);
+    if (t == NULL)
+        return -1;
+    long v;
+    if (num_parse_long(t, 0, GAHP_MAX_REQUEST_ID, &v) != 0) {
+        c->why = "count is not a non-negative integer";
+        return -1;
+    }
+    if (per_item > 0 && (size_t)v > left(c) / per_item) {
+        c->why = "count larger than the fields that follow";
+        return -1;
+    }
+    *out = (size_t)v;
+    return 0;
+}
+
+static void *alloc_array(cursor *c, size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p == NULL)
+        c->why = "out of memory";
+    return p;
+}
+
+/* ---- per-command parsers ------------------------------------------------- */
+
+int gahp_parse_ping(cursor *c, gahp_request *r)
+{
+    (void)c;
+    (void)r;
+    return 0;
+}
+
+/* One of the six trailing fields: untyped strings on the client's side
+ * (job-ad attributes, "NULL" when unset), so a value that is not a number
+ * is a bad value, not a bad line. */
+static int parse_param(cursor *c, const char *field, unsigned bit, int integer,
+                       gahp_submit *s, double *dval)
+{
+    const char *t = next_token(c);
+    if (t == NULL)
+        return -1;
+    if (strcmp(t, "NULL") == 0)
+        return 0;
+    if (integer) {
+        long v;
+        if (num_parse_long(t, -2147483647L, 2147483647L, &v) != 0)
+            return bad_value(c, field, t, "an integer");
+        s->app_version_num = v;
+    } else if (num_parse_double(t, dval) != 0) {
+        return bad_value(c, field, t, "a number");
+    }
+    s->params_set |= bit;
+    return 0;
+}
+
+static int parse_submit_job(cursor *c, gahp_submit_job *j)
+{
+    if ((j->name = next_name(c)) == NULL)
+        return -1;
+    if (next_count(c, 1, &j->nargs) != 0)
+        return -1;
+    if ((j->args = alloc_array(c, j->nargs, sizeof *j->args)) == NULL)
+        return -1;
+    for (size_t i = 0; i < j->nargs; i++)
+        if ((j->args[i] = next_string(c)) == NULL)
+            return -1;
+    if (next_count(c, 2, &j->ninputs) != 0)
+        return -1;
+    if ((j->inputs = alloc_array(c, j->ninputs, sizeof *j->inputs)) == NULL)
+        return -1;
+    for (size_t i = 0; i < j->ninputs; i++) {
+        if ((j->inputs[i].src_path = next_name(c)) == NULL ||
+            (j->inputs[i].dst_name = next_name(c)) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+int gahp_parse_submit(cursor *c, gahp_request *r)
+{
+    gahp_submit *s = &r->u.submit;
+    if ((s->batch = next_name(c)) == NULL || (s->app = next_name(c)) == NULL)
+        return -1;
+    /* A job is at least: name, nargs, ninputs. */
+    if (next_count(c, 3, &s->njobs) != 0)
+        return -1;
+    if ((s->jobs = alloc_array(c, s->njobs, sizeof *s->jobs)) == NULL)
+        return -1;
+    for (size_t i = 0; i < s->njobs; i++)
+        if (parse_submit_job(c, &s->jobs[i]) != 0)
+            return -1;
+    if (left(c) == 0)
+        return 0;
+    if (left(c) != 6) {
+        c->why = "BOINC_SUBMIT needs all six resource fields or none";
+        return -1;
+    }
+    s->has_params = 1;
+    double unused = 0;
+    if (parse_param(c, "rsc_fpops_est", GAHP_P_FPOPS_EST, 0, s, &s->rsc_fpops_est) != 0 ||
+        parse_param(c, "rsc_fpops_bound", GAHP_P_FPOPS_BOUND, 0, s, &s->rsc_fpops_bound) != 0 ||
+        parse_param(c, "rsc_memory_bound", GAHP_P_MEMORY_BOUND, 0, s,
+                    &s->rsc_memory_bound) != 0 ||
+        parse_param(c, "rsc_disk_bound", GAHP_P_DISK_BOUND, 0, s, &s->rsc_disk_bound) != 0 ||
+        parse_param(c, "delay_bound", GAHP_P_DELAY_BOUND, 0, s, &s->delay_bound) != 0 ||
+        parse_param(c, "app_version_num", GAHP_P_APP_VERSION, 1, s, &unused) != 0)
+        return -1;
+    return 0;
+}
+
+int gahp_parse_query(cursor *c, gahp_request *r)
+{
+    gahp_query_batches *q = &r->u.query;
+    const char *t = next_token(c);
+    if (t == NULL)
+        return -1;
+    double v;
+    if (num_parse_double(t, &v) != 0 || v < 0) {
+        c->why = "min_mod_time is not a non-negative number";
+        return -1;
+    }
+    if ((q->min_mod_time = strdup(t)) == NULL) {
+        c->why = "out of memory";
+        return -1;
+    }
+    if (next_count(c, 1, &q->nbatches) != 0)
+        return -1;
+    if ((q->batches = alloc_array(c, q->nbatches, sizeof *q->batches)) == NULL)
+        return -1;
+    for (size_t i = 0; i < q->nbatches; i++)
+        if ((q->batches[i] = next_name(c)) == NULL)
+            return -1;
+    return 0;
+}
+
+int gahp_parse_fetch(cursor *c, gahp_request *r)
+{
+    gahp_fetch_output *f = &r->u.fetch;
+    if ((f->job = next_name(c)) == NULL || (f->iwd = next_name(c)) == NULL ||
+        (f->stderr_file = next_name(c)) == NULL)
+        return -1;
+    const char *mode = next_token(c);
+    if (mode == NULL)
+        return -1;
+    if (strcmp(mode, "ALL") == 0) {
+        f->all = 1;
+    } else if (strcmp(mode, "SOME") == 0) {
+        f->all = 0;
+    } else {
+        c->why = "mode is neither ALL nor SOME";
+        return -1;
+    }
+    if (next_count(c, 2, &f->nspecs) != 0)
+        return -1;
+    if ((f->specs = alloc_array(c, f->nspecs, sizeof *f->specs)) == NULL)
+        return -1;
+    for (size_t i = 0; i < f->nspecs; i++) {
+        if ((f->specs[i].src = next_name(c)) == NULL ||
+            (f->specs[i].dst = next_name(c)) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+int gahp_parse_abort(cursor *c, gahp_request *r)
+{
+    gahp_abort_jobs *a = &r->u.abort_jobs;
+    if (left(c) == 0) {
+        c->why = "BOINC_ABORT_JOBS needs at least one job";
+        return -1;
+    }
+    a->njobs = left(c);
+    if ((a->jobs = alloc_array(c, a->njobs, sizeof *a->jobs)) == NULL)
+        return -1;
+    for (size_t i = 0; i < a->njobs; i++)
+        if ((a->jobs[i] = next_name(c)) == NULL)
+            return -1;
+    return 0;
+}
+
+int gahp_parse_retire(cursor *c, gahp_request *r)
+{
+    return (r->u.retire.batch = next_name(c)) == NULL ? -1 : 0;
+}
+
+int gahp_parse_lease(cursor *c, gahp_request *r)
+{
+    if ((r->u.lease.batch = next_name(c)) == NULL)
+        return -1;
+    const char *t = next_token(c);
+    if (t == NULL)
+        return -1;
+    if (num_parse_llong(t, &r->u.lease.lease_time) != 0 ||
+        r->u.lease.lease_time < 0)
+        return bad_value(c, "lease time", t, "a non-negative integer");
+    return 0;
+}
+
+/* The escaped arguments after the id, joined by spaces: what the journal
+ * stores, and what "same request again" is compared on. */
+static char *canonical_args(char *const *argv, size_t argc)
+{
+    strbuf sb = STRBUF_INIT;
+    for (size_t i = 2; i < argc; i++) {
+        if ((i > 2 && strbuf_putc(&sb, ' ') != 0) ||
+            gahp_escape_append(&sb, argv[i]) != 0) {
+            strbuf_free(&sb);
+            return NULL;
+        }
+    }
+    return strbuf_detach(&sb);
+}
+
+int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
+                       size_t argc, gahp_request **out, const char **why)
+{
+    *out = NULL;
+    gahp_request *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        *why = "out of memory";
+        return -1;
+    }
+    r->cmd = cmd;
+    atomic_init(&r->extra_refs, 0);
+    cursor c = { argv, argc, 1, NULL, r };
+    const char *id = next_token(&c);
+    if (id == NULL) {
+        *why = "missing request id";
+        free(r);
+        return -1;
+    }
+    if (num_parse_long(id, 1, GAHP_MAX_REQUEST_ID, &r->id) != 0) {
+        *why = "request id is not a positive integer";
+        free(r);
+        return -1;
+    }
+    if (parse(&c, r) != 0) {
+        *why = c.why;
+        gahp_request_free(r);
+        return -1;
+    }
+    if (left(&c) != 0) {
+        *why = "extra fields";
+        gahp_request_free(r);
+        return -1;
+    }
+    if ((r->args_text = canonical_args(argv, argc)) == NULL) {
+        *why = "out of memory";
+        gahp_request_free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+static void free_strings(char **v, size_t n)
+{
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void free_submit(gahp_submit *s)
+{
+    free(s->batch);
+    free(s->app);
+    if (s->jobs != NULL) {
+        for (size_t i = 0; i < s->njobs; i++) {
+            gahp_submit_job *j = &s->jobs[i];
+            free(j->name);
+            free_strings(j->args, j->nargs);
+            if (j->inputs != NULL)
+                for (size_t k = 0; k < j->ninputs; k++) {
+                    free(j->inputs[k].src_path);
+                    free(j->inputs[k].dst_name);
+                }
+            free(j->inputs);
+        }
+    }
+    free(s->jobs);
+}
+
+gahp_request *gahp_request_ref(const gahp_request *req)
+{
+    gahp_request *r = (gahp_request *)req;
+    atomic_fetch_add(&r->extra_refs, 1);
+    return r;
+}
+
+void gahp_request_free(gahp_request *r)
+{
+    if (r == NULL)
+        return;
+    /* another holder remains: only the count drops (acq_rel: the last
+     * holder sees everything the others did before they let go) */
+    if (atomic_fetch_sub_explicit(&r->extra_refs, 1, memory_order_acq_rel) > 0)
+        return;
+    switch (r->cmd) {
+    case GAHP_CMD_SUBMIT:
+        free_submit(&r->u.submit);
+        break;
+    case GAHP_CMD_QUERY_BATCHES:
+        free(r->u.query.min_mod_time);
+        free_strings(r->u.query.batches, r->u.query.nbatches);
+        break;
+    case GAHP_CMD_FETCH_OUTPUT:
+        free(r->u.fetch.job);
+        free(r->u.fetch.iwd);
+        free(r->u.fetch.stderr_file);
+        if (r->u.fetch.specs != NULL)
+            for (size_t i = 0; i < r->u.fetch.nspecs; i++) {
+                free(r->u.fetch.specs[i].src);
+                free(r->u.fetch.specs[i].dst);
+            }
+        free(r->u.fetch.specs);
+        break;
+    case GAHP_CMD_ABORT_JOBS:
+        free_strings(r->u.abort_jobs.jobs, r->u.abort_jobs.njobs);
+        break;
+    case GAHP_CMD_RETIRE_BATCH:
+        free(r->u.retire.batch);
+        break;
+    case GAHP_CMD_SET_LEASE:
+        free(r->u.lease.batch);
+        break;
+    default:
+        break;
+    }
+    free(r->project_url);
+    free(r->authenticator);
+    free(r->args_text);
+    free(r->value_error);
+    free(r);
+}

@@ -1,0 +1,159 @@
+/*
+ * request.h - strict parsers that turn the argument vector of an
+ * asynchronous GAHP request line into a typed request.
+ *
+ * The protocol module tokenises and unescapes a line; everything about the
+ * shape of each BOINC_* command (field counts, numbers, names) is checked
+ * here, so a request that reaches a worker is always well formed.
+ */
+#ifndef BOINC_GAHP_REQUEST_H
+#define BOINC_GAHP_REQUEST_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+typedef enum {
+    GAHP_CMD_PING = 0,
+    GAHP_CMD_SUBMIT,
+    GAHP_CMD_QUERY_BATCHES,
+    GAHP_CMD_FETCH_OUTPUT,
+    GAHP_CMD_ABORT_JOBS,
+    GAHP_CMD_RETIRE_BATCH,
+    GAHP_CMD_SET_LEASE,
+    GAHP_CMD_COUNT
+} gahp_command;
+
+/* Largest accepted request id (HTCondor wraps at 990,000,000). */
+#define GAHP_MAX_REQUEST_ID 2147483647L
+
+typedef struct {
+    char *src_path;
+    char *dst_name;
+} gahp_input_file;
+
+typedef struct {
+    char *name;
+    size_t nargs;
+    char **args;
+    size_t ninputs;
+    gahp_input_file *inputs;
+} gahp_submit_job;
+
+/* Bits of gahp_submit.params_set: which of the six trailing fields were
+ * numbers (a field sent as the literal NULL leaves its bit clear). */
+enum {
+    GAHP_P_FPOPS_EST = 1, GAHP_P_FPOPS_BOUND = 2, GAHP_P_MEMORY_BOUND = 4,
+    GAHP_P_DISK_BOUND = 8, GAHP_P_DELAY_BOUND = 16, GAHP_P_APP_VERSION = 32
+};
+
+typedef struct {
+    char *batch;
+    char *app;
+    size_t njobs;
+    gahp_submit_job *jobs;
+    int has_params;         /* the six trailing fields were present */
+    unsigned params_set;    /* GAHP_P_* bits */
+    double rsc_fpops_est;
+    double rsc_fpops_bound;
+    double rsc_memory_bound;
+    double rsc_disk_bound;
+    double delay_bound;
+    long app_version_num;
+} gahp_submit;
+
+typedef struct {
+    char *min_mod_time;     /* verbatim, "0" or a float string */
+    size_t nbatches;
+    char **batches;
+} gahp_query_batches;
+
+typedef struct {
+    char *src;
+    char *dst;
+} gahp_output_spec;
+
+typedef struct {
+    char *job;
+    char *iwd;
+    char *stderr_file;
+    int all;                /* 1 = ALL, 0 = SOME */
+    size_t nspecs;
+    gahp_output_spec *specs;
+} gahp_fetch_output;
+
+typedef struct {
+    size_t njobs;
+    char **jobs;
+} gahp_abort_jobs;
+
+typedef struct {
+    char *batch;
+} gahp_retire_batch;
+
+typedef struct {
+    char *batch;
+    long long lease_time;   /* unix time */
+} gahp_set_lease;
+
+typedef struct gahp_request {
+    gahp_command cmd;
+    long id;                    /* the client's request id */
+    long long journal_id;       /* requests.id in the journal, 0 = none yet */
+    long long project_id;       /* projects.id in the journal, 0 = none */
+    char *project_url;          /* project selected when accepted, or NULL */
+    char *authenticator;        /* idem; never logged */
+    char *args_text;            /* canonical escaped argument text after the id */
+    int background;             /* 1 = run for the journal only: the outcome is
+                                   committed but not queued for RESULTS (recovery
+                                   resuming an earlier run's work) */
+    char *value_error;          /* a well-framed field with a bad value, e.g.
+                                   "rsc_memory_bound 2GB is not a number": the
+                                   line got S, the result is this error */
+    union {
+        gahp_submit submit;
+        gahp_query_batches query;
+        gahp_fetch_output fetch;
+        gahp_abort_jobs abort_jobs;
+        gahp_retire_batch retire;
+        gahp_set_lease lease;
+    } u;
+    atomic_int extra_refs;      /* holders beyond the first (gahp_request_ref) */
+} gahp_request;
+
+/* The parser of one command's fields (after the request id).  Each
+ * command's row in command_table.c names its parser. */
+typedef struct gahp_cursor gahp_cursor;
+typedef int (*gahp_parse_fn)(gahp_cursor *c, gahp_request *r);
+
+int gahp_parse_ping(gahp_cursor *c, gahp_request *r);
+int gahp_parse_submit(gahp_cursor *c, gahp_request *r);
+int gahp_parse_query(gahp_cursor *c, gahp_request *r);
+int gahp_parse_fetch(gahp_cursor *c, gahp_request *r);
+int gahp_parse_abort(gahp_cursor *c, gahp_request *r);
+int gahp_parse_retire(gahp_cursor *c, gahp_request *r);
+int gahp_parse_lease(gahp_cursor *c, gahp_request *r);
+
+/*
+ * Parse argv[0..argc) (argv[0] is the command name, already unescaped) of
+ * command cmd with its parser into a new request.  Returns 0 and sets
+ * *out, or -1 with *why pointing at a static human-readable reason: the
+ * line is not a well-framed request (wrong field count, a request id that
+ * is not a positive integer ...), so the client gets E.  A well-framed
+ * line with a bad value parses (0) with (*out)->value_error set.  On
+ * ENOMEM *why is "out of memory".  The request does not copy a project;
+ * the caller fills project_url/authenticator.
+ */
+int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
+                       size_t argc, gahp_request **out, const char **why);
+
+/* Release a reference: the last one frees the request. */
+void gahp_request_free(gahp_request *req);
+/*
+ * Another reference to a request that is complete (it is never written
+ * again once dispatched): a submit run that outlives its worker shares
+ * the worker's request instead of copying 10,000 jobs.  The reference
+ * count is the one field a shared request changes, hence the cast.
+ */
+gahp_request *gahp_request_ref(const gahp_request *req);
+
+#endif
