@@ -11,7 +11,7 @@
  *   -> FILES_KNOWN -> UPLOADED     query_files, upload_files (submit_files.c)
  *   -> SUBMIT_SENT -> SUBMITTED    submit_batch (submit_batch_steps.c)
  * Every side-effecting request goes through the one step driver
- * (submit_driver.c): announced in the journal before it is sent, sent
+ * (engine.c): announced in the journal before it is sent, sent
  * once, and an unknown outcome resolved with a safe query before anything
  * is sent again.  So no batch is created twice, no job submitted twice,
  * no file uploaded twice (a real server treats the latter two as fatal).
@@ -45,7 +45,7 @@
 #include "submit/submit_identity.h"
 #include "submit/submit_inputs.h"
 #include "submit/submit_registry.h"
-#include "submit/submit_run.h"
+#include "submit/engine.h"
 #include "base/testpoint.h"
 #include "submit/upload_limits.h"
 
@@ -102,9 +102,9 @@ static int command_line(submit_run *r, size_t i, const char *const *phys, char *
     int rc = job_args_command_line(job->name, (const char *const *)job->args, job->nargs,
                                    phys, job->ninputs, line, &why);
     if (rc < 0)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     if (rc > 0) {
-        run_fail(r, (int)run_state(r), EXEC_E_REFUSED, "submit refused", why);
+        engine_fail(r, (int)engine_state(r), EXEC_E_REFUSED, "submit refused", why);
         free(why);
         return -1;
     }
@@ -142,7 +142,7 @@ static int build_jobs(submit_run *r, submit_jobs *j)
     memset(j, 0, sizeof *j);
     j->specs = calloc(s->njobs ? s->njobs : 1, sizeof *j->specs);
     if (j->specs == NULL)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     j->njobs = s->njobs;
     size_t k = 0;
     for (size_t i = 0; i < s->njobs; i++) {
@@ -177,13 +177,13 @@ static int run_steps(submit_run *r)
 {
     size_t nread = 0;
     if (r->s->njobs == 0)
-        return run_fail(r, -1, EXEC_E_REFUSED, "submit refused",
+        return engine_fail(r, -1, EXEC_E_REFUSED, "submit refused",
                         "a batch needs at least one job");
-    if (run_state(r) == BATCH_SUBMITTED)
+    if (engine_state(r) == BATCH_SUBMITTED)
         return 0;
     if (r->batch.state != BATCH_NEW)
         log_info("submit %s: resuming at state %s", r->s->batch,
-                 batch_state_name(run_state(r)));
+                 batch_state_name(engine_state(r)));
     /* Hashing is cheap when the cache holds every file (no reads) and gives
      * the per-job physical names, so it runs on every attempt. */
     if (submit_plan_inputs(r, &nread) != 0)
@@ -191,7 +191,7 @@ static int run_steps(submit_run *r)
     log_info("submit %s: %zu inputs, %zu files read for hashing", r->s->batch,
              r->ninputs, nread);
     testpoint("submit.hashed");
-    if (run_reload(r) != 0)
+    if (engine_reload(r) != 0)
         return -1;
     /* Arguments a real server cannot carry are refused before anything is
      * created on the server. */
@@ -278,13 +278,13 @@ static int bind_row(submit_run *r, const char *fp, const char *digest, int found
         if (journal_batch_create(ctx->journal, req->project_id, r->s->batch, r->s->app,
                                  (long)r->s->njobs, digest, req->journal_id, &row) != 0 ||
             journal_batch_set_job_set(ctx->journal, row, fp) != 0)
-            return run_fail_journal(r);
+            return engine_fail_journal(r);
         r->batch.id = row;
-        return run_reload(r);
+        return engine_reload(r);
     }
     if (req->journal_id > 0 && r->batch.request_id != req->journal_id &&
         journal_batch_set_owner(ctx->journal, r->batch.id, req->journal_id) != 0)
-        return run_fail_journal(r);
+        return engine_fail_journal(r);
     return 0;
 }
 
@@ -305,9 +305,9 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
     char *result = NULL;
     if (journal_batch_find(ctx->journal, req->project_id, r.s->batch, &r.batch, &found) != 0 ||
         (found && submit_identity_same(ctx->journal, &r.batch, fp, digest, &same) != 0))
-        run_fail_journal(&r);
+        engine_fail_journal(&r);
     else if (found && !same)
-        run_fail(&r, -1, EXEC_E_REFUSED, "submit refused", different_jobs);
+        engine_fail(&r, -1, EXEC_E_REFUSED, "submit refused", different_jobs);
     else if (found && r.batch.state == BATCH_SUBMITTED)
         result = strdup("NULL");   /* answered from the journal */
     else if (bind_row(&r, fp, digest, found) == 0 && run_steps(&r) == 0)

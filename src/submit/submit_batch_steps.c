@@ -5,7 +5,7 @@
 #include "submit/submit_batch_steps.h"
 
 #include "base/log.h"
-#include "submit/submit_driver.h"
+#include "submit/engine.h"
 #include "base/testpoint.h"
 
 #include <stdlib.h>
@@ -16,14 +16,14 @@ int submit_check_app(submit_run *r)
     boinc_templates t = { 0 };
     boinc_error err = { 0 };
     if (boinc_get_templates(r->ctx->client, &r->project, r->s->app, &t, &err) != BOINC_OK) {
-        int rc = run_fail_boinc(r, (int)run_state(r), "get_templates", &err);
+        int rc = engine_fail_boinc(r, (int)engine_state(r), "get_templates", &err);
         boinc_error_clear(&err);
         return rc;
     }
     int rc = 0;
     for (size_t i = 0; i < r->s->njobs && rc == 0; i++) {
         if (t.n_inputs > 0 && r->s->jobs[i].ninputs != t.n_inputs) {
-            rc = run_failf(r, (int)run_state(r), EXEC_E_REFUSED, "submit refused",
+            rc = engine_failf(r, (int)engine_state(r), EXEC_E_REFUSED, "submit refused",
                            "job %s has %zu input files, app %s needs %zu",
                            r->s->jobs[i].name, r->s->jobs[i].ninputs, r->s->app,
                            t.n_inputs);
@@ -46,7 +46,7 @@ static int find_created_batch(submit_run *r, void *arg)
     size_t n = 0;
     boinc_error err = { 0 };
     if (boinc_query_batches(r->ctx->client, &r->project, &b, &n, &err) != BOINC_OK) {
-        run_fail_boinc(r, BATCH_CREATE_SENT, "query_batches (resolving create_batch)", &err);
+        engine_fail_boinc(r, BATCH_CREATE_SENT, "query_batches (resolving create_batch)", &err);
         boinc_error_clear(&err);
         return -1;
     }
@@ -59,7 +59,7 @@ static int find_created_batch(submit_run *r, void *arg)
         int known = 0;
         if (journal_server_batch_known(r->ctx->journal, r->req->project_id, b[i].id, &known) != 0) {
             boinc_batch_info_free(b, n);
-            return run_fail_journal(r);
+            return engine_fail_journal(r);
         }
         if (!known)
             best = b[i].id;
@@ -73,14 +73,14 @@ static resolve_result resolve_create(submit_run *r, void *arg)
 {
     (void)arg;
     long long id = 0;
-    int found = settle_probe(r, find_created_batch, &id);
+    int found = engine_settle(r, find_created_batch, &id);
     if (found < 0)
         return RESOLVE_FAILED;
     if (!found)
         return RESOLVE_NOT_ACTED;
     log_info("submit %s: adopted server batch %lld created before the reply was lost",
              r->s->batch, id);
-    return run_set_state(r, BATCH_CREATED, id) == 0 ? RESOLVE_ACTED : RESOLVE_FAILED;
+    return engine_set_state(r, BATCH_CREATED, id) == 0 ? RESOLVE_ACTED : RESOLVE_FAILED;
 }
 
 typedef struct {
@@ -90,13 +90,13 @@ typedef struct {
 static int create_pending(submit_run *r, void *arg)
 {
     (void)arg;
-    return run_state(r) == BATCH_CREATE_SENT;
+    return engine_state(r) == BATCH_CREATE_SENT;
 }
 
 static int create_announce(submit_run *r, void *arg)
 {
     (void)arg;
-    return run_set_state(r, BATCH_CREATE_SENT, 0);
+    return engine_set_state(r, BATCH_CREATE_SENT, 0);
 }
 
 static int create_send(submit_run *r, void *arg, boinc_error *err)
@@ -109,7 +109,7 @@ static int create_send(submit_run *r, void *arg, boinc_error *err)
 static int create_record(submit_run *r, void *arg)
 {
     create_arg *a = arg;
-    return run_set_state(r, BATCH_CREATED, a->id);
+    return engine_set_state(r, BATCH_CREATED, a->id);
 }
 
 static const step_def create_batch_step = {
@@ -130,7 +130,7 @@ int submit_create_batch(submit_run *r)
     if (r->batch.server_batch_id > 0)
         return 0;
     create_arg a = { 0 };
-    return step_run(r, &create_batch_step, &a);
+    return engine_step(r, &create_batch_step, &a);
 }
 
 /* ---- submit_batch ------------------------------------------------------------ */
@@ -139,14 +139,14 @@ static int mark_submitted(submit_run *r)
 {
     const char **names = calloc(r->s->njobs ? r->s->njobs : 1, sizeof *names);
     if (names == NULL)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     for (size_t i = 0; i < r->s->njobs; i++)
         names[i] = r->s->jobs[i].name;
     int rc = journal_batch_set_submitted(r->ctx->journal, r->batch.id, names, r->s->njobs);
     free(names);
     if (rc != 0)
-        return run_fail_journal(r);
-    return run_reload(r);
+        return engine_fail_journal(r);
+    return engine_reload(r);
 }
 
 /* Probe: did a lost submit_batch create the jobs?  *(size_t *)arg = count. */
@@ -157,7 +157,7 @@ static int jobs_on_server(submit_run *r, void *arg)
     boinc_error err = { 0 };
     if (boinc_query_batch_jobs(r->ctx->client, &r->project, r->batch.server_batch_id,
                                &names, &n, &err) != BOINC_OK) {
-        run_fail_boinc(r, BATCH_SUBMIT_SENT, "query_batch (resolving submit_batch)", &err);
+        engine_fail_boinc(r, BATCH_SUBMIT_SENT, "query_batch (resolving submit_batch)", &err);
         boinc_error_clear(&err);
         return -1;
     }
@@ -170,11 +170,11 @@ static resolve_result resolve_submit(submit_run *r, void *arg)
 {
     (void)arg;
     size_t n = 0;
-    int found = settle_probe(r, jobs_on_server, &n);
+    int found = engine_settle(r, jobs_on_server, &n);
     if (found <= 0)
         return found < 0 ? RESOLVE_FAILED : RESOLVE_NOT_ACTED;
     if (n != r->s->njobs) {
-        run_failf(r, BATCH_SUBMIT_SENT, EXEC_E_RPC, "submit_batch",
+        engine_failf(r, BATCH_SUBMIT_SENT, EXEC_E_RPC, "submit_batch",
                   "server batch %lld has %zu jobs, expected %zu",
                   r->batch.server_batch_id, n, r->s->njobs);
         return RESOLVE_FAILED;
@@ -188,13 +188,13 @@ static resolve_result resolve_submit(submit_run *r, void *arg)
 static int submit_pending(submit_run *r, void *arg)
 {
     (void)arg;
-    return run_state(r) == BATCH_SUBMIT_SENT;
+    return engine_state(r) == BATCH_SUBMIT_SENT;
 }
 
 static int submit_announce(submit_run *r, void *arg)
 {
     (void)arg;
-    return run_set_state(r, BATCH_SUBMIT_SENT, 0);
+    return engine_set_state(r, BATCH_SUBMIT_SENT, 0);
 }
 
 static int submit_send(submit_run *r, void *arg, boinc_error *err)
@@ -225,5 +225,5 @@ static const step_def submit_batch_step = {
 
 int submit_submit_batch(submit_run *r, const submit_jobs *jobs)
 {
-    return step_run(r, &submit_batch_step, (void *)jobs);
+    return engine_step(r, &submit_batch_step, (void *)jobs);
 }

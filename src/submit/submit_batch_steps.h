@@ -1,13 +1,13 @@
 /*
  * submit_batch_steps.h - the batch-level steps of a submit: the app check
  * (get_templates), create_batch and submit_batch, each a step_def table
- * entry for the driver (submit_driver.h) with its safe resolver:
+ * entry for the driver (engine.h) with its safe resolver:
  * query_batches for create_batch, query_batch for submit_batch.
  */
 #ifndef BOINC_GAHP_SUBMIT_BATCH_STEPS_H
 #define BOINC_GAHP_SUBMIT_BATCH_STEPS_H
 
-#include "submit/submit_run.h"
+#include "submit/engine.h"
 
 /* get_templates: the app exists and every job has its input count. */
 int submit_check_app(submit_run *r);

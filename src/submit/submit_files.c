@@ -8,7 +8,7 @@
 #include "base/files.h"
 #include "journal/journal_server.h"
 #include "base/log.h"
-#include "submit/submit_driver.h"
+#include "submit/engine.h"
 #include "base/testpoint.h"
 #include "submit/upload_limits.h"
 
@@ -97,10 +97,10 @@ static int flush_done(submit_run *r, struct deferred_done *d)
     journal_file_group g[2];
     const char **buf = NULL;
     int ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
-    int rc = ng < 0 ? run_fail_nomem(r)
+    int rc = ng < 0 ? engine_fail_nomem(r)
              : journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng,
                                            d->query_id, NULL, 0, NULL) != 0
-                 ? run_fail_journal(r) : 0;
+                 ? engine_fail_journal(r) : 0;
     free(buf);
     deferred_clear(d);
     return rc;
@@ -122,7 +122,7 @@ static int announce_chunk(submit_run *r, file_chunk *c, const char *sent_state)
     if (d->len > 0) {
         ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
         if (ng < 0)
-            return run_fail_nomem(r);
+            return engine_fail_nomem(r);
         answered = d->query_id;
     }
     int query = strcmp(sent_state, BFILE_QUERY_SENT) == 0;
@@ -132,7 +132,7 @@ static int announce_chunk(submit_run *r, file_chunk *c, const char *sent_state)
                                          query ? c->names : NULL, c->len, &c->query_id);
     free(buf);
     if (rc != 0)
-        return run_fail_journal(r);
+        return engine_fail_journal(r);
     deferred_clear(d);
     return 0;
 }
@@ -161,11 +161,11 @@ static int record_presence(submit_run *r, const file_chunk *c)
     const char **buf = NULL;
     int ng = outcome_groups(c->names, c->len, c->absent, c->present_state, g, &buf);
     if (ng < 0)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     int rc = journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng,
                                          c->query_id, NULL, 0, NULL);
     free(buf);
-    return rc == 0 ? 0 : run_fail_journal(r);
+    return rc == 0 ? 0 : engine_fail_journal(r);
 }
 
 /* Probe (safe query, no batch id): 1 when the server has every file. */
@@ -175,7 +175,7 @@ static int all_present(submit_run *r, void *arg)
     boinc_error err = { 0 };
     if (boinc_query_files(r->ctx->client, &r->project, 0, c->names, c->len, c->absent,
                           &err) != BOINC_OK) {
-        run_fail_boinc(r, (int)run_state(r), "query_files", &err);
+        engine_fail_boinc(r, (int)engine_state(r), "query_files", &err);
         boinc_error_clear(&err);
         return -1;
     }
@@ -191,7 +191,7 @@ static int all_present(submit_run *r, void *arg)
 static resolve_result resolve_chunk(submit_run *r, file_chunk *c)
 {
     int settle = strcmp(c->present_state, BFILE_UPLOADED) == 0;
-    int found = settle ? settle_probe(r, all_present, c) : all_present(r, c);
+    int found = settle ? engine_settle(r, all_present, c) : all_present(r, c);
     if (found < 0)
         return RESOLVE_FAILED;
     return record_presence(r, c) == 0 ? RESOLVE_ACTED : RESOLVE_FAILED;
@@ -207,7 +207,7 @@ static int resolve_names(submit_run *r, const char *const *names, size_t n,
                          .present_state = present_state };
         c.absent = calloc(c.len, 1);
         if (c.absent == NULL)
-            return run_fail_nomem(r);
+            return engine_fail_nomem(r);
         resolve_result res = resolve_chunk(r, &c);
         free(c.absent);
         if (res == RESOLVE_FAILED)
@@ -303,7 +303,7 @@ static int current_limits(submit_run *r, upload_limits *lim)
     int found = 0;
     if (journal_upload_limits_get(r->ctx->journal, r->req->project_id, &files, &bytes,
                                   &found) != 0)
-        return run_fail_journal(r);
+        return engine_fail_journal(r);
     if (found && files >= 1 && files < lim->max_files)
         lim->max_files = files;
     if (found && bytes > UPLOAD_REQUEST_OVERHEAD && bytes < lim->max_bytes)
@@ -321,7 +321,7 @@ static int fail_too_large(submit_run *r, const file_chunk *c, const char *name,
         big++;
     if (big == c->len)
         big = 0;    /* the server named no file of this chunk: it held one */
-    return run_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
+    return engine_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
                      "input %s (%s) is %lld bytes, more than the server accepts in one "
                      "upload (%s); raise %s in the project's php.ini", c->names[big],
                      c->paths[big], c->sizes[big], err->msg ? err->msg : "",
@@ -339,7 +339,7 @@ static int learn_limits(submit_run *r, file_chunk *c, const upload_limits *lim,
              why, lim->max_files, lim->max_bytes);
     if (journal_upload_limits_learn(r->ctx->journal, r->req->project_id, lim->max_files,
                                     lim->max_bytes, why, (double)time(NULL)) != 0)
-        return run_fail_journal(r);
+        return engine_fail_journal(r);
     testpoint("submit.limit_learned");
     c->limit_learned = 1;
     return 1;
@@ -485,7 +485,7 @@ static int lane_run(submit_run *r, chunk_pool *p)
                           .present_state = upload ? BFILE_UPLOADED : BFILE_CONFIRMED,
                           .done = &done };
         ch.absent = calloc(ch.len, 1);
-        rc = ch.absent ? step_run(r, p->step, &ch) : run_fail_nomem(r);
+        rc = ch.absent ? engine_step(r, p->step, &ch) : engine_fail_nomem(r);
         free(ch.absent);
         pthread_mutex_lock(&p->mu);
         if (rc != 0 || ch.limit_learned)
@@ -579,7 +579,7 @@ static int run_chunks(submit_run *r, chunk_pool *p)
     /* Each failed lane journaled its own error; the client gets r->error,
      * so the journal must say the same (local failures left the row). */
     if (failed > 1 && r->error.code != EXEC_E_JOURNAL && r->error.code != EXEC_E_NOMEM)
-        run_fail_record_again(r, (int)p->step->resume_unknown);
+        engine_fail_record_again(r, (int)p->step->resume_unknown);
     if (failed)
         rc = -1;
     pthread_mutex_destroy(&p->mu);
@@ -605,11 +605,11 @@ static int upload_round(submit_run *r, size_t *left, int may_upload, int *learne
     /* only the absent rows: a resubmit's 10,000 present files are not
      * copied out of the journal again */
     if (journal_batch_files_list(r->ctx->journal, r->batch.id, BFILE_ABSENT, &f, &n) != 0)
-        return run_fail_journal(r);
+        return engine_fail_journal(r);
     int rc = -1;
     if (files_in_state(f, n, BFILE_ABSENT, &l) != 0 ||
         upload_plan_chunks(l.sizes, l.count, &lim, &starts, &nchunks) != 0) {
-        run_fail_nomem(r);
+        engine_fail_nomem(r);
         goto done;
     }
     *left = l.count;
@@ -648,7 +648,7 @@ static int upload_absent(submit_run *r)
         else
             round++;
     }
-    return run_fail(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
+    return engine_fail(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
                     "gave up after repeated unknown outcomes");
 }
 
@@ -661,7 +661,7 @@ static int query_new_files(submit_run *r, const file_list *l)
         return 0;
     size_t *starts = calloc(nchunks, sizeof *starts);
     if (starts == NULL)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     for (size_t c = 0; c < nchunks; c++)
         starts[c] = c * max;
     chunk_pool p = { .step = &query_files_step, .l = l, .starts = starts, .nchunks = nchunks };
@@ -680,7 +680,7 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
     file_list l;
     for (size_t u = 0; u < 2; u++) {
         if (files_in_state(f, n, uncertain[u].state, &l) != 0)
-            return run_fail_nomem(r);
+            return engine_fail_nomem(r);
         int rc = resolve_names(r, l.names, l.count, uncertain[u].present_state);
         size_t resolved = l.count;
         file_list_free(&l);
@@ -689,10 +689,10 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
         /* the announcements that made them query_sent are answered */
         if (u == 0 && resolved > 0 &&
             journal_batch_file_queries_forget(r->ctx->journal, r->batch.id) != 0)
-            return run_fail_journal(r);
+            return engine_fail_journal(r);
     }
     if (files_in_state(f, n, BFILE_HASHED, &l) != 0)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     int rc = query_new_files(r, &l);
     file_list_free(&l);
     return rc;
@@ -700,7 +700,7 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
 
 int submit_files_phase(submit_run *r)
 {
-    batch_state st = run_state(r);
+    batch_state st = engine_state(r);
     if (st == BATCH_UPLOADED || st == BATCH_SUBMIT_SENT || st == BATCH_SUBMITTED)
         return 0;
     pthread_mutex_lock(&file_phase_mu);
@@ -708,11 +708,11 @@ int submit_files_phase(submit_run *r)
     size_t n = 0;
     int rc = -1;
     if (journal_batch_files_list(r->ctx->journal, r->batch.id, NULL, &f, &n) != 0) {
-        run_fail_journal(r);
+        engine_fail_journal(r);
         goto out;
     }
-    if (learn_presence(r, f, n) != 0 || run_set_state(r, BATCH_FILES_KNOWN, 0) != 0 ||
-        upload_absent(r) != 0 || run_set_state(r, BATCH_UPLOADED, 0) != 0)
+    if (learn_presence(r, f, n) != 0 || engine_set_state(r, BATCH_FILES_KNOWN, 0) != 0 ||
+        upload_absent(r) != 0 || engine_set_state(r, BATCH_UPLOADED, 0) != 0)
         goto out;
     rc = 0;
 out:

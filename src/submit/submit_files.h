@@ -17,7 +17,7 @@
 #ifndef BOINC_GAHP_SUBMIT_FILES_H
 #define BOINC_GAHP_SUBMIT_FILES_H
 
-#include "submit/submit_run.h"
+#include "submit/engine.h"
 
 /* From BATCH_CREATED (or a state before BATCH_UPLOADED) to BATCH_UPLOADED. */
 int submit_files_phase(submit_run *r);

@@ -110,7 +110,7 @@ static const char *base_name(const char *path)
 
 static int fail_input(submit_run *r, char *msg, const char *path)
 {
-    int rc = run_fail(r, -1, EXEC_E_LOCAL, "input file", msg ? msg : path);
+    int rc = engine_fail(r, -1, EXEC_E_LOCAL, "input file", msg ? msg : path);
     free(msg);
     return rc;
 }
@@ -173,13 +173,13 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
         upto++;
     const files_stat_key **keyp = calloc(upto ? upto : 1, sizeof *keyp);
     if (keyp == NULL)
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     for (size_t i = 0; i < upto; i++)
         keyp[i] = &t->keys[i];
     int rc = journal_md5_lookup_many(r->ctx->journal, keyp, upto, t->md5, t->hit);
     free(keyp);
     if (rc != 0)
-        return run_fail_journal(r);
+        return engine_fail_journal(r);
     for (size_t i = 0; i < upto; i++) {
         if (!t->hit[i])
             t->miss[t->nmiss++] = i;
@@ -211,14 +211,14 @@ static int index_input(submit_run *r, input_plan *t, const char *src, size_t k)
 {
     char *abs = absolute_path(t, src);
     if (abs == NULL)
-        return run_fail(r, -1, EXEC_E_LOCAL, "input file", src);
+        return engine_fail(r, -1, EXEC_E_LOCAL, "input file", src);
     long slot = strset_index(t->index, abs);
     if (slot >= 0) {
         free(abs);
     } else {
         if (strset_add(t->index, abs) < 0) {
             free(abs);
-            return run_fail_nomem(r);
+            return engine_fail_nomem(r);
         }
         slot = (long)t->n;
         t->paths[t->n++] = abs;
@@ -236,7 +236,7 @@ static int name_inputs(submit_run *r, input_plan *t)
             const char *src = r->s->jobs[i].inputs[f].src_path;
             r->input_phys[k] = files_phys_name(t->md5[t->slot_of_input[k]], base_name(src));
             if (r->input_phys[k] == NULL)
-                return run_fail(r, -1, EXEC_E_LOCAL, "input file",
+                return engine_fail(r, -1, EXEC_E_LOCAL, "input file",
                                 "cannot form a physical name");
         }
     }
@@ -250,7 +250,7 @@ static int store_new_hashes(submit_run *r, input_plan *t)
     if (keyp == NULL || md5p == NULL) {
         free(keyp);
         free(md5p);
-        return run_fail_nomem(r);
+        return engine_fail_nomem(r);
     }
     for (size_t i = 0; i < t->nmiss; i++) {
         keyp[i] = &t->keys[t->miss[i]];
@@ -259,7 +259,7 @@ static int store_new_hashes(submit_run *r, input_plan *t)
     int rc = journal_md5_store(r->ctx->journal, keyp, md5p, t->nmiss);
     free(keyp);
     free(md5p);
-    return rc != 0 ? run_fail_journal(r) : 0;
+    return rc != 0 ? engine_fail_journal(r) : 0;
 }
 
 /* Journal the batch's distinct physical files, in first-use order. */
@@ -269,14 +269,14 @@ static int record_batch_files(submit_run *r, input_plan *t)
     strset *phys_seen = strset_new(t->n);
     int rc = -1;
     if (bf == NULL || phys_seen == NULL) {
-        run_fail_nomem(r);
+        engine_fail_nomem(r);
         goto out;
     }
     size_t nbf = 0;
     for (size_t k = 0; k < r->ninputs; k++) {
         int added = strset_add(phys_seen, r->input_phys[k]);
         if (added < 0) {
-            run_fail_nomem(r);
+            engine_fail_nomem(r);
             goto out;
         }
         if (added == 0)
@@ -288,7 +288,7 @@ static int record_batch_files(submit_run *r, input_plan *t)
         nbf++;
     }
     rc = journal_batch_files_add(r->ctx->journal, r->batch.id, bf, nbf) != 0
-             ? run_fail_journal(r) : 0;
+             ? engine_fail_journal(r) : 0;
 out:
     free(bf);
     strset_free(phys_seen);
@@ -307,7 +307,7 @@ int submit_plan_inputs(submit_run *r, size_t *nread)
         r->ninputs += s->jobs[i].ninputs;
     r->input_phys = calloc(r->ninputs ? r->ninputs : 1, sizeof *r->input_phys);
     if (r->input_phys == NULL || plan_alloc(&t, r->ninputs) != 0) {
-        run_fail_nomem(r);
+        engine_fail_nomem(r);
         goto out;
     }
     size_t k = 0;

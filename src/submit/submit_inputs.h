@@ -15,7 +15,7 @@
 #ifndef BOINC_GAHP_SUBMIT_INPUTS_H
 #define BOINC_GAHP_SUBMIT_INPUTS_H
 
-#include "submit/submit_run.h"
+#include "submit/engine.h"
 
 #include <stddef.h>
 

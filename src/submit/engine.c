@@ -1,0 +1,179 @@
+/*
+ * engine.c - the submit engine (see engine.h): the failure convention,
+ * the journal-row helpers, the generic step driver and the settle policy.
+ */
+#include "submit/engine.h"
+
+#include "wire/gahp_text.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "base/testpoint.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+batch_state engine_state(const submit_run *r)
+{
+    return r->batch.state == BATCH_FAILED ? r->batch.resume_state : r->batch.state;
+}
+
+/* Journal state failed with the client's error text (when a row exists). */
+static int journal_failure(submit_run *r, int resume)
+{
+    if (r->batch.id > 0 && resume >= 0) {
+        char *tok = gahp_escape(r->error.msg ? r->error.msg : "out of memory");
+        /* The journal keeps the error exactly as the client is given it. */
+        if (tok != NULL)
+            journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume, tok);
+        free(tok);
+    }
+    return -1;
+}
+
+int engine_fail(submit_run *r, int resume, exec_code code, const char *what,
+             const char *detail)
+{
+    exec_err_set(&r->error, code, what, detail);
+    return journal_failure(r, resume);
+}
+
+int engine_failf(submit_run *r, int resume, exec_code code, const char *what,
+              const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *detail = str_vprintf(fmt, ap);
+    va_end(ap);
+    int rc = engine_fail(r, resume, code, what, detail ? detail : "(out of memory)");
+    free(detail);
+    return rc;
+}
+
+int engine_fail_boinc(submit_run *r, int resume, const char *rpc, const boinc_error *err)
+{
+    exec_err_boinc(&r->error, rpc, err);
+    return journal_failure(r, resume);
+}
+
+int engine_fail_record_again(submit_run *r, int resume)
+{
+    return journal_failure(r, resume);
+}
+
+int engine_fail_journal(submit_run *r)
+{
+    return engine_fail(r, -1, EXEC_E_JOURNAL, "journal write failed",
+                    journal_errmsg(r->ctx->journal));
+}
+
+int engine_fail_nomem(submit_run *r)
+{
+    return engine_fail(r, -1, EXEC_E_NOMEM, "out of memory", NULL);
+}
+
+int engine_reload(submit_run *r)
+{
+    int found = 0;
+    long long id = r->batch.id;
+    char *name = strdup(r->s->batch);
+    if (name == NULL)
+        return engine_fail_nomem(r);
+    journal_batch_free(&r->batch);
+    int rc = journal_batch_find(r->ctx->journal, r->req->project_id, name,
+                                &r->batch, &found);
+    free(name);
+    if (rc != 0 || !found) {
+        r->batch.id = id;
+        return engine_fail_journal(r);
+    }
+    return 0;
+}
+
+int engine_set_state(submit_run *r, batch_state state, long long server_batch_id)
+{
+    if (journal_batch_set_state(r->ctx->journal, r->batch.id, state, server_batch_id) != 0)
+        return engine_fail_journal(r);
+    return engine_reload(r);
+}
+
+/* ---- the step driver ---------------------------------------------------- */
+
+/* Attempts of a step whose earlier attempt had an unknown outcome. */
+#define STEP_ATTEMPTS 3
+/* Extra looks before concluding that a lost request had no effect. */
+#define SETTLE_LOOKS 2
+
+step_outcome engine_classify(int rc, const boinc_error *err)
+{
+    if (rc == BOINC_OK)
+        return STEP_DONE;
+    if (!err->reached)
+        return STEP_NOT_SENT;
+    /* The server answered with an error: it did not act.  A local file
+     * that could not be read mid-upload aborts the request body, so the
+     * server cannot have accepted it either. */
+    if (rc == BOINC_E_SERVER || rc == BOINC_E_IO)
+        return STEP_REFUSED;
+    return STEP_UNKNOWN;
+}
+
+int engine_settle(submit_run *r, engine_probe_fn probe, void *arg)
+{
+    for (int look = 0;; look++) {
+        int found = probe(r, arg);
+        if (found != 0 || look == SETTLE_LOOKS)
+            return found;
+        pause_ms(1000L * (look + 1));
+    }
+}
+
+/* Send once and act on the outcome: 0 done, 1 try again, -1 failed. */
+static int attempt(submit_run *r, const step_def *d, void *arg, int last)
+{
+    if (d->announce(r, arg) != 0)
+        return -1;
+    testpoint(d->sent_point);
+    boinc_error err = { 0 };
+    int rc = d->send(r, arg, &err);
+    step_outcome o = engine_classify(rc, &err);
+    int ret = -1;
+    int recovered = 0;
+    if (o == STEP_REFUSED && d->recover_refusal != NULL)
+        recovered = d->recover_refusal(r, arg, &err);
+    if (recovered != 0) {
+        ret = recovered > 0 ? 0 : -1;
+    } else if (o == STEP_DONE) {
+        ret = d->record_done(r, arg);
+        if (ret == 0)
+            testpoint(d->done_point);
+    } else if (o == STEP_NOT_SENT || o == STEP_REFUSED) {
+        if (d->unannounce != NULL)
+            d->unannounce(r, arg);
+        engine_fail_boinc(r, d->resume_refused, d->rpc, &err);
+    } else if (last) {
+        engine_fail_boinc(r, d->resume_unknown, d->rpc, &err);
+    } else {
+        log_warn("submit %s: %s outcome unknown (%s); asking the server",
+                 r->s->batch, d->rpc, err.msg ? err.msg : boinc_code_name(err.code));
+        resolve_result res = d->resolve(r, arg);
+        ret = res == RESOLVE_FAILED ? -1 : res == RESOLVE_ACTED ? 0 : 1;
+    }
+    boinc_error_clear(&err);
+    return ret;
+}
+
+int engine_step(submit_run *r, const step_def *d, void *arg)
+{
+    if (d->pending != NULL && d->pending(r, arg)) {
+        resolve_result res = d->resolve(r, arg);
+        if (res != RESOLVE_NOT_ACTED)
+            return res == RESOLVE_ACTED ? 0 : -1;
+    }
+    for (int i = 0; i < STEP_ATTEMPTS; i++) {
+        int rc = attempt(r, d, arg, i + 1 == STEP_ATTEMPTS);
+        if (rc <= 0)
+            return rc;
+    }
+    return -1;  /* not reached: the last attempt never asks to retry */
+}

@@ -1,0 +1,146 @@
+/*
+ * engine.h - the submit engine: what one run of a BOINC_SUBMIT carries
+ * between its parts (submit.c drives it; submit_inputs.c,
+ * submit_batch_steps.c and submit_files.c each do one concern), the one
+ * way they record a failure, the state changes it allows, and the one
+ * driver for a side-effecting step.
+ *
+ * Error convention: a part that fails calls engine_fail*() (which keeps ONE
+ * error for the client, a code plus a message, and journals state failed
+ * with the state to resume from) and returns -1; 0 is success.
+ *
+ * The step driver (engine_step) runs a side-effecting step (create_batch,
+ * query_files with a batch id, upload_files, submit_batch).  Each step is a
+ * table entry (step_def): how to announce it in the journal, its RPC, how
+ * to record success, its resolver, and the states to resume from.  The
+ * driver does, for every step alike:
+ *
+ *   resolve a pending announcement left by an earlier attempt or run;
+ *   announce (journal "sent") -> send ONCE -> classify the outcome:
+ *     done       the reply says it happened: record it;
+ *     not sent   the request never left (bad argument, no memory before
+ *                sending): nothing happened, fail resumable from before;
+ *     refused    the server answered with an error: it did not act
+ *                (a step may recover from some refusals itself, e.g.
+ *                a server limit it can learn and plan around);
+ *     unknown    it may have reached the server and no usable reply came
+ *                back (transport error, HTTP error, an unparseable reply,
+ *                no memory while buffering or parsing it): ask the step's
+ *                safe query (its resolver) before anything is sent again.
+ *
+ * Settle policy (one place, engine_settle): a reply lost to a timeout may
+ * belong to a request the server is still working on, so "no effect" is
+ * only concluded after asking again after pauses of 1 s, 2 s (scaled by
+ * the test clock, testpoint.h).
+ */
+#ifndef BOINC_GAHP_SUBMIT_ENGINE_H
+#define BOINC_GAHP_SUBMIT_ENGINE_H
+
+#include "boinc/boinc.h"
+#include "exec/exec.h"
+#include "journal/journal_submit.h"
+
+#include <stddef.h>
+
+/* Bounds of the requests a submit sends.  One struct so that a caller can
+ * tune them in one place (exec_submit.c: a stock PHP's limits, or the
+ * configured ones; submit_files.c lowers the upload bounds further to the
+ * limits learned from the project's replies). */
+typedef struct {
+    size_t query_chunk_files;       /* names per query_files request */
+    size_t upload_chunk_files;      /* files per upload_files request */
+    long long upload_chunk_bytes;   /* bytes per upload_files request */
+    size_t upload_connections;      /* upload_files requests in flight at once */
+} submit_limits;
+
+/* Parameters of create_batch (extensible). */
+typedef struct {
+    double expire_time;             /* absolute; exec_submit.c sets it finite */
+} create_batch_params;
+
+typedef struct {
+    exec_ctx *ctx;
+    const gahp_request *req;
+    const gahp_submit *s;
+    boinc_project project;
+    journal_batch batch;
+    submit_limits limits;
+    create_batch_params create;
+    size_t ninputs;             /* inputs over all jobs */
+    char **input_phys;          /* phys name of each input, job order */
+    exec_err error;             /* set once failed */
+} submit_run;
+
+/* The state the batch is at: a failed batch resumes at its resume_state. */
+batch_state engine_state(const submit_run *r);
+
+/* Record a failure (see the convention above).  resume < 0: the journal
+ * row is left as it is (a local failure that changed nothing). */
+int engine_fail(submit_run *r, int resume, exec_code code, const char *what,
+             const char *detail);
+int engine_failf(submit_run *r, int resume, exec_code code, const char *what,
+              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A failed RPC: "<rpc> failed: <boinc code>: <message>". */
+int engine_fail_boinc(submit_run *r, int resume, const char *rpc, const boinc_error *err);
+/* Journal r->error again as the batch's failure (several upload lanes
+ * failed at once: the journal keeps the one the client is given). */
+int engine_fail_record_again(submit_run *r, int resume);
+/* A journal write or read failed. */
+int engine_fail_journal(submit_run *r);
+int engine_fail_nomem(submit_run *r);
+
+/* Re-read the batch row; set its state (and server batch id when > 0). */
+int engine_reload(submit_run *r);
+int engine_set_state(submit_run *r, batch_state state, long long server_batch_id);
+
+/* ---- the step driver ---------------------------------------------------- */
+
+typedef enum {
+    STEP_DONE,
+    STEP_NOT_SENT,
+    STEP_REFUSED,
+    STEP_UNKNOWN
+} step_outcome;
+
+/* Classify the return code of a sent-once RPC and its error. */
+step_outcome engine_classify(int rc, const boinc_error *err);
+
+/* What a resolver found. */
+typedef enum {
+    RESOLVE_FAILED = -1,    /* r's error is set */
+    RESOLVE_NOT_ACTED = 0,  /* the server shows no effect: send (again) */
+    RESOLVE_ACTED = 1       /* the effect is there and now recorded */
+} resolve_result;
+
+typedef struct step_def {
+    const char *rpc;            /* RPC name, for messages */
+    const char *sent_point;     /* testpoint after the announcement */
+    const char *done_point;     /* testpoint after recording success */
+    int resume_refused;         /* state to resume from when refused/not sent */
+    int resume_unknown;         /* state to resume from when still unknown */
+    /* Is an earlier announcement unresolved? */
+    int (*pending)(submit_run *r, void *arg);
+    int (*announce)(submit_run *r, void *arg);
+    int (*send)(submit_run *r, void *arg, boinc_error *err);
+    int (*record_done)(submit_run *r, void *arg);
+    /* Undo the announcement after a refusal (NULL: nothing to undo). */
+    void (*unannounce)(submit_run *r, void *arg);
+    resolve_result (*resolve)(submit_run *r, void *arg);
+    /* A refusal the step recovers from itself (NULL: none): 0 when err is
+     * an ordinary refusal (the step fails), 1 when it was handled (the
+     * driver ends the step as done; arg says what happened), -1 when
+     * handling it failed (r's error set). */
+    int (*recover_refusal)(submit_run *r, void *arg, const boinc_error *err);
+} step_def;
+
+/* Run one step to its end: 0 done (or found done), -1 failed. */
+int engine_step(submit_run *r, const step_def *d, void *arg);
+
+/*
+ * The settle policy: call probe until it reports "found" (1) or the looks
+ * are spent (0); -1 when probe failed.  Between looks, pause 1 s, 2 s ...
+ */
+typedef int (*engine_probe_fn)(submit_run *r, void *arg);
+int engine_settle(submit_run *r, engine_probe_fn probe, void *arg);
+
+#endif
