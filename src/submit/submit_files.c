@@ -4,6 +4,8 @@
  */
 #include "submit/submit_files.h"
 
+#include "submit/file_claims.h"
+
 #include "exec/exec_ctx.h"
 #include "base/files.h"
 #include "journal/journal_server.h"
@@ -16,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static pthread_mutex_t file_phase_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* One chunk of files a step works on. */
 typedef struct {
@@ -698,25 +698,45 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
     return rc;
 }
 
+/* Claim the files this phase may still query or upload (not those the
+ * server already has for this batch), so that no other submit of the
+ * project works on one of them meanwhile (file_claims.h). */
+static int claim_open_files(submit_run *r, const journal_batch_file *f, size_t n,
+                            file_claim **claim)
+{
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (names == NULL)
+        return engine_fail_nomem(r);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(f[i].state, BFILE_CONFIRMED) != 0 && strcmp(f[i].state, BFILE_UPLOADED) != 0)
+            names[k++] = f[i].phys_name;
+    *claim = file_claims_acquire(r->req->project_id, names, k);
+    free(names);
+    return *claim != NULL ? 0 : engine_fail_nomem(r);
+}
+
 int submit_files_phase(submit_run *r)
 {
     batch_state st = engine_state(r);
     if (st == BATCH_UPLOADED || st == BATCH_SUBMIT_SENT || st == BATCH_SUBMITTED)
         return 0;
-    pthread_mutex_lock(&file_phase_mu);
     journal_batch_file *f = NULL;
     size_t n = 0;
+    file_claim *claim = NULL;
     int rc = -1;
     if (journal_batch_files_list(r->ctx->journal, r->batch.id, NULL, &f, &n) != 0) {
         engine_fail_journal(r);
         goto out;
     }
+    if (claim_open_files(r, f, n, &claim) != 0)
+        goto out;
     if (learn_presence(r, f, n) != 0 || engine_set_state(r, BATCH_FILES_KNOWN, 0) != 0 ||
         upload_absent(r) != 0 || engine_set_state(r, BATCH_UPLOADED, 0) != 0)
         goto out;
     rc = 0;
 out:
+    file_claims_release(claim);
     journal_batch_files_free(f, n);
-    pthread_mutex_unlock(&file_phase_mu);
     return rc;
 }

@@ -11,8 +11,10 @@
  * (journal_server.h) and the rest re-planned; a single file too large
  * fails the submit naming it (doc/commands.md "Uploads and server limits").
  *
- * The file phase of all submits runs one at a time: two batches sharing a
- * new input must not both see it absent and both upload it.
+ * Two batches sharing a new input must not both see it absent and both
+ * upload it: a phase first claims its open files for its project
+ * (file_claims.h) and waits only for a phase holding one of them; no lock
+ * is held across a request.
  */
 #ifndef BOINC_GAHP_SUBMIT_FILES_H
 #define BOINC_GAHP_SUBMIT_FILES_H
