@@ -1,7 +1,7 @@
 /*
  * exec.c - what every executor shares: the error convention (exec_err)
  * and the one-token error results.  The executors are in src/exec_*.c;
- * src/server/dispatch.c runs a request through the command table.
+ * src/server/command.c runs a request through the command table.
  */
 #include "exec/exec.h"
 

@@ -1,7 +1,7 @@
 /*
  * exec.h - what the executors share: the context a worker runs a request
  * in, and the one error convention.  Each command's executor is in its
- * own src/exec_<command>.c file, named by its row in command_table.c;
+ * own src/exec_<command>.c file, named by its row in command.c;
  * dispatch.h runs a request.
  */
 #ifndef BOINC_GAHP_EXEC_H

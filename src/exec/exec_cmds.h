@@ -1,7 +1,7 @@
 /*
  * exec_cmds.h - executors of BOINC_PING, BOINC_QUERY_BATCHES,
  * BOINC_FETCH_OUTPUT, BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and
- * BOINC_SET_LEASE, named by their rows in command_table.c.
+ * BOINC_SET_LEASE, named by their rows in command.c.
  *
  * Each returns the malloc'd result tail (everything after "<id> ",
  * escaped, with exactly the token count HTCondor expects: "NULL ..." or
@@ -27,7 +27,7 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
  * earlier run left unfinished (issue 10 #5). */
 void exec_fetch_cleanup(const gahp_fetch_output *f,
                         const struct timespec *cutoff);
-/* Start-up's form (command_table.c): everything an interrupted fetch of
+/* Start-up's form (command.c): everything an interrupted fetch of
  * req left, whatever its age - no fetch of this run has started yet. */
 void exec_fetch_remove_leftovers(const gahp_request *req);
 

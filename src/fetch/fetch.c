@@ -90,14 +90,14 @@ static int append_stderr(const fetch_ctx *fc, const char *text, exec_err *e)
     char *path = outputs_resolve(fc->f->iwd, fc->f->stderr_file);
     if (path == NULL)
         return errno == ENOMEM
-                   ? fetch_nomem(e)
-                   : fetch_failf(e, EXEC_E_REFUSED,
+                   ? fetch_step_nomem(e)
+                   : fetch_step_failf(e, EXEC_E_REFUSED,
                                  "fetch_output failed: bad stderr file %s",
                                  fc->f->stderr_file);
     char *errmsg = NULL;
     int rc = outputs_append_stderr(path, text, &errmsg);
     free(path);
-    return rc == 0 ? 0 : fetch_fail_local(e, "saving stderr failed", errmsg);
+    return rc == 0 ? 0 : fetch_step_fail_local(e, "saving stderr failed", errmsg);
 }
 
 /* "NULL <exit_status> <elapsed> <cpu>": times as plain decimals with six
@@ -116,12 +116,12 @@ static char *success_tail(const boinc_completed_job *cj, exec_err *e)
                       cj->has_exit_status ? cj->exit_status : 0, elapsed,
                       cpu) != 0) {
         strbuf_free(&out);
-        fetch_nomem(e);
+        fetch_step_nomem(e);
         return NULL;
     }
     char *tail = strbuf_detach(&out);
     if (tail == NULL)
-        fetch_nomem(e);
+        fetch_step_nomem(e);
     return tail;
 }
 
@@ -129,7 +129,7 @@ static char *success_tail(const boinc_completed_job *cj, exec_err *e)
 static int deliver(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
 {
     return fetch_zip_applies(t) ? fetch_zip_output(fc, t->output_names[0], e)
-                                : fetch_plain_outputs(fc, t, e);
+                                : fetch_download_plain(fc, t, e);
 }
 
 /* The outputs of a job with a canonical result, then its stderr.  The
@@ -187,9 +187,9 @@ static int fetch_failed(fetch_ctx *fc, const boinc_completed_job *cj, exec_err *
     if (strbuf_printf(&raw, "job %s failed: ", fc->f->job) == 0 &&
         describe_mask(&raw, cj->error_mask) == 0 &&
         strbuf_puts(&raw, ", no instance reported") == 0)
-        rc = fetch_failf(e, EXEC_E_REFUSED, "%s", raw.data);
+        rc = fetch_step_failf(e, EXEC_E_REFUSED, "%s", raw.data);
     else
-        rc = fetch_nomem(e);
+        rc = fetch_step_nomem(e);
     strbuf_free(&raw);
     return rc;
 }
@@ -226,12 +226,12 @@ static int failed_job_fallback(fetch_ctx *fc, long long project_id,
         rc = 0;
     } else if (found && d.canonical_instance_id == 0 && d.status != NULL &&
                strcmp(d.status, "error") == 0) {
-        rc = fetch_failf(e, EXEC_E_REFUSED, "job %s failed: no instance reported "
+        rc = fetch_step_failf(e, EXEC_E_REFUSED, "job %s failed: no instance reported "
                          "an exit status (the server's query_completed_job "
                          "failed)", fc->f->job);
     } else if (found && d.canonical_instance_id == 0 && d.status != NULL &&
                strcmp(d.status, "done") != 0) {
-        rc = fetch_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);
+        rc = fetch_step_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);
     }
     if (found)
         boinc_job_detail_free(&d);
@@ -255,7 +255,7 @@ static int fetch_job(fetch_ctx *fc, long long project_id,
         int rc = err.code == BOINC_E_PARSE
                      ? failed_job_fallback(fc, project_id, cj, e) : 1;
         if (rc == 1)
-            rc = fetch_fail_rpc(e, "query_completed_job", &err);
+            rc = fetch_step_fail_rpc(e, "query_completed_job", &err);
         boinc_error_clear(&err);
         return rc;
     }
@@ -263,7 +263,7 @@ static int fetch_job(fetch_ctx *fc, long long project_id,
         return fetch_done(fc, project_id, cj, e);
     if (cj->error_mask != 0)
         return fetch_failed(fc, cj, e);
-    return fetch_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);
+    return fetch_step_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);
 }
 
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)

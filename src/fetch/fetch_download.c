@@ -40,8 +40,8 @@ static int fail_get_output(exec_err *e, const char *name, int file_num,
 {
     strbuf step = STRBUF_INIT;
     int rc = strbuf_printf(&step, "get_output of %s (file %d)", name, file_num) == 0
-                 ? fetch_fail_rpc(e, step.data, err)
-                 : fetch_nomem(e);
+                 ? fetch_step_fail_rpc(e, step.data, err)
+                 : fetch_step_nomem(e);
     boinc_error_clear(err);
     strbuf_free(&step);
     return rc;
@@ -54,7 +54,7 @@ int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
     if (outputs_open_temp(p->dest, &p->fd, &p->tmp, &errmsg) != 0) {
         p->fd = -1;
         p->tmp = NULL;
-        return fetch_fail_local(e, "saving output failed", errmsg);
+        return fetch_step_fail_local(e, "saving output failed", errmsg);
     }
     boinc_error err = { 0 };
     long long nbytes = 0;
@@ -63,7 +63,7 @@ int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
     long long left = fc->ctx->config->max_fetch_bytes - fc->fetched;
     boinc_client_set_download_limit(fc->ctx->client, left > 0 ? left : 1);
     if (left <= 0)
-        return fetch_failf(e, EXEC_E_REFUSED,
+        return fetch_step_failf(e, EXEC_E_REFUSED,
                            "get_output of %s failed: the fetch already reached "
                            "--max-fetch-bytes (%lld bytes)", name,
                            (long long)fc->ctx->config->max_fetch_bytes);
@@ -83,11 +83,11 @@ static int check_names(const fetch_ctx *fc, const boinc_templates *t,
     for (size_t i = 0; i < t->n_outputs; i++) {
         const char *name = t->output_names[i];
         if (name == NULL || !outputs_name_is_safe(name))
-            return fetch_failf(e, EXEC_E_REFUSED,
+            return fetch_step_failf(e, EXEC_E_REFUSED,
                                "fetch_output failed: unsafe output name from "
                                "server: %s", name != NULL ? name : "(none)");
     }
-    return fetch_check_hidden(fc->f, t->output_names, t->n_outputs,
+    return fetch_select_check_hidden(fc->f, t->output_names, t->n_outputs,
                               "output name from server", e);
 }
 
@@ -97,12 +97,12 @@ static int download_selected(fetch_ctx *fc, const boinc_templates *t,
 {
     for (size_t i = 0; i < t->n_outputs; i++) {
         const char *name = t->output_names[i];
-        if (!fetch_selected(fc->f, name))
+        if (!fetch_select_wanted(fc->f, name))
             continue;
         pending_output *pf = &p[(*np)++];
         pf->file_num = (int)i;
         pf->fd = -1;
-        if ((pf->dest = fetch_destination(fc->f, name, e)) == NULL ||
+        if ((pf->dest = fetch_select_destination(fc->f, name, e)) == NULL ||
             fetch_download_temp(fc, pf, name, e) != 0)
             return -1;
     }
@@ -118,20 +118,20 @@ static int commit_all(pending_output *p, size_t np, exec_err *e)
         p[i].fd = -1;
         p[i].tmp = NULL;
         if (rc != 0)
-            return fetch_fail_local(e, "saving output failed", errmsg);
+            return fetch_step_fail_local(e, "saving output failed", errmsg);
         testpoint("fetch.renamed");
     }
     return 0;
 }
 
-int fetch_plain_outputs(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
+int fetch_download_plain(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
 {
-    fetch_log_skipped_specs(fc->f, t->output_names, t->n_outputs, "an output");
+    fetch_select_log_skipped(fc->f, t->output_names, t->n_outputs, "an output");
     /* One open temp file per selected output until all are complete
      * (BOINC apps have a handful of outputs, fixed by the template). */
     pending_output *p = calloc(t->n_outputs ? t->n_outputs : 1, sizeof *p);
     if (p == NULL)
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     size_t np = 0;
     int rc = check_names(fc, t, e);
     if (rc == 0)

@@ -26,6 +26,6 @@ int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
 /* Every selected output of a job without the zip rule, put in place only
  * when all have downloaded.  0, or -1 with *e set (nothing new in place
  * unless a rename itself failed). */
-int fetch_plain_outputs(fetch_ctx *fc, const boinc_templates *t, exec_err *e);
+int fetch_download_plain(fetch_ctx *fc, const boinc_templates *t, exec_err *e);
 
 #endif

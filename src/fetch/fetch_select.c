@@ -41,10 +41,10 @@ static int discarded(const gahp_output_spec *spec)
  * HTCondor's SOME list carries (basename(Out), Out) and (basename(Err),
  * Err) for the job's stdout and stderr, names a BOINC app normally does
  * not produce, and an error result would hold an ordinary job.  Specs
- * whose destination is /dev/null are skipped too (fetch_selected leaves
+ * whose destination is /dev/null are skipped too (fetch_select_wanted leaves
  * them out).  Every output that exists and is selected must still arrive.
  */
-void fetch_log_skipped_specs(const gahp_fetch_output *f, char *const *names,
+void fetch_select_log_skipped(const gahp_fetch_output *f, char *const *names,
                              size_t n, const char *what)
 {
     for (size_t i = 0; i < f->nspecs; i++) {
@@ -59,7 +59,7 @@ void fetch_log_skipped_specs(const gahp_fetch_output *f, char *const *names,
 }
 
 /* The spec's <dst> when a spec names the file, else <iwd>/<name>. */
-char *fetch_destination(const gahp_fetch_output *f, const char *name,
+char *fetch_select_destination(const gahp_fetch_output *f, const char *name,
                         exec_err *e)
 {
     const gahp_output_spec *spec = find_spec(f, name);
@@ -67,16 +67,16 @@ char *fetch_destination(const gahp_fetch_output *f, const char *name,
     char *dest = outputs_resolve(f->iwd, path);
     if (dest == NULL) {
         if (errno == ENOMEM)
-            fetch_nomem(e);
+            fetch_step_nomem(e);
         else
-            fetch_failf(e, EXEC_E_REFUSED,
+            fetch_step_failf(e, EXEC_E_REFUSED,
                         "fetch_output failed: bad destination %s for %s",
                         path, name);
     }
     return dest;
 }
 
-int fetch_selected(const gahp_fetch_output *f, const char *name)
+int fetch_select_wanted(const gahp_fetch_output *f, const char *name)
 {
     const gahp_output_spec *spec = find_spec(f, name);
     if (spec != NULL && discarded(spec))
@@ -90,13 +90,13 @@ int fetch_selected(const gahp_fetch_output *f, const char *name)
  * files: in ALL mode a name starting with '.' is refused unless a spec
  * names it (issue 10 #8).
  */
-int fetch_check_hidden(const gahp_fetch_output *f, char *const *names,
+int fetch_select_check_hidden(const gahp_fetch_output *f, char *const *names,
                        size_t n, const char *what, exec_err *e)
 {
     for (size_t i = 0; f->all && i < n; i++)
         if (names[i] != NULL && names[i][0] == '.' &&
             find_spec(f, names[i]) == NULL)
-            return fetch_failf(e, EXEC_E_REFUSED,
+            return fetch_step_failf(e, EXEC_E_REFUSED,
                                "fetch_output failed: %s %s starts with '.' "
                                "and no file spec names it", what, names[i]);
     return 0;

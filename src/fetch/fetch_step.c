@@ -11,7 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-int fetch_nomem(exec_err *e)
+int fetch_step_nomem(exec_err *e)
 {
     exec_err_clear(e);
     e->code = EXEC_E_NOMEM;
@@ -21,32 +21,32 @@ int fetch_nomem(exec_err *e)
 /* A code whose message could not be allocated is out of memory. */
 static int checked(exec_err *e)
 {
-    return e->msg != NULL ? -1 : fetch_nomem(e);
+    return e->msg != NULL ? -1 : fetch_step_nomem(e);
 }
 
-int fetch_failf(exec_err *e, exec_code code, const char *fmt, ...)
+int fetch_step_failf(exec_err *e, exec_code code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     char *msg = str_vprintf(fmt, ap);
     va_end(ap);
     if (msg == NULL)
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     exec_err_set(e, code, msg, NULL);   /* no detail: the message as it is */
     free(msg);
     return checked(e);
 }
 
-int fetch_fail_local(exec_err *e, const char *step, char *errmsg)
+int fetch_step_fail_local(exec_err *e, const char *step, char *errmsg)
 {
     if (errmsg == NULL)
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     exec_err_set(e, EXEC_E_LOCAL, step, errmsg);
     free(errmsg);
     return checked(e);
 }
 
-int fetch_fail_rpc(exec_err *e, const char *step, boinc_error *err)
+int fetch_step_fail_rpc(exec_err *e, const char *step, boinc_error *err)
 {
     exec_err_boinc(e, step, err);
     boinc_error_clear(err);

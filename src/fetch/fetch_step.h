@@ -24,18 +24,18 @@ typedef struct {
 } fetch_ctx;
 
 /* Set *e to out of memory.  Returns -1. */
-int fetch_nomem(exec_err *e);
+int fetch_step_nomem(exec_err *e);
 
 /* Set *e to code and the printf-style message.  Returns -1. */
-int fetch_failf(exec_err *e, exec_code code, const char *fmt, ...)
+int fetch_step_failf(exec_err *e, exec_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Set *e to a failed local file operation, "<step>: <errmsg>" (errmsg from
  * outputs.h, NULL meaning out of memory); frees errmsg.  Returns -1. */
-int fetch_fail_local(exec_err *e, const char *step, char *errmsg);
+int fetch_step_fail_local(exec_err *e, const char *step, char *errmsg);
 
 /* Set *e to a failed RPC, "<step> failed: <class>: <message>"; clears
  * err.  Returns -1. */
-int fetch_fail_rpc(exec_err *e, const char *step, boinc_error *err);
+int fetch_step_fail_rpc(exec_err *e, const char *step, boinc_error *err);
 
 #endif

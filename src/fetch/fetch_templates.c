@@ -156,7 +156,7 @@ static int ask_by_job(fetch_ctx *fc, boinc_templates *t, exec_err *e)
     if (boinc_get_templates_for_job(fc->ctx->client, &fc->project, fc->f->job,
                                     t, &err) != BOINC_OK) {
         boinc_templates_free(t);
-        return fetch_fail_rpc(e, "get_templates", &err);
+        return fetch_step_fail_rpc(e, "get_templates", &err);
     }
     return 0;
 }
@@ -232,7 +232,7 @@ int fetch_templates_get(fetch_ctx *fc, long long project_id,
         return 0;
     }
     if (hit < 0)
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     int rc = ask_by_job(fc, &out->t, e);
     pthread_mutex_lock(&cache_lock);
     finish_load(mine, rc == 0 ? &out->t : NULL);

@@ -121,23 +121,23 @@ static int make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
 {
     char *base = outputs_resolve(fc->f->iwd, ".boinc_gahp.zip.XXXXXX");
     if (base == NULL)
-        return errno == ENOMEM ? fetch_nomem(e)
-                               : fetch_failf(e, EXEC_E_REFUSED,
+        return errno == ENOMEM ? fetch_step_nomem(e)
+                               : fetch_step_failf(e, EXEC_E_REFUSED,
                                              "fetch_output failed: bad iwd %s",
                                              fc->f->iwd);
     int rc = strbuf_puts(dir, base);
     free(base);
     if (rc != 0)
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     if (mkdtemp(dir->data) == NULL)
-        return fetch_failf(e, EXEC_E_LOCAL, "fetch_output failed: cannot create "
+        return fetch_step_failf(e, EXEC_E_LOCAL, "fetch_output failed: cannot create "
                            "temporary directory in %s: %s", fc->f->iwd,
                            strerror(errno));
     *made = 1;
     if (strbuf_printf(members, "%s/members", dir->data) != 0)
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     if (mkdir(members->data, 0700) != 0)
-        return fetch_failf(e, EXEC_E_LOCAL, "fetch_output failed: cannot create "
+        return fetch_step_failf(e, EXEC_E_LOCAL, "fetch_output failed: cannot create "
                            "temporary directory %s: %s", members->data,
                            strerror(errno));
     *made = 2;
@@ -148,22 +148,22 @@ static int make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
 static int place_members(fetch_ctx *fc, const char *members_dir,
                          char *const *names, size_t n, exec_err *e)
 {
-    fetch_log_skipped_specs(fc->f, names, n, "a member of the output archive");
-    if (fetch_check_hidden(fc->f, names, n, "archive member", e) != 0)
+    fetch_select_log_skipped(fc->f, names, n, "a member of the output archive");
+    if (fetch_select_check_hidden(fc->f, names, n, "archive member", e) != 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if (!fetch_selected(fc->f, names[i]))
+        if (!fetch_select_wanted(fc->f, names[i]))
             continue;
-        char *dest = fetch_destination(fc->f, names[i], e);
+        char *dest = fetch_select_destination(fc->f, names[i], e);
         if (dest == NULL)
             return -1;
         strbuf src = STRBUF_INIT;
         char *errmsg = NULL;
         int rc = 0;
         if (strbuf_printf(&src, "%s/%s", members_dir, names[i]) != 0)
-            rc = fetch_nomem(e);
+            rc = fetch_step_nomem(e);
         else if (place_member(src.data, dest, &errmsg) != 0)
-            rc = fetch_fail_local(e, "saving output failed", errmsg);
+            rc = fetch_step_fail_local(e, "saving output failed", errmsg);
         free(dest);
         strbuf_free(&src);
         if (rc != 0)
@@ -193,7 +193,7 @@ static int download_and_unpack(fetch_ctx *fc, const char *zip_name,
     strbuf archive = STRBUF_INIT;
     if (strbuf_printf(&archive, "%s/%s", dir, zip_name) != 0) {
         strbuf_free(&archive);
-        return fetch_nomem(e);
+        return fetch_step_nomem(e);
     }
     pending_output pf = { 0, archive.data, -1, NULL };
     int rc = fetch_download_temp(fc, &pf, zip_name, e);
@@ -203,14 +203,14 @@ static int download_and_unpack(fetch_ctx *fc, const char *zip_name,
         pf.fd = -1;
         pf.tmp = NULL;
         if (rc != 0)
-            rc = fetch_fail_local(e, "saving output failed", errmsg);
+            rc = fetch_step_fail_local(e, "saving output failed", errmsg);
     }
     outputs_abort_temp(pf.fd, pf.tmp);
     if (rc == 0) {
         char *errmsg = NULL;
         if (outputs_unzip(archive.data, members_dir, unzip_limit(fc),
                           names, n, &errmsg) != 0)
-            rc = fetch_fail_local(e, "unpacking output failed", errmsg);
+            rc = fetch_step_fail_local(e, "unpacking output failed", errmsg);
     }
     strbuf_free(&archive);
     return rc;
@@ -219,7 +219,7 @@ static int download_and_unpack(fetch_ctx *fc, const char *zip_name,
 int fetch_zip_output(fetch_ctx *fc, const char *zip_name, exec_err *e)
 {
     if (!outputs_name_is_safe(zip_name))
-        return fetch_failf(e, EXEC_E_REFUSED, "fetch_output failed: unsafe "
+        return fetch_step_failf(e, EXEC_E_REFUSED, "fetch_output failed: unsafe "
                            "output name from server: %s", zip_name);
     /* SOME without specs asks for nothing: do not even download. */
     if (!fc->f->all && fc->f->nspecs == 0)

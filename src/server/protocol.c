@@ -12,7 +12,7 @@
 #include "server/protocol.h"
 
 #include "base/url.h"
-#include "server/command_table.h"
+#include "server/command.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
 #include "base/testpoint.h"

@@ -7,8 +7,7 @@
  */
 #include "server/recovery.h"
 
-#include "server/command_table.h"
-#include "server/dispatch.h"
+#include "server/command.h"
 #include "wire/gahp_text.h"
 #include "journal/journal_recovery.h"
 #include "base/log.h"
@@ -174,7 +173,7 @@ int recovery_start(journal *j, workers *w, protocol *p,
             journal_requests_close(j, st.close.v, st.close.n) != 0)
             rc = -1;
     }
-    dispatch_set_replay_possible(st.kept > 0 || st.resumed.n > 0);
+    command_set_replay_possible(st.kept > 0 || st.resumed.n > 0);
     if (rc != 0 || st.failed) {
         log_error("recovery failed: %s", journal_errmsg(j));
         rc = -1;

@@ -10,7 +10,7 @@
  */
 #include "server/workers.h"
 
-#include "server/dispatch.h"
+#include "server/command.h"
 #include "exec/exec.h"
 #include "exec/exec_ctx.h"
 #include "base/log.h"
@@ -47,7 +47,7 @@ typedef struct {
     exec_ctx ctx;
     pthread_t thread;
     int started;
-    const gahp_request *running;    /* the request inside dispatch_request,
+    const gahp_request *running;    /* the request inside command_dispatch,
                                        or NULL (guarded by the pool's mu) */
     int busy_at_stop;               /* running one when shutdown began */
 } worker;
@@ -272,7 +272,7 @@ static void run_one(worker *wk, gahp_request *req)
 {
     completion *c = calloc(1, sizeof *c);
     double started = journal_now();
-    char *tail = dispatch_request(&wk->ctx, req);
+    char *tail = command_dispatch(&wk->ctx, req);
     if (c == NULL || tail == NULL) {
         log_error("out of memory running request %ld", req->id);
         free(c);

@@ -3,7 +3,7 @@
  * queue of completed results.
  *
  *   reader --workers_submit--> work queue (unbounded list) --> N workers
- *   worker: dispatch_request() --> completion list --> committer thread
+ *   worker: command_dispatch() --> completion list --> committer thread
  *   committer: ONE transaction for every completion waiting (group commit)
  *              --> results list (completion order) --> notify callback
  *   reader (RESULTS): workers_take_results() --> write, flush --> delivered

@@ -121,7 +121,7 @@ typedef struct gahp_request {
 } gahp_request;
 
 /* The parser of one command's fields (after the request id).  Each
- * command's row in command_table.c names its parser. */
+ * command's row in command.c names its parser. */
 typedef struct gahp_cursor gahp_cursor;
 typedef int (*gahp_parse_fn)(gahp_cursor *c, gahp_request *r);
 

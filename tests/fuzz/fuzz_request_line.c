@@ -6,7 +6,7 @@
  * `make fuzz` (clang, -fsanitize=fuzzer,address,undefined); seeds in
  * tests/fuzz/corpus/request_line.
  */
-#include "server/command_table.h"
+#include "server/command.h"
 #include "wire/gahp_text.h"
 
 #include <stdint.h>

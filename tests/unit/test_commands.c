@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "server/command_table.h"
+#include "server/command.h"
 #include "wire/request.h"
 #include "base/num.h"
 #include "wire/gahp_text.h"

@@ -1,15 +1,19 @@
 /*
- * command_table.h - everything the server knows about each GAHP command,
- * in one table (command_table.c): its name, whether it is synchronous or
- * a BOINC request, its field count or parser, its executor, whether a
- * stored result may be replayed to a re-issue, how it joins the reader's
- * burst of return lines, and so the COMMANDS reply.
+ * command.h - everything the server knows about each GAHP command, in one
+ * table (command.c): its name, whether it is synchronous or a BOINC
+ * request, its field count or parser, its executor, whether a stored
+ * result may be replayed to a re-issue, how it joins the reader's burst of
+ * return lines, and so the COMMANDS reply; and the single point that runs
+ * one journaled request (command_dispatch): a worker thread calls it with
+ * its own context; the row names the executor and says whether an earlier
+ * run's stored result may answer the request instead (replay,
+ * doc/recovery.md).
  *
- * Adding a command: one row here plus the command's own parser and
+ * Adding a command: one row in command.c plus the command's own parser and
  * executor files (a synchronous one also gets its case in protocol.c).
  */
-#ifndef BOINC_GAHP_COMMAND_TABLE_H
-#define BOINC_GAHP_COMMAND_TABLE_H
+#ifndef BOINC_GAHP_COMMAND_H
+#define BOINC_GAHP_COMMAND_H
 
 #include "wire/request.h"
 #include "exec/exec.h"
@@ -75,5 +79,19 @@ const char *command_list_reply(void);
  * or synchronous name is refused with *why set. */
 int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
                           const char **why);
+
+/* ---- running a request ------------------------------------------------- */
+
+/*
+ * Run one request; return the malloc'd result tail: everything after
+ * "<id> ", already escaped, with exactly the token count the client
+ * expects (e.g. "NULL" or one escaped error token).  NULL only on ENOMEM.
+ */
+char *command_dispatch(exec_ctx *ctx, const gahp_request *req);
+
+/* Start-up recovery says whether an earlier run's request can answer (or
+ * be superseded by) a new one; until then, and when not, the journal
+ * look-up is skipped.  Safe to call while workers run. */
+void command_set_replay_possible(int possible);
 
 #endif
