@@ -115,6 +115,9 @@ int boinc_output_url(strbuf *sb, const char *project_url, const char *auth,
  * Then the success content is looked up anywhere in the (recovered) tree;
  * when it is missing or malformed: BOINC_E_PARSE.
  */
+/* memmem over [from, end): the first occurrence of needle, or NULL. */
+const char *boinc_find_bytes(const char *from, const char *end, const char *needle);
+
 int boinc_reply_check(const char *rpc, const char *body, size_t len,
                       boinc_error *err);
 
