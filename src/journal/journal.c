@@ -1,9 +1,12 @@
 /*
- * journal.c - SQLite journal: open/lock/migrate, sessions, projects,
- * requests (write-ahead, group-committed completions, delivery), pruning.
+ * journal.c - the SQLite journal's connections: open (file modes, the
+ * server lock, pragmas, migrations), write and read transactions under
+ * the process-wide write mutex, and the statement cache with the one way
+ * to run a statement (journal_internal.h).
  *
- * The only file (with src/journal_*.c) that contains SQL.  See journal.h
- * for the threading rules and doc/journal.md for the data model.
+ * The tables' SQL is in journal_requests.c, journal_batches.c and
+ * journal_files.c; the WAL checkpoints in journal_checkpoint.c.  See
+ * journal.h for the threading rules and doc/journal.md for the data model.
  */
 /* F_OFD_SETLK (Linux >= 3.15) is a GNU extension of <fcntl.h>. */
 #define _GNU_SOURCE
@@ -46,15 +49,7 @@ struct journal {
     int owns_db;                /* 0: a journal_share handle on another
                                    handle's connection */
     char errmsg[256];
-    sqlite3_stmt *st_begin;     /* BEGIN IMMEDIATE / COMMIT / ROLLBACK,
-                                   prepared once per connection */
-    sqlite3_stmt *st_commit;
-    sqlite3_stmt *st_rollback;
-    sqlite3_stmt *st_insert_request;
-    sqlite3_stmt *st_complete;
-    sqlite3_stmt *st_delivered;
-    sqlite3_stmt *st_project_find;
-    sqlite3_stmt *st_project_insert;
+    sqlite3_stmt *stmt[JSTMT_COUNT];    /* prepared on first use, kept */
 };
 
 double journal_now(void)
@@ -69,14 +64,14 @@ const char *journal_errmsg(const journal *j)
     return j->errmsg;
 }
 
-const char *journal_path(const journal *j)
-{
-    return j->path;
-}
-
 struct sqlite3 *journal_db(journal *j)
 {
     return j->db;
+}
+
+const char *journal_path(const journal *j)
+{
+    return j->path;
 }
 
 int journal_migration_count(void)
@@ -100,6 +95,30 @@ static int fail(journal *j, const char *what)
     return -1;
 }
 
+int journal_fail(journal *j, const char *what)
+{
+    return fail(j, what);
+}
+
+/* A failure that is not SQLite's: a refused statement, a misuse, no memory. */
+static int refuse(journal *j, const char *what, const char *why)
+{
+    snprintf(j->errmsg, sizeof j->errmsg, "%s: %s", what, why);
+    log_error("journal %s", j->errmsg);
+    return -1;
+}
+
+int journal_refuse(journal *j, const char *what, const char *why)
+{
+    return refuse(j, what, why);
+}
+
+/*
+ * sqlite3_exec: only for the SQL that cannot be a cached statement of the
+ * tables - a connection's set-up pragmas (run once per connection) and
+ * the migrations (scripts of many statements, plus PRAGMA user_version=N,
+ * whose value cannot be a bound parameter).
+ */
 static int exec_sql(journal *j, const char *sql, const char *what)
 {
     char *msg = NULL;
@@ -135,18 +154,19 @@ static void lock_pause(void)
     nanosleep(&ts, NULL);
 }
 
-/* Run one of the connection's transaction statements (prepared on first
- * use and kept: the accept path runs BEGIN and COMMIT for every burst, and
+static int cached(journal *j, jstmt id, sqlite3_stmt **out);
+
+/* Run one of the connection's transaction statements (cached like every
+ * statement: the accept path runs BEGIN and COMMIT for every burst, and
  * sqlite3_exec would parse them each time).  Returns the SQLite code. */
-static int run_txn_stmt(journal *j, sqlite3_stmt **st, const char *sql)
+static int run_txn_stmt(journal *j, jstmt id)
 {
-    if (*st == NULL) {
-        int rc = sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
-        if (rc != SQLITE_OK)
-            return rc;
-    }
-    int rc = sqlite3_step(*st);
-    sqlite3_reset(*st);
+    sqlite3_stmt *st;
+    int rc = cached(j, id, &st);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(st);
+    sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -156,7 +176,7 @@ static int try_begin(journal *j)
 {
     pthread_mutex_lock(&write_mu);
     sqlite3_busy_timeout(j->db, LOCK_SLICE_MS);
-    int rc = run_txn_stmt(j, &j->st_begin, "BEGIN IMMEDIATE");
+    int rc = run_txn_stmt(j, JSTMT_BEGIN_WRITE);
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
     if (rc != SQLITE_OK)
         pthread_mutex_unlock(&write_mu);
@@ -204,13 +224,13 @@ int journal_begin(journal *j)
 static void rollback_now(journal *j)
 {
     if (!sqlite3_get_autocommit(j->db))
-        run_txn_stmt(j, &j->st_rollback, "ROLLBACK");
+        run_txn_stmt(j, JSTMT_ROLLBACK);
 }
 
 int journal_commit(journal *j)
 {
     int rc = 0;
-    if (run_txn_stmt(j, &j->st_commit, "COMMIT") != SQLITE_OK) {
+    if (run_txn_stmt(j, JSTMT_COMMIT) != SQLITE_OK) {
         rc = fail(j, "commit");
         rollback_now(j);
     }
@@ -226,6 +246,42 @@ void journal_rollback(journal *j)
     rollback_now(j);
     j->in_txn = 0;
     pthread_mutex_unlock(&write_mu);
+}
+
+int journal_in_txn(const journal *j)
+{
+    return j->in_txn;
+}
+
+int journal_txn(journal *j, journal_txn_fn fn, void *arg)
+{
+    /* journal_begin inside a transaction would wait for write_mu, which
+     * this thread holds: refuse instead. */
+    if (j->in_txn)
+        return refuse(j, "begin", "already inside a write transaction");
+    if (journal_begin(j) != 0)
+        return -1;
+    int rc = fn(j, arg);
+    if (rc != 0) {
+        journal_rollback(j);
+        return rc;
+    }
+    return journal_commit(j);
+}
+
+/* A read transaction takes no lock of this process: it only pins one WAL
+ * snapshot.  Ending it cannot lose anything, so COMMIT's code is not
+ * checked (as a failed one could only mean that SQLite already ended it). */
+int journal_read_txn(journal *j, journal_txn_fn fn, void *arg)
+{
+    if (j->in_txn)
+        return refuse(j, "read transaction", "inside a write transaction");
+    if (run_txn_stmt(j, JSTMT_BEGIN_READ) != SQLITE_OK)
+        return fail(j, "begin read");
+    int rc = fn(j, arg);
+    if (!sqlite3_get_autocommit(j->db))
+        run_txn_stmt(j, rc == 0 ? JSTMT_COMMIT : JSTMT_ROLLBACK);
+    return rc;
 }
 
 /* ---- files, lock, connection --------------------------------------------- */
@@ -321,6 +377,19 @@ static int connect_db(journal *j, char **err)
     return 0;
 }
 
+/* One migration script and the version it brings, in one transaction. */
+static int apply_migration(journal *j, void *arg)
+{
+    int n = *(const int *)arg;
+    char pragma[64];
+    /* built at run time: a PRAGMA takes no bound parameter */
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d", n);
+    if (exec_sql(j, migration_table[n - 1], "migration") != 0 ||
+        exec_sql(j, pragma, "migration version") != 0)
+        return -1;
+    return 0;
+}
+
 static int apply_migrations(journal *j, char **err)
 {
     int version;
@@ -334,22 +403,11 @@ static int apply_migrations(journal *j, char **err)
         return -1;
     }
     for (int n = version + 1; n <= MIGRATION_COUNT; n++) {
-        char pragma[64];
-        snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d", n);
-        if (journal_begin(j) != 0)
-            goto failed;
-        if (exec_sql(j, migration_table[n - 1], "migration") != 0 ||
-            exec_sql(j, pragma, "migration version") != 0) {
-            journal_rollback(j);
-            goto failed;
+        if (journal_txn(j, apply_migration, &n) != 0) {
+            *err = str_printf("cannot apply migration %d: %s", n, j->errmsg);
+            return -1;
         }
-        if (journal_commit(j) != 0)
-            goto failed;
         log_info("journal migrated to schema version %d", n);
-        continue;
-failed:
-        *err = str_printf("cannot apply migration %d: %s", n, j->errmsg);
-        return -1;
     }
     return 0;
 }
@@ -479,14 +537,8 @@ void journal_close(journal *j)
     journal_rollback(j);
     if (j->owns_ckpt)
         journal_ckpt_stop();
-    sqlite3_finalize(j->st_begin);
-    sqlite3_finalize(j->st_commit);
-    sqlite3_finalize(j->st_rollback);
-    sqlite3_finalize(j->st_insert_request);
-    sqlite3_finalize(j->st_complete);
-    sqlite3_finalize(j->st_delivered);
-    sqlite3_finalize(j->st_project_find);
-    sqlite3_finalize(j->st_project_insert);
+    for (size_t i = 0; i < JSTMT_COUNT; i++)
+        sqlite3_finalize(j->stmt[i]);
     if (j->owns_db && j->db != NULL && sqlite3_close(j->db) != SQLITE_OK)
         log_warn("journal close: %s", sqlite3_errmsg(j->db));
     if (j->lock_fd >= 0)
@@ -497,436 +549,235 @@ void journal_close(journal *j)
 
 int journal_schema_version(journal *j, int *version)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(j->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-        return fail(j, "user_version");
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        return fail(j, "user_version");
+    int rc = journal_query(j, JSTMT_USER_VERSION, "");
+    if (rc == 1)
+        *version = sqlite3_column_int(journal_row(j, JSTMT_USER_VERSION), 0);
+    journal_reset(j, JSTMT_USER_VERSION);
+    if (rc == 0)
+        return refuse(j, "user_version", "no row");
+    return rc == 1 ? 0 : -1;
+}
+
+
+/* ---- statement cache ----------------------------------------------------- */
+
+/* This file's statements: the transactions and the schema version. */
+static const journal_sql sql_core[JSTMT_COUNT] = {
+    [JSTMT_BEGIN_WRITE] = { "begin", "BEGIN IMMEDIATE" },
+    [JSTMT_BEGIN_READ] = { "begin read", "BEGIN" },
+    [JSTMT_COMMIT] = { "commit", "COMMIT" },
+    [JSTMT_ROLLBACK] = { "rollback", "ROLLBACK" },
+    [JSTMT_USER_VERSION] = { "user_version", "PRAGMA user_version" },
+};
+
+static const journal_sql *const sql_tables[] = {
+    sql_core, journal_sql_requests, journal_sql_batches, journal_sql_files,
+};
+#define NTABLES (sizeof sql_tables / sizeof sql_tables[0])
+
+/* The entry of id; NULL when no table, or more than one, has its text. */
+static const journal_sql *sql_of(jstmt id)
+{
+    const journal_sql *found = NULL;
+    if ((unsigned)id >= JSTMT_COUNT)
+        return NULL;
+    for (size_t t = 0; t < NTABLES; t++) {
+        if (sql_tables[t][id].sql == NULL)
+            continue;
+        if (found != NULL)
+            return NULL;
+        found = &sql_tables[t][id];
     }
-    *version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return 0;
+    return found;
 }
 
-/* ---- statement helpers --------------------------------------------------- */
-
-static int prepare(journal *j, sqlite3_stmt **st, const char *sql)
+static const char *what_of(jstmt id)
 {
-    if (*st != NULL) {
-        sqlite3_reset(*st);
-        sqlite3_clear_bindings(*st);
-        return 0;
+    const journal_sql *s = sql_of(id);
+    return s != NULL ? s->what : "statement";
+}
+
+/*
+ * The connection's statement id, prepared on its first use and kept
+ * (SQLITE_PREPARE_PERSISTENT), reset with its bindings cleared.  Returns
+ * the SQLite code (SQLITE_MISUSE for an id without text, SQLITE_BUSY for
+ * a statement still stepping: a re-entrant use), with *out NULL on error.
+ */
+static int cached(journal *j, jstmt id, sqlite3_stmt **out)
+{
+    *out = NULL;
+    const journal_sql *s = sql_of(id);
+    if (s == NULL)
+        return SQLITE_MISUSE;
+    sqlite3_stmt *st = j->stmt[id];
+    if (st == NULL) {
+        int rc = sqlite3_prepare_v3(j->db, s->sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+        j->stmt[id] = st;
+    } else if (sqlite3_stmt_busy(st)) {
+        return SQLITE_BUSY;
+    } else {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
     }
-    if (sqlite3_prepare_v3(j->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-        return fail(j, "prepare");
-    return 0;
+    *out = st;
+    return SQLITE_OK;
 }
 
-/* Run a statement that returns no rows; resets it afterwards. */
-static int step_done(journal *j, sqlite3_stmt *st, const char *what)
+/* One parameter from ap by its type letter (journal_internal.h). */
+static int bind_one(sqlite3_stmt *st, int i, char type, va_list *ap)
 {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return fail(j, what);
-    return 0;
+    switch (type) {
+    case 't':
+        return sqlite3_bind_text(st, i, va_arg(*ap, const char *), -1, SQLITE_STATIC);
+    case 'i':
+        return sqlite3_bind_int64(st, i, va_arg(*ap, long long));
+    case 'd':
+        return sqlite3_bind_double(st, i, va_arg(*ap, double));
+    case 'k': {
+        long long row = va_arg(*ap, long long);
+        return row > 0 ? sqlite3_bind_int64(st, i, row) : sqlite3_bind_null(st, i);
+    }
+    default:
+        return SQLITE_MISUSE;
+    }
 }
 
-/* One-off statement with text/int64/double binds given by a format:
- * 't' text, 'i' int64, 'd' double, 'n' null. */
-static int run_once_v(journal *j, const char *sql, const char *what,
-                      const char *types, va_list ap)
+/*
+ * Statement id of j ready to step: cached, its parameters bound from types (text binds are
+ * SQLITE_STATIC: the statement is reset and its bindings cleared before
+ * the caller's strings go).  NULL after logging why.
+ */
+static sqlite3_stmt *bound(journal *j, jstmt id, const char *types, va_list *ap)
 {
+    const char *what = what_of(id);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(j, what);
+    int rc = cached(j, id, &st);
+    if (rc == SQLITE_MISUSE)
+        refuse(j, what, "no statement text, or two (journal_prepare_all)");
+    else if (rc == SQLITE_BUSY)
+        refuse(j, what, "statement still in use (re-entered from a row callback?)");
+    else if (rc != SQLITE_OK)
+        fail(j, what);
+    if (rc != SQLITE_OK)
+        return NULL;
     /* A type string that does not match the statement is a programming
      * error: refuse it rather than bind past the parameters. */
     int nparams = sqlite3_bind_parameter_count(st);
     if ((size_t)nparams != strlen(types)) {
-        sqlite3_finalize(st);
-        snprintf(j->errmsg, sizeof j->errmsg, "%s: %zu bind types for %d parameters",
-                 what, strlen(types), nparams);
-        log_error("journal %s", j->errmsg);
-        return -1;
+        char why[64];
+        snprintf(why, sizeof why, "%zu bind types for %d parameters", strlen(types), nparams);
+        refuse(j, what, why);
+        return NULL;
     }
-    for (int i = 0; types[i]; i++) {
-        switch (types[i]) {
-        case 't': sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT); break;
-        case 'i': sqlite3_bind_int64(st, i + 1, va_arg(ap, long long)); break;
-        case 'd': sqlite3_bind_double(st, i + 1, va_arg(ap, double)); break;
-        default: sqlite3_bind_null(st, i + 1); break;
+    for (int i = 0; types[i] != '\0'; i++) {
+        if (bind_one(st, i + 1, types[i], ap) != SQLITE_OK) {
+            fail(j, what);
+            sqlite3_clear_bindings(st);
+            return NULL;
         }
     }
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return fail(j, what);
-    return 0;
+    return st;
 }
 
-static int run_once(journal *j, const char *sql, const char *what,
-                    const char *types, ...)
+/* Step st: 1 row, 0 done (st reset), -1 error (logged, st reset). */
+static int step(journal *j, jstmt id, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    int result = rc == SQLITE_DONE ? 0 : fail(j, what_of(id));  /* before reset */
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return result;
+}
+
+/* Bind, step once, reset: 0, or -1 (logged). */
+static int run_v(journal *j, jstmt id, const char *types, va_list *ap)
+{
+    sqlite3_stmt *st = bound(j, id, types, ap);
+    if (st == NULL)
+        return -1;
+    int rc = step(j, id, st);
+    journal_reset(j, id);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_run(journal *j, jstmt id, const char *types, ...)
 {
     va_list ap;
     va_start(ap, types);
-    int rc = run_once_v(j, sql, what, types, ap);
+    int rc = run_v(j, id, types, &ap);
     va_end(ap);
     return rc;
 }
 
-/* Shared with src/journal_*.c through journal_internal.h. */
-int journal_fail(journal *j, const char *what)
+/* journal_run_txn: the statement and its arguments, for journal_txn. */
+typedef struct {
+    jstmt id;
+    const char *types;
+    va_list ap;
+} run_args;
+
+static int run_in_txn(journal *j, void *arg)
 {
-    return fail(j, what);
+    run_args *r = arg;
+    return run_v(j, r->id, r->types, &r->ap);
 }
 
-int journal_run(journal *j, const char *sql, const char *what, const char *types, ...)
+int journal_run_txn(journal *j, jstmt id, const char *types, ...)
+{
+    run_args r;
+    r.id = id;
+    r.types = types;
+    va_start(r.ap, types);
+    int rc = journal_txn(j, run_in_txn, &r);
+    va_end(r.ap);
+    return rc;
+}
+
+int journal_query(journal *j, jstmt id, const char *types, ...)
 {
     va_list ap;
     va_start(ap, types);
-    int rc = run_once_v(j, sql, what, types, ap);
+    sqlite3_stmt *st = bound(j, id, types, &ap);
     va_end(ap);
-    return rc;
+    if (st == NULL)
+        return -1;
+    return step(j, id, st);
 }
 
-/* ---- sessions ------------------------------------------------------------ */
-
-int journal_session_begin(journal *j, const char *version, long long *session_id)
+int journal_next(journal *j, jstmt id)
 {
-    if (journal_begin(j) != 0)
-        return -1;
-    if (run_once(j, "INSERT INTO sessions (started_at, pid, version) VALUES (?, ?, ?)",
-                 "session insert", "dit", journal_now(), (long long)getpid(), version) != 0) {
-        journal_rollback(j);
-        return -1;
+    if ((unsigned)id >= JSTMT_COUNT || j->stmt[id] == NULL)
+        return refuse(j, what_of(id), "stepped before journal_query");
+    return step(j, id, j->stmt[id]);
+}
+
+sqlite3_stmt *journal_row(journal *j, jstmt id)
+{
+    return (unsigned)id < JSTMT_COUNT ? j->stmt[id] : NULL;
+}
+
+void journal_reset(journal *j, jstmt id)
+{
+    if ((unsigned)id < JSTMT_COUNT && j->stmt[id] != NULL) {
+        sqlite3_reset(j->stmt[id]);
+        sqlite3_clear_bindings(j->stmt[id]);
     }
-    *session_id = sqlite3_last_insert_rowid(j->db);
-    return journal_commit(j);
 }
 
-int journal_session_set_condor_version(journal *j, long long session_id,
-                                       const char *condor_version)
+int journal_prepare_all(journal *j)
 {
-    if (journal_begin(j) != 0)
-        return -1;
-    if (run_once(j, "UPDATE sessions SET condor_version = ? WHERE id = ?",
-                 "session update", "ti", condor_version, session_id) != 0) {
-        journal_rollback(j);
-        return -1;
+    for (int id = 0; id < JSTMT_COUNT; id++) {
+        sqlite3_stmt *st;
+        int rc = cached(j, (jstmt)id, &st);
+        if (rc == SQLITE_OK)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "statement %d (%s)", id, what_of((jstmt)id));
+        return rc == SQLITE_MISUSE ? refuse(j, what, "no text, or two") : fail(j, what);
     }
-    return journal_commit(j);
-}
-
-int journal_session_end(journal *j, long long session_id, int clean)
-{
-    if (journal_begin(j) != 0)
-        return -1;
-    if (run_once(j, "UPDATE sessions SET ended_at = ?, clean_exit = ? WHERE id = ?",
-                 "session end", "dii", journal_now(), (long long)(clean != 0),
-                 session_id) != 0) {
-        journal_rollback(j);
-        return -1;
-    }
-    return journal_commit(j);
-}
-
-/* ---- projects ------------------------------------------------------------ */
-
-/*
- * A URL's password ("scheme://user:PASS@host/...") is a secret (issue 10
- * #11): split url into the form the views show, with "***" for it, and
- * the password (NULL when there is none).  Both malloc'd; -1 on ENOMEM.
- */
-static int split_url_password(const char *url, char **shown, char **password)
-{
-    *shown = NULL;
-    *password = NULL;
-    const char *host = strstr(url, "://");
-    size_t auth_len = host != NULL ? strcspn(host + 3, "/") : 0;
-    const char *at = NULL, *colon = NULL;
-    for (size_t i = 0; host != NULL && i < auth_len; i++)
-        if (host[3 + i] == '@')
-            at = host + 3 + i;      /* the last '@' ends the user info */
-    if (at != NULL)
-        colon = memchr(host + 3, ':', (size_t)(at - (host + 3)));
-    if (colon == NULL || colon + 1 == at) {
-        *shown = strdup(url);
-        return *shown != NULL ? 0 : -1;
-    }
-    *password = strndup(colon + 1, (size_t)(at - colon - 1));
-    *shown = str_printf("%.*s***%s", (int)(colon + 1 - url), url, at);
-    return *shown != NULL && *password != NULL ? 0 : -1;
-}
-
-static void free_secret(char *s)
-{
-    if (s != NULL)
-        memset(s, 0, strlen(s));
-    free(s);
-}
-
-/* Keep the stored password of project id current (it may have changed). */
-static int update_url_password(journal *j, long long id, const char *password)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(j->db, "UPDATE projects SET url_password = ?"
-                           " WHERE id = ? AND url_password IS NOT ?", -1, &st,
-                           NULL) != SQLITE_OK)
-        return fail(j, "project password update");
-    sqlite3_bind_text(st, 1, password, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, id);
-    sqlite3_bind_text(st, 3, password, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : fail(j, "project password update");
-}
-
-static int project_find_or_insert(journal *j, const char *url,
-                                  const char *password,
-                                  const char *authenticator,
-                                  long long *project_id)
-{
-    if (prepare(j, &j->st_project_find,
-                "SELECT id FROM projects WHERE url = ? AND authenticator = ?") != 0)
-        return -1;
-    sqlite3_bind_text(j->st_project_find, 1, url, -1, SQLITE_STATIC);
-    sqlite3_bind_text(j->st_project_find, 2, authenticator, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(j->st_project_find);
-    if (rc == SQLITE_ROW) {
-        *project_id = sqlite3_column_int64(j->st_project_find, 0);
-        sqlite3_reset(j->st_project_find);
-        return update_url_password(j, *project_id, password);
-    }
-    sqlite3_reset(j->st_project_find);
-    if (rc != SQLITE_DONE)
-        return fail(j, "project lookup");
-    if (prepare(j, &j->st_project_insert,
-                "INSERT INTO projects (url, authenticator, first_used_at, url_password)"
-                " VALUES (?, ?, ?, ?)") != 0)
-        return -1;
-    sqlite3_bind_text(j->st_project_insert, 1, url, -1, SQLITE_STATIC);
-    sqlite3_bind_text(j->st_project_insert, 2, authenticator, -1, SQLITE_STATIC);
-    sqlite3_bind_double(j->st_project_insert, 3, journal_now());
-    sqlite3_bind_text(j->st_project_insert, 4, password, -1, SQLITE_STATIC);
-    if (step_done(j, j->st_project_insert, "project insert") != 0)
-        return -1;
-    *project_id = sqlite3_last_insert_rowid(j->db);
     return 0;
-}
-
-int journal_project_id(journal *j, const char *url, const char *authenticator,
-                       long long *project_id)
-{
-    char *shown, *password;
-    int rc = -1;
-    if (split_url_password(url, &shown, &password) == 0)
-        rc = project_find_or_insert(j, shown, password, authenticator, project_id);
-    else
-        snprintf(j->errmsg, sizeof j->errmsg, "project: out of memory");
-    free(shown);
-    free_secret(password);
-    return rc;
-}
-
-/* ---- requests ------------------------------------------------------------ */
-
-int journal_request_insert(journal *j, long long session_id, long client_id,
-                           const char *command, const char *args_text,
-                           long long project_id, double accepted_at,
-                           long long *request_row)
-{
-    if (prepare(j, &j->st_insert_request,
-                "INSERT INTO requests (session_id, client_id, command, args,"
-                " project_id, state, accepted_at) VALUES (?, ?, ?, ?, ?, '"
-                JOURNAL_ACCEPTED "', ?)") != 0)
-        return -1;
-    sqlite3_stmt *st = j->st_insert_request;
-    sqlite3_bind_int64(st, 1, session_id);
-    sqlite3_bind_int64(st, 2, client_id);
-    sqlite3_bind_text(st, 3, command, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, args_text, -1, SQLITE_STATIC);
-    if (project_id > 0)
-        sqlite3_bind_int64(st, 5, project_id);
-    else
-        sqlite3_bind_null(st, 5);
-    sqlite3_bind_double(st, 6, accepted_at);
-    if (step_done(j, st, "request insert") != 0)
-        return -1;
-    *request_row = sqlite3_last_insert_rowid(j->db);
-    return 0;
-}
-
-int journal_requests_complete(journal *j, const journal_completion *c, size_t n)
-{
-    if (n == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    if (prepare(j, &j->st_complete,
-                "UPDATE requests SET state = '" JOURNAL_COMPLETED "',"
-                " started_at = coalesce(started_at, ?), completed_at = ?, result = ?"
-                " WHERE id = ?") != 0)
-        goto failed;
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_stmt *st = j->st_complete;
-        sqlite3_bind_double(st, 1, c[i].started_at);
-        sqlite3_bind_double(st, 2, c[i].completed_at);
-        sqlite3_bind_text(st, 3, c[i].result, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, c[i].request_row);
-        if (step_done(j, st, "request complete") != 0)
-            goto failed;
-    }
-    return journal_commit(j);
-failed:
-    journal_rollback(j);
-    return -1;
-}
-
-static int update_rows(journal *j, sqlite3_stmt **st, const char *sql,
-                       const long long *rows, size_t n, double when,
-                       const char *what)
-{
-    if (n == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    if (prepare(j, st, sql) != 0)
-        goto failed;
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_double(*st, 1, when);
-        sqlite3_bind_int64(*st, 2, rows[i]);
-        if (step_done(j, *st, what) != 0)
-            goto failed;
-    }
-    return journal_commit(j);
-failed:
-    journal_rollback(j);
-    return -1;
-}
-
-int journal_requests_delivered(journal *j, const long long *rows, size_t n,
-                               double delivered_at)
-{
-    return update_rows(j, &j->st_delivered,
-                       "UPDATE requests SET state = '" JOURNAL_DELIVERED "', delivered_at = ?"
-                       " WHERE id = ? AND state = '" JOURNAL_COMPLETED "'",
-                       rows, n, delivered_at, "request delivered");
-}
-
-/* Delivered requests, and requests recovery closed (an earlier run's work
- * that can no longer be answered), older than the retention.  Rows that
- * other rows still reference (a batch's submit, the re-issue a stored
- * result was replayed to) are kept until the referencing row goes: with
- * foreign keys on, deleting them would fail the whole prune.  The NOT IN
- * subqueries are not correlated, so SQLite evaluates each once. */
-static const char prune_requests_sql[] =
-    "DELETE FROM requests WHERE"
-    " ((state = '" JOURNAL_DELIVERED "' AND delivered_at < ?1)"
-    "  OR (closed_at IS NOT NULL AND closed_at < ?1))"
-    " AND id NOT IN (SELECT request_id FROM batches WHERE request_id IS NOT NULL)"
-    " AND id NOT IN (SELECT replayed_by FROM requests WHERE replayed_by IS NOT NULL)";
-
-static const char prune_sessions_sql[] =
-    "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?1"
-    " AND id NOT IN (SELECT session_id FROM requests)"
-    " AND id NOT IN (SELECT resumed_session FROM requests WHERE resumed_session IS NOT NULL)";
-
-int journal_prune(journal *j, double retention_days, long long *deleted)
-{
-    double cutoff = journal_now() - retention_days * 86400.0;
-    *deleted = 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    if (run_once(j, prune_requests_sql, "prune requests", "d", cutoff) != 0)
-        goto failed;
-    *deleted = sqlite3_changes(j->db);
-    if (run_once(j, prune_sessions_sql, "prune sessions", "d", cutoff) != 0)
-        goto failed;
-    return journal_commit(j);
-failed:
-    journal_rollback(j);
-    return -1;
-}
-
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-    return (const char *)sqlite3_column_text(st, i);
-}
-
-int journal_step_request_rows(journal *j, sqlite3_stmt *st, const char *what,
-                              journal_request_cb cb, void *arg)
-{
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        journal_request_row row = {
-            sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-            (long)sqlite3_column_int64(st, 2), col_text(st, 3), col_text(st, 4),
-            sqlite3_column_int64(st, 5), col_text(st, 6), col_text(st, 7),
-            col_text(st, 8), col_text(st, 9)
-        };
-        int r = cb(&row, arg);
-        if (r != 0) {
-            sqlite3_finalize(st);
-            return r;
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return fail(j, what);
-    return 0;
-}
-
-int journal_for_each_request(journal *j, const char *state,
-                             journal_request_cb cb, void *arg)
-{
-    sqlite3_stmt *st;
-    const char *sql =
-        "SELECT " JOURNAL_REQUEST_COLUMNS
-        " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
-        " WHERE (?1 IS NULL AND r.state <> '" JOURNAL_DELIVERED "') OR r.state = ?1"
-        " ORDER BY r.id";
-    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(j, "request scan");
-    if (state != NULL)
-        sqlite3_bind_text(st, 1, state, -1, SQLITE_STATIC);
-    return journal_step_request_rows(j, st, "request scan", cb, arg);
-}
-
-int journal_each(journal *j, const char *sql, const char *what, size_t n,
-                 journal_bind_fn bind, void *arg)
-{
-    if (n == 0)
-        return 0;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(j->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return fail(j, what);
-    for (size_t i = 0; i < n; i++) {
-        bind(st, i, arg);
-        int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-        if (rc != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            return fail(j, what);
-        }
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
-int journal_run_each(journal *j, const char *sql, const char *what, size_t n,
-                     journal_bind_fn bind, void *arg)
-{
-    if (n == 0)
-        return 0;
-    if (journal_begin(j) != 0)
-        return -1;
-    if (journal_each(j, sql, what, n, bind, arg) != 0) {
-        journal_rollback(j);
-        return -1;
-    }
-    return journal_commit(j);
 }

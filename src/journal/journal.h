@@ -58,9 +58,19 @@ const char *journal_path(const journal *j);
 /* Current unix time as a double (what every *_at column holds). */
 double journal_now(void);
 
-/* Explicit write transactions (BEGIN IMMEDIATE under the process mutex).
- * journal_begin waits for a write lock held by ANOTHER process up to the
- * connection's lock wait (journal_set_lock_wait), then fails. */
+/*
+ * Write transactions (BEGIN IMMEDIATE under the process mutex).
+ *
+ * journal_txn(j, fn, arg): begin, run fn(j, arg), commit; when fn returns
+ * non-zero, roll back and return that value.  -1 when begin or commit
+ * failed, or j is already inside a transaction (no nesting).
+ */
+typedef int (*journal_txn_fn)(journal *j, void *arg);
+int journal_txn(journal *j, journal_txn_fn fn, void *arg);
+/* The same by hand, for a caller that interleaves its own work (the
+ * reader's group commit).  journal_begin waits for a write lock held by
+ * ANOTHER process up to the connection's lock wait (journal_set_lock_wait),
+ * then fails. */
 int journal_begin(journal *j);
 /* Lock wait of this connection in ms; -1 = without limit.  Default: the
  * busy timeout (journal_options), except that journal_open waits without

@@ -1,6 +1,23 @@
 /*
- * journal_internal.h - helpers shared by the files of the journal module
- * (src/journal/journal.c and src/journal_*.c); nothing outside it includes this.
+ * journal_internal.h - what the files of the journal module share
+ * (src/journal/); nothing outside it includes this, except unit tests that
+ * look at a connection directly.
+ *
+ * The SQL has one shape (doc/journal.md, "The SQL"):
+ *
+ *   - every statement has an id (jstmt below) and its text in the
+ *     statement table of the file that owns its table: journal.c
+ *     (transactions), journal_requests.c (sessions, projects, requests),
+ *     journal_batches.c (batches, jobs), journal_files.c (batch_files,
+ *     batch_file_queries, file_md5_cache, upload_limits).  A statement
+ *     belongs to the table it writes, or that a read selects FROM;
+ *   - each connection prepares a statement on its first use
+ *     (SQLITE_PREPARE_PERSISTENT) and keeps it until journal_close;
+ *   - it is run in one way: journal_run (no rows) or journal_query /
+ *     journal_next / journal_reset (rows), with the parameters bound from a
+ *     type string that must match the statement's parameter count and
+ *     every bind checked;
+ *   - transactions: journal_txn (journal.h).
  */
 #ifndef BOINC_GAHP_JOURNAL_INTERNAL_H
 #define BOINC_GAHP_JOURNAL_INTERNAL_H
@@ -9,48 +26,150 @@
 
 #include <stddef.h>
 
+struct sqlite3;
 struct sqlite3_stmt;
+
+typedef enum {
+    /* journal.c: transactions and the schema version */
+    JSTMT_BEGIN_WRITE,
+    JSTMT_BEGIN_READ,
+    JSTMT_COMMIT,
+    JSTMT_ROLLBACK,
+    JSTMT_USER_VERSION,
+
+    /* journal_requests.c: sessions */
+    JSTMT_SESSION_INSERT,
+    JSTMT_SESSION_CONDOR_VERSION,
+    JSTMT_SESSION_END,
+    JSTMT_SESSIONS_PRUNE,
+    /* journal_requests.c: projects */
+    JSTMT_PROJECT_FIND,
+    JSTMT_PROJECT_INSERT,
+    JSTMT_PROJECT_PASSWORD,
+    JSTMT_PROJECT_STATUS_SEQ,
+    JSTMT_PROJECT_STATUS_SEQ_ADVANCE,
+    /* journal_requests.c: requests */
+    JSTMT_REQUEST_INSERT,
+    JSTMT_REQUEST_COMPLETE,
+    JSTMT_REQUEST_DELIVERED,
+    JSTMT_REQUEST_ARGS,
+    JSTMT_REQUESTS_IN_STATE,
+    JSTMT_REQUESTS_PRUNE,
+    JSTMT_RECOVERY_SCAN,
+    JSTMT_REQUEST_CLOSE,
+    JSTMT_REQUEST_RESUMED,
+    JSTMT_REPLAY_FIND,
+    JSTMT_REPLAY_MARK,
+    JSTMT_SUPERSEDE,
+
+    /* journal_batches.c: batches */
+    JSTMT_BATCH_FIND,
+    JSTMT_BATCH_INSERT,
+    JSTMT_BATCH_SET_STATE,
+    JSTMT_BATCH_SET_FAILED,
+    JSTMT_BATCH_SET_OWNER,
+    JSTMT_BATCH_SET_JOB_SET,
+    JSTMT_BATCH_HASHED,
+    JSTMT_BATCH_SUBMITTED,
+    JSTMT_BATCH_SERVER_ID_KNOWN,
+    JSTMT_BATCH_REPLY_CURRENT,
+    JSTMT_BATCH_SET_SERVER_TIME,
+    JSTMT_BATCH_POLL_STATE,
+    JSTMT_BATCH_RETIRE,
+    JSTMT_BATCH_LEASE,
+    JSTMT_BATCH_CLIENT_SESSION,
+    JSTMT_BATCH_OF_JOB,
+    /* journal_batches.c: jobs */
+    JSTMT_JOB_INSERT,
+    JSTMT_JOB_STATUS,
+    JSTMT_JOB_ABORTED,
+    JSTMT_JOBS_ALL,
+    JSTMT_JOBS_CHANGED,
+
+    /* journal_files.c: batch_files */
+    JSTMT_FILE_INSERT,
+    JSTMT_FILES_LIST,
+    JSTMT_FILE_STATE,
+    JSTMT_FILES_STATE,
+    /* journal_files.c: batch_file_queries */
+    JSTMT_QUERY_INSERT,
+    JSTMT_QUERY_ANSWERED,
+    JSTMT_QUERIES_FORGET,
+    /* journal_files.c: file_md5_cache */
+    JSTMT_MD5_FIND,
+    JSTMT_MD5_STORE,
+    /* journal_files.c: upload_limits */
+    JSTMT_LIMITS_GET,
+    JSTMT_LIMITS_LEARN,
+
+    JSTMT_COUNT
+} jstmt;
+
+/* One entry of a statement table: what names the statement in errors
+ * ("<what>: <sqlite error>"), sql is its text. */
+typedef struct {
+    const char *what;
+    const char *sql;
+} journal_sql;
+
+/* The statement tables, indexed by jstmt: each file fills the entries of
+ * its own tables (designated initializers), the rest stay NULL.  Every id
+ * has its text in exactly one table (journal_prepare_all checks). */
+extern const journal_sql journal_sql_requests[JSTMT_COUNT];
+extern const journal_sql journal_sql_batches[JSTMT_COUNT];
+extern const journal_sql journal_sql_files[JSTMT_COUNT];
+
+/*
+ * Run statement id once, for statements that return no row (a row is
+ * ignored).  types gives one letter per parameter, in order:
+ *   't' text (const char *; NULL binds NULL), 'i' int64 (long long),
+ *   'd' double, 'k' a row id (long long): NULL when <= 0.
+ * A type string whose length is not the statement's parameter count and
+ * a failed bind are refused.
+ * Returns 0, or -1 after journal_fail.
+ */
+int journal_run(journal *j, jstmt id, const char *types, ...);
+
+/* journal_run in a write transaction of its own (journal_txn). */
+int journal_run_txn(journal *j, jstmt id, const char *types, ...);
+
+/*
+ * Bind statement id as journal_run does and step it: 1 = a row
+ * (journal_row's columns are valid), 0 = no row, -1 = error (logged).
+ * Always end with journal_reset, which ends the statement's read and
+ * releases its bindings; journal_next steps to the next row (same
+ * returns).  A statement is not re-entrant: using one that is still
+ * stepping (from inside a row callback of the same statement) is refused.
+ */
+int journal_query(journal *j, jstmt id, const char *types, ...);
+int journal_next(journal *j, jstmt id);
+struct sqlite3_stmt *journal_row(journal *j, jstmt id);
+void journal_reset(journal *j, jstmt id);
+
+/*
+ * Run fn(j, arg) inside ONE deferred (read) transaction: one WAL snapshot
+ * for many statements.  Not inside a write transaction of j.  Returns 0,
+ * or fn's non-zero value, or -1 if BEGIN failed.
+ */
+int journal_read_txn(journal *j, journal_txn_fn fn, void *arg);
+
+/* 1 when j is inside a write transaction (journal_begin .. commit). */
+int journal_in_txn(const journal *j);
 
 /* Record "<what>: <sqlite error>" as the handle's error, log it, return -1. */
 int journal_fail(journal *j, const char *what);
+/* The same with a reason of ours ("<what>: <why>"): out of memory, a
+ * refused statement. */
+int journal_refuse(journal *j, const char *what, const char *why);
 
-/*
- * Prepare, bind, step once and finalize sql.  types gives one letter per
- * parameter: 't' text (const char *), 'i' int64 (long long), 'd' double,
- * 'n' null (consumes no argument).  Returns 0 or journal_fail().
- */
-int journal_run(journal *j, const char *sql, const char *what, const char *types, ...);
+/* The raw connection: row counts, rowids, the checkpointer, unit tests. */
+struct sqlite3 *journal_db(journal *j);
 
-/*
- * Run sql once per item i in [0, n), all in ONE write transaction: bind(st,
- * i, arg) binds the parameters of item i.  n == 0 does nothing.  Returns 0,
- * or -1 after rolling back (the error recorded as with journal_fail).
- */
-typedef void (*journal_bind_fn)(struct sqlite3_stmt *st, size_t i, void *arg);
-int journal_run_each(journal *j, const char *sql, const char *what, size_t n,
-                     journal_bind_fn bind, void *arg);
-/* The same inside the caller's transaction (no begin/commit/rollback). */
-int journal_each(journal *j, const char *sql, const char *what, size_t n,
-                 journal_bind_fn bind, void *arg);
-
-/* The column list journal_step_request_rows expects, for FROM requests r
- * LEFT JOIN projects p ON p.id = r.project_id. */
-/* p.url shows a URL password as "user:***@" (migration 0006): the
- * expression puts the stored password back for the code that connects. */
-#define JOURNAL_REQUEST_COLUMNS \
-    "r.id, r.session_id, r.client_id, r.command, r.args, r.project_id," \
-    " CASE WHEN p.url_password IS NULL OR instr(p.url, ':***@') = 0 THEN p.url" \
-    " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
-    " || substr(p.url, instr(p.url, ':***@') + 4) END," \
-    " p.authenticator, r.state, r.result"
-
-/* Step a prepared SELECT JOURNAL_REQUEST_COLUMNS ..., calling cb per row;
- * finalizes st.  A non-zero cb return stops and is returned. */
-int journal_step_request_rows(journal *j, struct sqlite3_stmt *st, const char *what,
-                              journal_request_cb cb, void *arg);
+/* Prepare every statement of the tables on j: 0, or -1 naming the first
+ * that has no text, two texts, or does not compile (a unit test). */
+int journal_prepare_all(journal *j);
 
 /* journal_checkpoint.c: WAL checkpoints on a thread of their own. */
-struct sqlite3;
 void journal_ckpt_attach(struct sqlite3 *db);   /* every connection */
 void journal_ckpt_start(const char *path);      /* the server's primary */
 void journal_ckpt_stop(void);                   /* before the primary closes */

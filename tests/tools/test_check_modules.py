@@ -44,7 +44,7 @@ def test_an_upward_include_that_closes_no_cycle_is_refused(tmp_path):
 
 def test_a_peer_layer_include_is_refused(tmp_path):
     src = copy_src(tmp_path)
-    add_include(src / "journal" / "journal_jobs.c", "boinc/boinc.h")
+    add_include(src / "journal" / "journal_batches.c", "boinc/boinc.h")
     r = run(src)
     assert r.returncode == 1
     assert "from a peer layer" in r.stderr

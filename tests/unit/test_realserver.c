@@ -2,7 +2,7 @@
  * test_realserver.c - unit tests for the real-server rules on the GAHP
  * side: the job argument rule and create_work's line limits (job_args.c),
  * upload chunk planning and limit-error recognition (upload_limits.c),
- * learned limits and job look-ups in a real journal (journal_server.c).
+ * learned limits and job look-ups in a real journal (journal_server.h).
  */
 #include <stdarg.h>
 #include <stddef.h>

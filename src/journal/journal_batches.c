@@ -1,0 +1,474 @@
+/*
+ * journal_batches.c - the SQL of the tables batches and jobs: a submit's
+ * batch and its progress (journal_submit.h), the jobs it created and
+ * their last known status, retired batches and leases (journal_jobs.h),
+ * and which server batch and app a job belongs to (journal_server.h).
+ *
+ * Every statement is in the table below and runs through journal_run /
+ * journal_query (journal_internal.h); writes run inside journal_txn.
+ */
+#include "journal/journal_internal.h"
+#include "journal/journal_jobs.h"
+#include "journal/journal_server.h"
+#include "journal/journal_submit.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+const journal_sql journal_sql_batches[JSTMT_COUNT] = {
+    /* ---- batches ---- */
+    [JSTMT_BATCH_FIND] = { "batch lookup",
+        "SELECT id, project_id, name, app, server_batch_id, state, resume_state,"
+        " error, spec_md5, njobs, request_id, job_set_md5 FROM batches"
+        " WHERE project_id = ?1 AND name = ?2" },
+    [JSTMT_BATCH_INSERT] = { "batch insert",
+        "INSERT INTO batches (project_id, name, app, state, njobs, spec_md5,"
+        " request_id, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+    [JSTMT_BATCH_SET_STATE] = { "batch state",
+        "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL,"
+        " server_batch_id = CASE WHEN ?2 > 0 THEN ?2 ELSE server_batch_id END,"
+        " updated_at = ?3 WHERE id = ?4" },
+    [JSTMT_BATCH_SET_FAILED] = { "batch failed",
+        "UPDATE batches SET state = ?1, resume_state = ?2,"
+        " error = ?3, updated_at = ?4 WHERE id = ?5" },
+    [JSTMT_BATCH_SET_OWNER] = { "batch owner",
+        "UPDATE batches SET request_id = ?1, updated_at = ?2 WHERE id = ?3" },
+    [JSTMT_BATCH_SET_JOB_SET] = { "batch job set",
+        "UPDATE batches SET job_set_md5 = ?1 WHERE id = ?2" },
+    /* with its files recorded, a new batch is hashed (journal_files.c) */
+    [JSTMT_BATCH_HASHED] = { "batch state",
+        "UPDATE batches SET state = ?, updated_at = ? WHERE id = ? AND state = ?" },
+    [JSTMT_BATCH_SUBMITTED] = { "batch submitted",
+        "UPDATE batches SET state = ?, resume_state = NULL,"
+        " error = NULL, updated_at = ? WHERE id = ?" },
+    [JSTMT_BATCH_SERVER_ID_KNOWN] = { "server batch lookup",
+        "SELECT 1 FROM batches WHERE project_id = ? AND server_batch_id = ?" },
+    /* Batches whose recorded reply is newer than this one are left alone. */
+    [JSTMT_BATCH_REPLY_CURRENT] = { "batch reply check",
+        "SELECT 1 FROM batches WHERE project_id = ?1 AND name = ?2"
+        "   AND (status_server_time IS NULL OR status_server_time <= ?3)" },
+    [JSTMT_BATCH_SET_SERVER_TIME] = { "record batch server time",
+        "UPDATE batches SET status_server_time = ?3"
+        " WHERE project_id = ?1 AND name = ?2"
+        "   AND EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id)" },
+    [JSTMT_BATCH_POLL_STATE] = { "batch poll state",
+        "SELECT (SELECT count(*) FROM jobs WHERE jobs.batch_id = b.id),"
+        "       b.status_server_time, b.client_session"
+        "  FROM batches b WHERE b.project_id = ?1 AND b.name = ?2" },
+    [JSTMT_BATCH_RETIRE] = { "mark batch retired",
+        "UPDATE batches SET retired = 1, updated_at = ?3"
+        " WHERE project_id = ?1 AND name = ?2" },
+    [JSTMT_BATCH_LEASE] = { "record batch lease",
+        "UPDATE batches SET lease = ?4, updated_at = ?3"
+        " WHERE project_id = ?1 AND name = ?2" },
+    [JSTMT_BATCH_CLIENT_SESSION] = { "record the client's batch",
+        "UPDATE batches SET client_session = ?3"
+        " WHERE project_id = ?1 AND name = ?2"
+        "   AND client_session IS NOT ?3" },
+    /* The newest batch of the project created on the server that holds a
+     * job of that name (job names are unique on a server, but a journal
+     * may span server resets).  Probes (batch_id, name) in the jobs'
+     * unique index for each batch of the project, newest first: no full
+     * scan of jobs, which holds every job ever submitted (a fetch looks
+     * its job up). */
+    [JSTMT_BATCH_OF_JOB] = { "read job batch",
+        "SELECT b.server_batch_id, b.app FROM batches b"
+        " JOIN jobs ON jobs.batch_id = b.id AND jobs.name = ?2"
+        " WHERE b.project_id = ?1 AND b.server_batch_id > 0 ORDER BY b.id DESC LIMIT 1" },
+
+    /* ---- jobs ---- */
+    [JSTMT_JOB_INSERT] = { "jobs insert",
+        "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at)"
+        " VALUES (?, ?, 'IN_PROGRESS', ?)" },
+    /* The status update of one job; bound and stepped once per job.  A
+     * changed row takes the project's next change number (the counter
+     * itself moves once per reply, after the rows:
+     * journal_jobs_record_statuses). */
+    [JSTMT_JOB_STATUS] = { "update job status",
+        "UPDATE jobs SET status = ?1, updated_at = ?2,"
+        "       status_seq = (SELECT status_seq + 1 FROM projects WHERE id = ?4)"
+        " WHERE name = ?3"
+        "   AND batch_id = (SELECT id FROM batches WHERE project_id = ?4 AND name = ?5)"
+        /* updated_at means "when status last changed": leave equal rows be. */
+        "   AND status IS NOT ?1" },
+    [JSTMT_JOB_ABORTED] = { "mark job aborted",
+        "UPDATE jobs SET aborted = 1"
+        " WHERE aborted = 0 AND name = ?2 AND batch_id IN"
+        "   (SELECT id FROM batches WHERE project_id = ?1)" },
+    /* Every row: in insertion order.  Changed rows: through the
+     * (batch_id, status_seq) index, which reads only those. */
+    [JSTMT_JOBS_ALL] = { "job list",
+        "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
+        "  ON jobs.batch_id = batches.id"
+        " WHERE batches.project_id = ?1 AND batches.name = ?2"
+        "   AND jobs.aborted = 0"
+        " ORDER BY jobs.id" },
+    [JSTMT_JOBS_CHANGED] = { "job list",
+        "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
+        "  ON jobs.batch_id = batches.id"
+        " WHERE batches.project_id = ?1 AND batches.name = ?2"
+        "   AND jobs.status_seq > ?3 AND jobs.aborted = 0" },
+};
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+/* ---- batches ------------------------------------------------------------- */
+
+void journal_batch_free(journal_batch *b)
+{
+    if (b == NULL)
+        return;
+    free(b->name);
+    free(b->app);
+    free(b->error);
+    free(b->spec_md5);
+    free(b->job_set_md5);
+    memset(b, 0, sizeof *b);
+}
+
+/* The batch row st is on; -1 when out of memory (out freed). */
+static int batch_from_row(sqlite3_stmt *st, journal_batch *out)
+{
+    out->id = sqlite3_column_int64(st, 0);
+    out->project_id = sqlite3_column_int64(st, 1);
+    out->name = dup_col(st, 2);
+    out->app = dup_col(st, 3);
+    out->server_batch_id = sqlite3_column_int64(st, 4);
+    out->state = (batch_state)sqlite3_column_int(st, 5);
+    out->resume_state = sqlite3_column_type(st, 6) == SQLITE_NULL
+                            ? out->state
+                            : (batch_state)sqlite3_column_int(st, 6);
+    out->error = dup_col(st, 7);
+    out->spec_md5 = dup_col(st, 8);
+    out->njobs = (long)sqlite3_column_int64(st, 9);
+    out->request_id = sqlite3_column_int64(st, 10);
+    out->job_set_md5 = dup_col(st, 11);     /* NULL before migration 0004 */
+    if (out->name == NULL || out->app == NULL || out->spec_md5 == NULL) {
+        journal_batch_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int journal_batch_find(journal *j, long long project_id, const char *name,
+                       journal_batch *out, int *found)
+{
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    int rc = journal_query(j, JSTMT_BATCH_FIND, "it", project_id, name);
+    if (rc == 1) {
+        if (batch_from_row(journal_row(j, JSTMT_BATCH_FIND), out) == 0)
+            *found = 1;
+        else
+            rc = journal_refuse(j, "batch lookup", "out of memory");
+    }
+    journal_reset(j, JSTMT_BATCH_FIND);
+    return rc < 0 ? -1 : 0;
+}
+
+typedef struct {
+    long long project_id;
+    const char *name, *app, *spec_md5;
+    long njobs;
+    long long request_id;
+    long long *batch_row;
+} batch_new;
+
+static int batch_insert(journal *j, void *arg)
+{
+    const batch_new *b = arg;
+    double now = journal_now();
+    if (journal_run(j, JSTMT_BATCH_INSERT, "ittiitidd", b->project_id, b->name, b->app,
+                    (long long)BATCH_NEW, (long long)b->njobs, b->spec_md5, b->request_id,
+                    now, now) != 0)
+        return -1;
+    *b->batch_row = sqlite3_last_insert_rowid(journal_db(j));
+    return 0;
+}
+
+int journal_batch_create(journal *j, long long project_id, const char *name,
+                         const char *app, long njobs, const char *spec_md5,
+                         long long request_id, long long *batch_row)
+{
+    batch_new b = { project_id, name, app, spec_md5, njobs, request_id, batch_row };
+    return journal_txn(j, batch_insert, &b);
+}
+
+int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
+                            long long server_batch_id)
+{
+    return journal_run_txn(j, JSTMT_BATCH_SET_STATE, "iidi", (long long)state,
+                           server_batch_id, journal_now(), batch_row);
+}
+
+int journal_batch_set_failed(journal *j, long long batch_row,
+                             batch_state resume_state, const char *error)
+{
+    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdi", (long long)BATCH_FAILED,
+                           (long long)resume_state, error, journal_now(), batch_row);
+}
+
+int journal_batch_set_owner(journal *j, long long batch_row, long long request_id)
+{
+    return journal_run_txn(j, JSTMT_BATCH_SET_OWNER, "idi", request_id, journal_now(),
+                           batch_row);
+}
+
+int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5)
+{
+    return journal_run_txn(j, JSTMT_BATCH_SET_JOB_SET, "ti", job_set_md5, batch_row);
+}
+
+int journal_server_batch_known(journal *j, long long project_id,
+                               long long server_batch_id, int *known)
+{
+    int rc = journal_query(j, JSTMT_BATCH_SERVER_ID_KNOWN, "ii", project_id,
+                           server_batch_id);
+    journal_reset(j, JSTMT_BATCH_SERVER_ID_KNOWN);
+    if (rc < 0)
+        return -1;
+    *known = rc == 1;
+    return 0;
+}
+
+typedef struct {
+    long long batch_row;
+    const char *const *names;
+    size_t n;
+} batch_jobs;
+
+static int jobs_insert(journal *j, void *arg)
+{
+    const batch_jobs *b = arg;
+    double now = journal_now();
+    for (size_t i = 0; i < b->n; i++)
+        if (journal_run(j, JSTMT_JOB_INSERT, "itd", b->batch_row, b->names[i], now) != 0)
+            return -1;
+    if (journal_run(j, JSTMT_BATCH_SUBMITTED, "idi", (long long)BATCH_SUBMITTED, now,
+                    b->batch_row) != 0)
+        return -1;
+    /* answered announcements are deleted with their answer; one a crash
+     * left after its files were resolved is harmless (its files are no
+     * longer 'hashed') and goes here */
+    return journal_run(j, JSTMT_QUERIES_FORGET, "i", b->batch_row);
+}
+
+int journal_batch_set_submitted(journal *j, long long batch_row,
+                                const char *const *job_names, size_t n)
+{
+    batch_jobs b = { batch_row, job_names, n };
+    return journal_txn(j, jobs_insert, &b);
+}
+
+/* ---- job statuses (queries) ---------------------------------------------- */
+
+/* Is the reply at server_time at least as new as the batch's record?
+ * Also stores it when so.  *current = 1 or 0. */
+static int batch_reply_current(journal *j, long long project_id,
+                               const char *batch, double server_time,
+                               int *current)
+{
+    *current = 1;
+    if (server_time <= 0)
+        return 0;
+    int rc = journal_query(j, JSTMT_BATCH_REPLY_CURRENT, "itd", project_id, batch,
+                           server_time);
+    journal_reset(j, JSTMT_BATCH_REPLY_CURRENT);
+    if (rc < 0)
+        return -1;
+    *current = rc == 1;
+    if (!*current)
+        return 0;
+    return journal_run(j, JSTMT_BATCH_SET_SERVER_TIME, "itd", project_id, batch,
+                       server_time);
+}
+
+typedef struct {
+    long long project_id;
+    const journal_batch_report *reports;
+    size_t nreports;
+    double server_time, now;
+    long long changed;
+} status_reply;
+
+static int record_batch(journal *j, status_reply *s, const journal_batch_report *rep)
+{
+    int current = 1;
+    if (batch_reply_current(j, s->project_id, rep->batch, s->server_time, &current) != 0)
+        return -1;
+    for (size_t i = 0; current && i < rep->njobs; i++) {
+        const journal_job_status *job = &rep->jobs[i];
+        if (journal_run(j, JSTMT_JOB_STATUS, "tdtit", job->status, s->now, job->name,
+                        s->project_id, rep->batch) != 0)
+            return -1;
+        s->changed += sqlite3_changes(journal_db(j));
+    }
+    return 0;
+}
+
+static int record_reply(journal *j, void *arg)
+{
+    status_reply *s = arg;
+    for (size_t b = 0; b < s->nreports; b++)
+        if (record_batch(j, s, &s->reports[b]) != 0)
+            return -1;
+    /* An unchanged poll writes nothing here: the counter moves only when
+     * some job took its next number. */
+    if (s->changed > 0)
+        return journal_run(j, JSTMT_PROJECT_STATUS_SEQ_ADVANCE, "i", s->project_id);
+    return 0;
+}
+
+int journal_jobs_record_statuses(journal *j, long long project_id,
+                                 const journal_batch_report *reports,
+                                 size_t nreports, double server_time,
+                                 double now, long long *changed)
+{
+    status_reply s = { project_id, reports, nreports, server_time, now, 0 };
+    if (changed != NULL)
+        *changed = 0;
+    int rc = journal_txn(j, record_reply, &s);
+    if (rc == 0 && changed != NULL)
+        *changed = s.changed;
+    return rc;
+}
+
+int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
+                            journal_batch_poll *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = journal_query(j, JSTMT_BATCH_POLL_STATE, "it", project_id, batch);
+    if (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BATCH_POLL_STATE);
+        out->njobs = sqlite3_column_int64(st, 0);
+        out->has_server_time = sqlite3_column_type(st, 1) != SQLITE_NULL;
+        out->server_time = sqlite3_column_double(st, 1);
+        out->client_session = sqlite3_column_int64(st, 2);
+    }
+    journal_reset(j, JSTMT_BATCH_POLL_STATE);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_jobs_each(journal *j, long long project_id, const char *batch,
+                      long long since, journal_job_visit_fn visit, void *arg, size_t *n)
+{
+    jstmt id = since < 0 ? JSTMT_JOBS_ALL : JSTMT_JOBS_CHANGED;
+    *n = 0;
+    int rc = since < 0 ? journal_query(j, id, "it", project_id, batch)
+                       : journal_query(j, id, "iti", project_id, batch, since);
+    int stopped = 0;
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, id);
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        const unsigned char *status = sqlite3_column_text(st, 1);
+        stopped = visit(arg, name ? (const char *)name : "", (const char *)status);
+        if (stopped != 0)
+            break;
+        (*n)++;
+        rc = journal_next(j, id);
+    }
+    journal_reset(j, id);
+    if (stopped != 0)
+        return stopped;
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---- retire, lease, abort, the client's batch ---------------------------- */
+
+typedef struct {
+    jstmt id;
+    long long project_id;
+    const char *batch;
+    double now, lease;
+    int changed;
+} batch_update;
+
+static int update_batch(journal *j, void *arg)
+{
+    batch_update *u = arg;
+    int rc = u->id == JSTMT_BATCH_LEASE
+                 ? journal_run(j, u->id, "itdd", u->project_id, u->batch, u->now, u->lease)
+                 : journal_run(j, u->id, "itd", u->project_id, u->batch, u->now);
+    u->changed = rc == 0 && sqlite3_changes(journal_db(j)) > 0;
+    return rc;
+}
+
+/* One UPDATE of the batch (project_id, name) in its own transaction;
+ * *found (may be NULL) = whether it changed a row. */
+static int update_batch_txn(journal *j, batch_update *u, int *found)
+{
+    if (found != NULL)
+        *found = 0;
+    int rc = journal_txn(j, update_batch, u);
+    if (rc == 0 && found != NULL)
+        *found = u->changed;
+    return rc;
+}
+
+int journal_batch_mark_retired(journal *j, long long project_id,
+                               const char *batch, double now, int *found)
+{
+    batch_update u = { JSTMT_BATCH_RETIRE, project_id, batch, now, 0, 0 };
+    return update_batch_txn(j, &u, found);
+}
+
+int journal_batch_set_lease(journal *j, long long project_id,
+                            const char *batch, double lease, double now,
+                            int *found)
+{
+    batch_update u = { JSTMT_BATCH_LEASE, project_id, batch, now, lease, 0 };
+    return update_batch_txn(j, &u, found);
+}
+
+int journal_jobs_mark_aborted(journal *j, long long project_id, const char *job)
+{
+    return journal_run_txn(j, JSTMT_JOB_ABORTED, "it", project_id, job);
+}
+
+int journal_batch_set_client_session(journal *j, long long project_id, const char *batch,
+                                     long long session_id)
+{
+    return journal_run_txn(j, JSTMT_BATCH_CLIENT_SESSION, "iti", project_id, batch,
+                           session_id);
+}
+
+/* ---- a job's batch (fetch) ----------------------------------------------- */
+
+/* The server id and (app != NULL) app, malloc'd, of the batch of job. */
+static int job_batch(journal *j, long long project_id, const char *job,
+                     long long *server_batch_id, char **app, int *found)
+{
+    *found = 0;
+    if (app != NULL)
+        *app = NULL;
+    int rc = journal_query(j, JSTMT_BATCH_OF_JOB, "it", project_id, job);
+    if (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BATCH_OF_JOB);
+        if (server_batch_id != NULL)
+            *server_batch_id = sqlite3_column_int64(st, 0);
+        if (app != NULL && (*app = dup_col(st, 1)) == NULL)
+            rc = -1;            /* out of memory (a NOT NULL column) */
+        else
+            *found = 1;
+    }
+    journal_reset(j, JSTMT_BATCH_OF_JOB);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_job_server_batch(journal *j, long long project_id, const char *job,
+                             long long *server_batch_id, int *found)
+{
+    return job_batch(j, project_id, job, server_batch_id, NULL, found);
+}
+
+int journal_job_app(journal *j, long long project_id, const char *job,
+                    char **app, int *found)
+{
+    return job_batch(j, project_id, job, NULL, app, found);
+}

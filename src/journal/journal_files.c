@@ -1,0 +1,373 @@
+/*
+ * journal_files.c - the SQL of the input-file tables: batch_files (a
+ * submit's inputs and their upload state), batch_file_queries (query_files
+ * chunks announced and not answered yet), file_md5_cache (journal_submit.h),
+ * and upload_limits, the limits learned per project (journal_server.h).
+ *
+ * Every statement is in the table below and runs through journal_run /
+ * journal_query (journal_internal.h); writes run inside journal_txn.
+ */
+#include "journal/journal_internal.h"
+#include "journal/journal_server.h"
+#include "journal/journal_submit.h"
+
+#include "base/strbuf.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The batch's files (parameter ?1) with the state they are in: a 'hashed'
+ * file that an unanswered query announcement names is 'query_sent'
+ * (migration 0007).  Without announcements the IN list is empty and costs
+ * one look-up of the batch_file_queries index.
+ */
+#define SQL_FILES_WITH_STATE \
+    "SELECT phys_name, local_path, size, state FROM (" \
+    " SELECT rowid AS rid, phys_name, local_path, size," \
+    "  CASE WHEN state = '" BFILE_HASHED "' AND phys_name IN" \
+    "   (SELECT e.value FROM batch_file_queries q, json_each(q.names) e" \
+    "    WHERE q.batch_id = ?1)" \
+    "  THEN '" BFILE_QUERY_SENT "' ELSE state END AS state" \
+    " FROM batch_files WHERE batch_id = ?1)"
+
+const journal_sql journal_sql_files[JSTMT_COUNT] = {
+    /* ---- batch_files ---- */
+    [JSTMT_FILE_INSERT] = { "batch files insert",
+        "INSERT OR IGNORE INTO batch_files (batch_id, phys_name,"
+        " local_path, size, state, updated_at)"
+        " VALUES (?, ?, ?, ?, '" BFILE_HASHED "', ?)" },
+    [JSTMT_FILES_LIST] = { "batch files list",
+        SQL_FILES_WITH_STATE " WHERE ?2 IS NULL OR state = ?2 ORDER BY rid" },
+    /* one file: the fallback of JSTMT_FILES_STATE (names_json) */
+    [JSTMT_FILE_STATE] = { "batch files state",
+        "UPDATE batch_files SET state = ?, updated_at = ?"
+        " WHERE batch_id = ? AND phys_name = ?" },
+    /* the names as a JSON array (names_json) */
+    [JSTMT_FILES_STATE] = { "batch files state",
+        "UPDATE batch_files SET state = ?1, updated_at = ?2"
+        " WHERE batch_id = ?3 AND phys_name IN (SELECT value FROM json_each(?4))" },
+
+    /* ---- batch_file_queries ---- */
+    [JSTMT_QUERY_INSERT] = { "query announcement",
+        "INSERT INTO batch_file_queries (batch_id, names, sent_at) VALUES (?, ?, ?)" },
+    [JSTMT_QUERY_ANSWERED] = { "query answered",
+        "DELETE FROM batch_file_queries WHERE id = ?" },
+    [JSTMT_QUERIES_FORGET] = { "query announcements forgotten",
+        "DELETE FROM batch_file_queries WHERE batch_id = ?" },
+
+    /* ---- file_md5_cache ---- */
+    [JSTMT_MD5_FIND] = { "md5 cache lookup",
+        "SELECT md5 FROM file_md5_cache"
+        " WHERE path = ? AND size = ? AND mtime_ns = ? AND inode = ?" },
+    [JSTMT_MD5_STORE] = { "md5 cache store",
+        "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
+        " hashed_at) VALUES (?, ?, ?, ?, ?, ?)" },
+
+    /* ---- upload_limits ---- */
+    [JSTMT_LIMITS_GET] = { "read upload limits",
+        "SELECT max_files, max_bytes FROM upload_limits WHERE project_id = ?1" },
+    /* a limit never rises */
+    [JSTMT_LIMITS_LEARN] = { "learn upload limits",
+        "INSERT INTO upload_limits(project_id, max_files, max_bytes, learned_at, reason)"
+        " VALUES(?1, ?2, ?3, ?4, ?5)"
+        " ON CONFLICT(project_id) DO UPDATE SET"
+        "  max_files = min(max_files, excluded.max_files),"
+        "  max_bytes = min(max_bytes, excluded.max_bytes),"
+        "  learned_at = excluded.learned_at, reason = excluded.reason" },
+};
+
+/* ---- MD5 cache ----------------------------------------------------------- */
+
+static long long mtime_ns(const files_stat_key *k)
+{
+    return k->mtime_sec * 1000000000LL + k->mtime_nsec;
+}
+
+typedef struct {
+    const files_stat_key *const *keys;
+    size_t n;
+    char (*md5s)[33];
+    unsigned char *hits;
+    const char *const *store;   /* journal_md5_store: the md5s to store */
+} md5_keys;
+
+static int md5_lookup(journal *j, void *arg)
+{
+    md5_keys *m = arg;
+    for (size_t i = 0; i < m->n; i++) {
+        const files_stat_key *k = m->keys[i];
+        m->hits[i] = 0;
+        int rc = journal_query(j, JSTMT_MD5_FIND, "tiii", k->path, (long long)k->size,
+                               mtime_ns(k), (long long)k->inode);
+        if (rc == 1) {
+            const char *md5 = (const char *)sqlite3_column_text(journal_row(j, JSTMT_MD5_FIND), 0);
+            if (md5 != NULL && strlen(md5) == 32) {
+                memcpy(m->md5s[i], md5, 33);
+                m->hits[i] = 1;
+            }
+        }
+        journal_reset(j, JSTMT_MD5_FIND);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One statement stepped for every key, inside ONE deferred (read)
+ * transaction: one WAL snapshot and no per-key lock round, which is what
+ * makes a resubmit of 10,000 cached inputs cheap. */
+int journal_md5_lookup_many(journal *j, const files_stat_key *const *keys, size_t n,
+                            char (*md5s)[33], unsigned char *hits)
+{
+    if (n == 0)
+        return 0;
+    md5_keys m = { keys, n, md5s, hits, NULL };
+    return journal_read_txn(j, md5_lookup, &m) == 0 ? 0 : -1;
+}
+
+static int md5_store(journal *j, void *arg)
+{
+    const md5_keys *m = arg;
+    double now = journal_now();
+    for (size_t i = 0; i < m->n; i++) {
+        const files_stat_key *k = m->keys[i];
+        if (journal_run(j, JSTMT_MD5_STORE, "tiiitd", k->path, (long long)k->size,
+                        mtime_ns(k), (long long)k->inode, m->store[i], now) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int journal_md5_store(journal *j, const files_stat_key *const *keys,
+                      const char *const *md5s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    md5_keys m = { keys, n, NULL, NULL, md5s };
+    return journal_txn(j, md5_store, &m);
+}
+
+/* ---- batch files ---------------------------------------------------------- */
+
+typedef struct {
+    long long batch_row;
+    const journal_batch_file *files;
+    size_t n;
+} new_files;
+
+static int files_insert(journal *j, void *arg)
+{
+    const new_files *f = arg;
+    double now = journal_now();
+    for (size_t i = 0; i < f->n; i++)
+        if (journal_run(j, JSTMT_FILE_INSERT, "ittid", f->batch_row, f->files[i].phys_name,
+                        f->files[i].local_path, f->files[i].size, now) != 0)
+            return -1;
+    return journal_run(j, JSTMT_BATCH_HASHED, "idii", (long long)BATCH_HASHED, now,
+                       f->batch_row, (long long)BATCH_NEW);
+}
+
+int journal_batch_files_add(journal *j, long long batch_row,
+                            const journal_batch_file *files, size_t n)
+{
+    new_files f = { batch_row, files, n };
+    return journal_txn(j, files_insert, &f);
+}
+
+void journal_batch_files_free(journal_batch_file *f, size_t n)
+{
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].phys_name);
+        free(f[i].local_path);
+        free(f[i].state);
+    }
+    free(f);
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+/* Append the file row st is on to *v (len, cap); -1 when out of memory. */
+static int add_file_row(sqlite3_stmt *st, journal_batch_file **v, size_t *len, size_t *cap)
+{
+    if (*len == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        journal_batch_file *nv = realloc(*v, ncap * sizeof *nv);
+        if (nv == NULL)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    journal_batch_file *f = &(*v)[*len];
+    f->phys_name = dup_col(st, 0);
+    f->local_path = dup_col(st, 1);
+    f->size = sqlite3_column_int64(st, 2);
+    f->state = dup_col(st, 3);
+    (*len)++;
+    return f->phys_name == NULL || f->local_path == NULL || f->state == NULL ? -1 : 0;
+}
+
+int journal_batch_files_list(journal *j, long long batch_row, const char *state,
+                             journal_batch_file **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    journal_batch_file *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc = journal_query(j, JSTMT_FILES_LIST, "it", batch_row, state);
+    while (rc == 1) {
+        if (add_file_row(journal_row(j, JSTMT_FILES_LIST), &v, &len, &cap) != 0) {
+            rc = journal_refuse(j, "batch files list", "out of memory");
+            break;
+        }
+        rc = journal_next(j, JSTMT_FILES_LIST);
+    }
+    journal_reset(j, JSTMT_FILES_LIST);
+    if (rc != 0) {
+        journal_batch_files_free(v, len);
+        return -1;
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
+/*
+ * The names as a JSON array for json_each(): one UPDATE per call instead
+ * of one per file, which saves each file's statement overhead (the row
+ * rewrites themselves remain; doc/performance.md).  -1 when a name holds a byte outside printable ASCII
+ * (JSON would need \u escapes; physical names never do) or memory ran
+ * out: the caller then updates row by row.
+ */
+static int names_json(strbuf *sb, const char *const *names, size_t n)
+{
+    if (strbuf_putc(sb, '[') != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if ((i > 0 && strbuf_putc(sb, ',') != 0) || strbuf_putc(sb, '"') != 0)
+            return -1;
+        for (const unsigned char *p = (const unsigned char *)names[i]; *p != '\0'; p++) {
+            if (*p < 0x20 || *p >= 0x7f)
+                return -1;
+            if ((*p == '"' || *p == '\\') && strbuf_putc(sb, '\\') != 0)
+                return -1;
+            if (strbuf_putc(sb, (char)*p) != 0)
+                return -1;
+        }
+        if (strbuf_putc(sb, '"') != 0)
+            return -1;
+    }
+    return strbuf_putc(sb, ']');
+}
+
+/* Set the state of the group's files, inside the caller's transaction. */
+static int update_file_states(journal *j, long long batch_row, const journal_file_group *g,
+                              double now)
+{
+    if (g->n == 0)
+        return 0;
+    strbuf json = STRBUF_INIT;
+    int rc = 0;
+    if (names_json(&json, g->names, g->n) == 0) {
+        rc = journal_run(j, JSTMT_FILES_STATE, "tdit", g->state, now, batch_row,
+                         strbuf_str(&json));
+    } else {
+        for (size_t i = 0; rc == 0 && i < g->n; i++)
+            rc = journal_run(j, JSTMT_FILE_STATE, "tdit", g->state, now, batch_row,
+                             g->names[i]);
+    }
+    strbuf_free(&json);
+    return rc;
+}
+
+typedef struct {
+    long long batch_row;
+    const journal_file_group *groups;
+    size_t ngroups;
+    long long answered;
+    const char *names_json;     /* NULL: no announcement */
+    long long *announced;
+} files_step;
+
+static int advance_in_txn(journal *j, void *arg)
+{
+    const files_step *s = arg;
+    double now = journal_now();
+    for (size_t g = 0; g < s->ngroups; g++)
+        if (update_file_states(j, s->batch_row, &s->groups[g], now) != 0)
+            return -1;
+    if (s->answered > 0 && journal_run(j, JSTMT_QUERY_ANSWERED, "i", s->answered) != 0)
+        return -1;
+    if (s->names_json == NULL)
+        return 0;
+    if (journal_run(j, JSTMT_QUERY_INSERT, "itd", s->batch_row, s->names_json, now) != 0)
+        return -1;
+    *s->announced = sqlite3_last_insert_rowid(journal_db(j));
+    return 0;
+}
+
+int journal_batch_files_advance(journal *j, long long batch_row,
+                                const journal_file_group *groups, size_t ngroups,
+                                long long answered, const char *const *names, size_t n,
+                                long long *announced)
+{
+    size_t changes = 0;
+    for (size_t g = 0; g < ngroups; g++)
+        changes += groups[g].n;
+    if (changes == 0 && answered <= 0 && names == NULL)
+        return 0;               /* nothing to journal: no empty transaction */
+    strbuf json = STRBUF_INIT;
+    if (names != NULL && names_json(&json, names, n) != 0) {
+        strbuf_free(&json);     /* out of memory: physical names are plain ASCII */
+        return journal_refuse(j, "query announcement", "out of memory");
+    }
+    files_step s = { batch_row, groups, ngroups, answered,
+                     names != NULL ? strbuf_str(&json) : NULL, announced };
+    int rc = journal_txn(j, advance_in_txn, &s);
+    strbuf_free(&json);
+    return rc;
+}
+
+int journal_batch_files_set_state(journal *j, long long batch_row,
+                                  const char *const *phys_names, size_t n,
+                                  const char *state)
+{
+    journal_file_group g = { phys_names, n, state };
+    return journal_batch_files_advance(j, batch_row, &g, 1, 0, NULL, 0, NULL);
+}
+
+int journal_batch_file_queries_forget(journal *j, long long batch_row)
+{
+    return journal_run(j, JSTMT_QUERIES_FORGET, "i", batch_row);
+}
+
+/* ---- upload limits -------------------------------------------------------- */
+
+int journal_upload_limits_get(journal *j, long long project_id, long *max_files,
+                              long long *max_bytes, int *found)
+{
+    *found = 0;
+    int rc = journal_query(j, JSTMT_LIMITS_GET, "i", project_id);
+    if (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_LIMITS_GET);
+        *found = 1;
+        *max_files = (long)sqlite3_column_int64(st, 0);
+        *max_bytes = sqlite3_column_int64(st, 1);
+    }
+    journal_reset(j, JSTMT_LIMITS_GET);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_upload_limits_learn(journal *j, long long project_id, long max_files,
+                                long long max_bytes, const char *reason, double now)
+{
+    return journal_run(j, JSTMT_LIMITS_LEARN, "iiidt", project_id, (long long)max_files,
+                       max_bytes, now, reason);
+}
