@@ -645,7 +645,8 @@ static int bind_one(sqlite3_stmt *st, int i, char type, va_list *ap)
 }
 
 /*
- * Statement id of j ready to step: cached, its parameters bound from types (text binds are
+ * Statement id of j ready to step: cached, refused when it writes outside
+ * a write transaction, its parameters bound from types (text binds are
  * SQLITE_STATIC: the statement is reset and its bindings cleared before
  * the caller's strings go).  NULL after logging why.
  */
@@ -662,6 +663,13 @@ static sqlite3_stmt *bound(journal *j, jstmt id, const char *types, va_list *ap)
         fail(j, what);
     if (rc != SQLITE_OK)
         return NULL;
+    /* The convention of journal.h, kept for good: every write holds the
+     * process-wide write mutex, so none waits in SQLite's busy handler
+     * for another thread of this process. */
+    if (!sqlite3_stmt_readonly(st) && !j->in_txn) {
+        refuse(j, what, "a write outside a write transaction");
+        return NULL;
+    }
     /* A type string that does not match the statement is a programming
      * error: refuse it rather than bind past the parameters. */
     int nparams = sqlite3_bind_parameter_count(st);

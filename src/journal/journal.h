@@ -59,7 +59,9 @@ const char *journal_path(const journal *j);
 double journal_now(void);
 
 /*
- * Write transactions (BEGIN IMMEDIATE under the process mutex).
+ * Write transactions (BEGIN IMMEDIATE under the process mutex).  Every
+ * statement that writes must run inside one: outside, the journal refuses
+ * it (an error, logged), so no write escapes the process-wide mutex.
  *
  * journal_txn(j, fn, arg): begin, run fn(j, arg), commit; when fn returns
  * non-zero, roll back and return that value.  -1 when begin or commit
@@ -123,7 +125,8 @@ int journal_session_set_condor_version(journal *j, long long session_id,
 int journal_session_end(journal *j, long long session_id, int clean);
 
 /* ---- projects ------------------------------------------------------------ */
-/* Find or insert (url, authenticator); call inside a transaction or not. */
+/* Find or insert (url, authenticator): inside the caller's write
+ * transaction, or else in one of its own. */
 int journal_project_id(journal *j, const char *url, const char *authenticator,
                        long long *project_id);
 

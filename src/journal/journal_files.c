@@ -345,7 +345,9 @@ int journal_batch_files_set_state(journal *j, long long batch_row,
 
 int journal_batch_file_queries_forget(journal *j, long long batch_row)
 {
-    return journal_run(j, JSTMT_QUERIES_FORGET, "i", batch_row);
+    /* a submit's recovery calls this outside a transaction: one of its own */
+    return journal_in_txn(j) ? journal_run(j, JSTMT_QUERIES_FORGET, "i", batch_row)
+                             : journal_run_txn(j, JSTMT_QUERIES_FORGET, "i", batch_row);
 }
 
 /* ---- upload limits -------------------------------------------------------- */
@@ -368,6 +370,6 @@ int journal_upload_limits_get(journal *j, long long project_id, long *max_files,
 int journal_upload_limits_learn(journal *j, long long project_id, long max_files,
                                 long long max_bytes, const char *reason, double now)
 {
-    return journal_run(j, JSTMT_LIMITS_LEARN, "iiidt", project_id, (long long)max_files,
-                       max_bytes, now, reason);
+    return journal_run_txn(j, JSTMT_LIMITS_LEARN, "iiidt", project_id, (long long)max_files,
+                           max_bytes, now, reason);
 }

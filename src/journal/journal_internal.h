@@ -17,7 +17,10 @@
  *     journal_next / journal_reset (rows), with the parameters bound from a
  *     type string that must match the statement's parameter count and
  *     every bind checked;
- *   - transactions: journal_txn (journal.h).
+ *   - a statement that writes is refused (an error, logged) unless the
+ *     handle is inside a write transaction: journal_txn (journal.h), or
+ *     journal_begin .. journal_commit/rollback.  So every write of the
+ *     process holds the process-wide write mutex (journal.h).
  */
 #ifndef BOINC_GAHP_JOURNAL_INTERNAL_H
 #define BOINC_GAHP_JOURNAL_INTERNAL_H
@@ -124,8 +127,8 @@ extern const journal_sql journal_sql_files[JSTMT_COUNT];
  * ignored).  types gives one letter per parameter, in order:
  *   't' text (const char *; NULL binds NULL), 'i' int64 (long long),
  *   'd' double, 'k' a row id (long long): NULL when <= 0.
- * A type string whose length is not the statement's parameter count and
- * a failed bind are refused.
+ * A type string whose length is not the statement's parameter count, a
+ * failed bind, and a write outside a write transaction are refused.
  * Returns 0, or -1 after journal_fail.
  */
 int journal_run(journal *j, jstmt id, const char *types, ...);

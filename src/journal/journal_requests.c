@@ -234,7 +234,9 @@ int journal_project_id(journal *j, const char *url, const char *authenticator,
     int rc = -1;
     if (split_url_password(url, &shown, &password) == 0) {
         project_key k = { shown, password, authenticator, project_id };
-        rc = project_find_or_insert(j, &k);
+        /* the reader's group commit calls this inside its transaction */
+        rc = journal_in_txn(j) ? project_find_or_insert(j, &k)
+                               : journal_txn(j, project_find_or_insert, &k);
     } else {
         rc = journal_refuse(j, "project", "out of memory");
     }

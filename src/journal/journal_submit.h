@@ -120,8 +120,8 @@ int journal_batch_files_advance(journal *j, long long batch_row,
                                 const journal_file_group *groups, size_t ngroups,
                                 long long answered, const char *const *names, size_t n,
                                 long long *announced);
-/* Delete the batch's query announcements (their files were resolved);
- * inside the caller's transaction, if any. */
+/* Delete the batch's query announcements (their files were resolved):
+ * inside the caller's write transaction, or else in one of its own. */
 int journal_batch_file_queries_forget(journal *j, long long batch_row);
 
 /* Record the created jobs and state submitted in one transaction. */

@@ -1,8 +1,9 @@
 /*
- * test_journal.c - the SQLite journal (src/journal/journal.c) on real files:
+ * test_journal.c - the SQLite journal (src/journal/) on real files:
  * open + migrate, file modes, the server lock, request life cycle
- * (insert, complete, deliver), pruning, and schema/schema.sql being exactly
- * what the migrations build.
+ * (insert, complete, deliver), pruning, the statement table, writes
+ * refused outside a write transaction, journal_txn's rollback, and
+ * schema/schema.sql being exactly what the migrations build.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,9 @@
 #include <cmocka.h>
 
 #include "journal/journal.h"
+#include "journal/journal_internal.h"
+#include "journal/journal_jobs.h"
+#include "journal/journal_server.h"
 #include "journal/journal_submit.h"
 #include "base/strbuf.h"
 
@@ -240,6 +244,115 @@ static void test_prune_respects_references(void **state)
     assert_int_equal(deleted, 2);                   /* rows[2] and the closed one */
     assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
     assert_int_equal(query_int("SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    journal_close(j);
+}
+
+/* ---- the statement table, the write refusal, journal_txn ----------------- */
+
+/* Every statement id has exactly one text, and every text compiles
+ * against the schema the migrations build. */
+static void test_every_statement_prepares(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    assert_int_equal(journal_prepare_all(j), 0);
+    journal_close(j);
+}
+
+/* A statement that writes is refused outside a write transaction (the
+ * write mutex of journal.h would not be held); reads are not; a type
+ * string that does not match the parameters is refused too. */
+static void test_write_outside_txn_refused(void **state)
+{
+    (void)state;
+    long long sid, row = 0;
+    journal *j = open_session(&sid);
+    assert_int_equal(journal_request_insert(j, sid, 1, "BOINC_PING", "", 0, journal_now(),
+                                            &row), -1);
+    assert_non_null(strstr(journal_errmsg(j), "outside a write transaction"));
+    assert_int_equal(journal_run(j, JSTMT_SESSION_END, "dii", 1.0, 1LL, sid), -1);
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM sessions WHERE ended_at IS NULL"), 1);
+    /* reads need no transaction */
+    long long seq = -1;
+    assert_int_equal(journal_project_status_seq(j, 1, &seq), 0);
+    assert_int_equal(seq, 0);
+    /* inside one the same write goes through */
+    assert_int_equal(journal_begin(j), 0);
+    assert_int_equal(journal_run(j, JSTMT_SESSION_END, "d", 1.0), -1);     /* 1 of 3 */
+    assert_non_null(strstr(journal_errmsg(j), "1 bind types for 3 parameters"));
+    assert_int_equal(journal_request_insert(j, sid, 1, "BOINC_PING", "", 0, journal_now(),
+                                            &row), 0);
+    assert_int_equal(journal_commit(j), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 1);
+    journal_close(j);
+}
+
+typedef struct {
+    long long sid;
+    int result;                 /* what the transaction's function returns */
+    int nested;                 /* journal_txn's result from inside it */
+} txn_probe;
+
+static int nested_fn(journal *j, void *arg)
+{
+    (void)j;
+    (void)arg;
+    return 0;
+}
+
+/* Inserts a request, tries a nested transaction, then returns p->result. */
+static int insert_then(journal *j, void *arg)
+{
+    txn_probe *p = arg;
+    long long row;
+    if (journal_request_insert(j, p->sid, 7, "BOINC_PING", "", 0, journal_now(), &row) != 0)
+        return -1;
+    p->nested = journal_txn(j, nested_fn, NULL);
+    return p->result;
+}
+
+/* journal_txn rolls back when its function fails (and returns its value),
+ * commits when it succeeds, refuses to nest, and releases the write mutex
+ * either way (the next transaction, on another connection, gets it). */
+static void test_txn_rolls_back_on_failure(void **state)
+{
+    (void)state;
+    long long sid;
+    journal *j = open_session(&sid);
+    txn_probe p = { sid, 7, 0 };
+    assert_int_equal(journal_txn(j, insert_then, &p), 7);
+    assert_int_equal(p.nested, -1);
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 0);
+    char *err = NULL;
+    journal *c = journal_connect(j, &err);
+    assert_non_null(c);
+    p.result = 0;
+    assert_int_equal(journal_txn(c, insert_then, &p), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 1);
+    assert_int_equal(journal_txn(j, insert_then, &p), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
+    journal_close(c);
+    journal_close(j);
+}
+
+/* journal_project_id joins the caller's transaction or takes its own;
+ * journal_upload_limits_learn and journal_batch_file_queries_forget, which
+ * a submit calls outside one, take their own. */
+static void test_writes_take_their_own_txn(void **state)
+{
+    (void)state;
+    long long sid, pid = 0, pid2 = 0;
+    journal *j = open_session(&sid);
+    assert_int_equal(journal_project_id(j, "http://u:pw@127.0.0.1/p/", "k", &pid), 0);
+    assert_int_equal(journal_begin(j), 0);
+    assert_int_equal(journal_project_id(j, "http://u:pw2@127.0.0.1/p/", "k", &pid2), 0);
+    journal_rollback(j);        /* the new password goes with it */
+    assert_int_equal(pid, pid2);
+    assert_int_equal(query_int("SELECT url_password = 'pw' FROM projects"), 1);
+    assert_int_equal(journal_upload_limits_learn(j, pid, 3, 1000, "count", 1.0), 0);
+    assert_int_equal(query_int("SELECT max_files FROM upload_limits"), 3);
+    assert_int_equal(journal_batch_file_queries_forget(j, 1), 0);
     journal_close(j);
 }
 
@@ -659,6 +772,10 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_keeps_owner_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_commits_are_checkpointed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_statement_prepares, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_outside_txn_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_txn_rolls_back_on_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_writes_take_their_own_txn, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
