@@ -69,11 +69,6 @@ struct sqlite3 *journal_db(journal *j)
     return j->db;
 }
 
-const char *journal_path(const journal *j)
-{
-    return j->path;
-}
-
 int journal_migration_count(void)
 {
     return MIGRATION_COUNT;

@@ -53,7 +53,6 @@ journal *journal_connect(const journal *primary, char **err);
 void journal_close(journal *j);
 
 const char *journal_errmsg(const journal *j);
-const char *journal_path(const journal *j);
 
 /* Current unix time as a double (what every *_at column holds). */
 double journal_now(void);
@@ -174,8 +173,5 @@ typedef int (*journal_request_cb)(const journal_request_row *row, void *arg);
  * stops the iteration (returned as is). */
 int journal_for_each_request(journal *j, const char *state,
                              journal_request_cb cb, void *arg);
-
-/* The raw sqlite3* of a connection, for src/journal_*.c files only. */
-struct sqlite3 *journal_db(journal *j);
 
 #endif

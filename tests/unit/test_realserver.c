@@ -16,6 +16,7 @@
 
 #include "submit/job_args.h"
 #include "journal/journal.h"
+#include "journal/journal_internal.h"   /* journal_db */
 #include "journal/journal_jobs.h"
 #include "journal/journal_server.h"
 #include "journal/journal_submit.h"
