@@ -601,11 +601,13 @@ static const char *what_of(jstmt id)
 static int cached(journal *j, jstmt id, sqlite3_stmt **out)
 {
     *out = NULL;
-    const journal_sql *s = sql_of(id);
-    if (s == NULL)
+    if ((unsigned)id >= JSTMT_COUNT)
         return SQLITE_MISUSE;
     sqlite3_stmt *st = j->stmt[id];
     if (st == NULL) {
+        const journal_sql *s = sql_of(id);
+        if (s == NULL)
+            return SQLITE_MISUSE;
         int rc = sqlite3_prepare_v3(j->db, s->sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
         if (rc != SQLITE_OK)
             return rc;
@@ -647,22 +649,21 @@ static int bind_one(sqlite3_stmt *st, int i, char type, va_list *ap)
  */
 static sqlite3_stmt *bound(journal *j, jstmt id, const char *types, va_list *ap)
 {
-    const char *what = what_of(id);
     sqlite3_stmt *st;
     int rc = cached(j, id, &st);
     if (rc == SQLITE_MISUSE)
-        refuse(j, what, "no statement text, or two (journal_prepare_all)");
+        refuse(j, what_of(id), "no statement text, or two (journal_prepare_all)");
     else if (rc == SQLITE_BUSY)
-        refuse(j, what, "statement still in use (re-entered from a row callback?)");
+        refuse(j, what_of(id), "statement still in use (re-entered from a row callback?)");
     else if (rc != SQLITE_OK)
-        fail(j, what);
+        fail(j, what_of(id));
     if (rc != SQLITE_OK)
         return NULL;
     /* The convention of journal.h, kept for good: every write holds the
      * process-wide write mutex, so none waits in SQLite's busy handler
      * for another thread of this process. */
     if (!sqlite3_stmt_readonly(st) && !j->in_txn) {
-        refuse(j, what, "a write outside a write transaction");
+        refuse(j, what_of(id), "a write outside a write transaction");
         return NULL;
     }
     /* A type string that does not match the statement is a programming
@@ -671,12 +672,12 @@ static sqlite3_stmt *bound(journal *j, jstmt id, const char *types, va_list *ap)
     if ((size_t)nparams != strlen(types)) {
         char why[64];
         snprintf(why, sizeof why, "%zu bind types for %d parameters", strlen(types), nparams);
-        refuse(j, what, why);
+        refuse(j, what_of(id), why);
         return NULL;
     }
     for (int i = 0; types[i] != '\0'; i++) {
         if (bind_one(st, i + 1, types[i], ap) != SQLITE_OK) {
-            fail(j, what);
+            fail(j, what_of(id));
             sqlite3_clear_bindings(st);
             return NULL;
         }
