@@ -6,7 +6,7 @@
  */
 #include "exec/exec_cmds.h"
 
-#include "journal/journal_jobs.h"
+#include "journal/journal_batches.h"
 #include "base/log.h"
 
 #include <stdlib.h>

@@ -26,7 +26,8 @@
  */
 #include "exec/exec_cmds.h"
 
-#include "journal/journal_jobs.h"
+#include "journal/journal_requests.h"
+#include "journal/journal_batches.h"
 #include "base/log.h"
 #include "base/num.h"
 #include "wire/gahp_text.h"

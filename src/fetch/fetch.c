@@ -16,7 +16,7 @@
 #include "fetch/fetch_step.h"
 #include "fetch/fetch_templates.h"
 #include "fetch/fetch_zip.h"
-#include "journal/journal_server.h"
+#include "journal/journal_batches.h"
 #include "base/log.h"
 #include "fetch/outputs.h"
 #include "base/strbuf.h"

@@ -11,7 +11,7 @@
  */
 #include "fetch/fetch_templates.h"
 
-#include "journal/journal_server.h"
+#include "journal/journal_batches.h"
 #include "base/log.h"
 
 #include <pthread.h>

@@ -1,16 +1,15 @@
 /*
  * journal_batches.c - the SQL of the tables batches and jobs: a submit's
- * batch and its progress (journal_submit.h), the jobs it created and
- * their last known status, retired batches and leases (journal_jobs.h),
- * and which server batch and app a job belongs to (journal_server.h).
+ * batch and its progress, the jobs it created and their last known
+ * status, retired batches and leases, and which server batch and app a
+ * job belongs to (journal_batches.h).
  *
  * Every statement is in the table below and runs through journal_run /
  * journal_query (journal_internal.h); writes run inside journal_txn.
  */
+#include "journal/journal_batches.h"
+
 #include "journal/journal_internal.h"
-#include "journal/journal_jobs.h"
-#include "journal/journal_server.h"
-#include "journal/journal_submit.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>

@@ -1,15 +1,16 @@
 /*
  * journal_files.c - the SQL of the input-file tables: batch_files (a
  * submit's inputs and their upload state), batch_file_queries (query_files
- * chunks announced and not answered yet), file_md5_cache (journal_submit.h),
- * and upload_limits, the limits learned per project (journal_server.h).
+ * chunks announced and not answered yet), file_md5_cache, and
+ * upload_limits, the limits learned per project (journal_files.h).
  *
  * Every statement is in the table below and runs through journal_run /
  * journal_query (journal_internal.h); writes run inside journal_txn.
  */
+#include "journal/journal_files.h"
+
+#include "journal/journal_batches.h"
 #include "journal/journal_internal.h"
-#include "journal/journal_server.h"
-#include "journal/journal_submit.h"
 
 #include "base/strbuf.h"
 

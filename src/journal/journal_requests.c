@@ -2,16 +2,16 @@
  * journal_requests.c - the SQL of the tables sessions, projects and
  * requests: server runs, projects and their secrets, accepted requests
  * (write-ahead, group-committed completions, delivery), crash recovery
- * and replay (journal_recovery.h), and retention.
+ * and replay (journal_requests.h), and retention.
  *
  * Every statement is in the table below and runs through journal_run /
  * journal_query (journal_internal.h); writes run inside journal_txn.
  */
+#include "journal/journal_requests.h"
+
 #include "journal/journal.h"
+#include "journal/journal_batches.h"
 #include "journal/journal_internal.h"
-#include "journal/journal_jobs.h"
-#include "journal/journal_recovery.h"
-#include "journal/journal_submit.h"
 
 #include "base/strbuf.h"
 

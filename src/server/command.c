@@ -9,7 +9,7 @@
 #include "exec/exec_cmds.h"
 #include "exec/exec_submit.h"
 #include "wire/gahp_text.h"
-#include "journal/journal_recovery.h"
+#include "journal/journal_requests.h"
 #include "base/log.h"
 
 #include <pthread.h>

@@ -9,7 +9,7 @@
 
 #include "server/command.h"
 #include "wire/gahp_text.h"
-#include "journal/journal_recovery.h"
+#include "journal/journal_requests.h"
 #include "base/log.h"
 #include "server/protocol.h"
 #include "base/strbuf.h"

@@ -38,7 +38,7 @@
 
 #include "boinc/boinc.h"
 #include "exec/exec.h"
-#include "journal/journal_submit.h"
+#include "journal/journal_batches.h"
 
 #include <stddef.h>
 

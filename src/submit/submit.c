@@ -36,7 +36,7 @@
 #include "base/files.h"
 #include "wire/gahp_text.h"
 #include "submit/job_args.h"
-#include "journal/journal_jobs.h"
+#include "journal/journal_batches.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "submit/submit_batch_steps.h"
@@ -56,7 +56,7 @@
 /* Request size bounds for job_file.php.  Uploads fit a stock PHP
  * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
  * configuration says otherwise; submit_files.c lowers them further to
- * what the server taught (journal_server.h).  A query_files request of
+ * what the server taught (journal_files.h).  A query_files request of
  * 1000 names is about 60 KB of XML, far below any PHP limit. */
 static const submit_limits default_limits = {
     .query_chunk_files = 1000,

@@ -8,7 +8,7 @@
 
 #include "exec/exec_ctx.h"
 #include "base/files.h"
-#include "journal/journal_server.h"
+#include "journal/journal_files.h"
 #include "base/log.h"
 #include "submit/engine.h"
 #include "base/testpoint.h"
@@ -293,7 +293,7 @@ static void upload_unannounce(submit_run *r, void *arg)
 }
 
 /* This project's upload limits: the configured ones (r->limits), lowered
- * to what the server taught earlier (journal_server.h). */
+ * to what the server taught earlier (journal_files.h). */
 static int current_limits(submit_run *r, upload_limits *lim)
 {
     lim->max_files = (long)r->limits.upload_chunk_files;

@@ -8,7 +8,7 @@
  * or batch query is fatal on a real server).  An upload refused with one of
  * the server's PHP limit errors is recovered from in the step: what the
  * server kept is found with that query, a smaller chunk is learned
- * (journal_server.h) and the rest re-planned; a single file too large
+ * (journal_files.h) and the rest re-planned; a single file too large
  * fails the submit naming it (doc/commands.md "Uploads and server limits").
  *
  * Two batches sharing a new input must not both see it absent and both

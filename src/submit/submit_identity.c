@@ -9,6 +9,8 @@
  */
 #include "submit/submit_identity.h"
 
+#include "journal/journal_requests.h"
+
 #include "base/files.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"

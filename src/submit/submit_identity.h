@@ -9,7 +9,7 @@
 #define BOINC_GAHP_SUBMIT_IDENTITY_H
 
 #include "wire/request.h"
-#include "journal/journal_submit.h"
+#include "journal/journal_batches.h"
 
 /* Length of the hex fingerprint plus its NUL. */
 #define SUBMIT_IDENTITY_LEN 33

@@ -6,7 +6,7 @@
 
 #include "base/files.h"
 #include "submit/hash_pool.h"
-#include "journal/journal_submit.h"
+#include "journal/journal_files.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "base/strset.h"

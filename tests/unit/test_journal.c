@@ -13,9 +13,9 @@
 
 #include "journal/journal.h"
 #include "journal/journal_internal.h"
-#include "journal/journal_jobs.h"
-#include "journal/journal_server.h"
-#include "journal/journal_submit.h"
+#include "journal/journal_requests.h"
+#include "journal/journal_batches.h"
+#include "journal/journal_files.h"
 #include "base/strbuf.h"
 
 #include <sqlite3.h>

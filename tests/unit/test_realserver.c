@@ -2,7 +2,7 @@
  * test_realserver.c - unit tests for the real-server rules on the GAHP
  * side: the job argument rule and create_work's line limits (job_args.c),
  * upload chunk planning and limit-error recognition (upload_limits.c),
- * learned limits and job look-ups in a real journal (journal_server.h).
+ * learned limits and job look-ups in a real journal (journal_files.h, journal_batches.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,9 +17,8 @@
 #include "submit/job_args.h"
 #include "journal/journal.h"
 #include "journal/journal_internal.h"   /* journal_db */
-#include "journal/journal_jobs.h"
-#include "journal/journal_server.h"
-#include "journal/journal_submit.h"
+#include "journal/journal_batches.h"
+#include "journal/journal_files.h"
 #include "submit/upload_limits.h"
 
 #include <sqlite3.h>

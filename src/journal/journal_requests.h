@@ -1,10 +1,12 @@
 /*
- * journal_recovery.h - the journal side of crash recovery: scanning what
- * earlier runs left unanswered, closing, marking resumed, and taking a
- * stored result for a re-issued request (replay).  See doc/recovery.md.
+ * journal_requests.h - the journal's requests beyond accepting and
+ * completing them (journal.h): what start-up recovery scans, closes and
+ * marks resumed, the replay of a stored result to a re-issued request,
+ * a request's argument text, and the project's status change number.
+ * The SQL is journal_requests.c.  See doc/recovery.md.
  */
-#ifndef BOINC_GAHP_JOURNAL_RECOVERY_H
-#define BOINC_GAHP_JOURNAL_RECOVERY_H
+#ifndef BOINC_GAHP_JOURNAL_REQUESTS_H
+#define BOINC_GAHP_JOURNAL_REQUESTS_H
 
 #include <stddef.h>
 
@@ -44,5 +46,13 @@ int journal_replay_take(journal *j, const char *command, const char *args,
  */
 int journal_supersede(journal *j, const char *command, const char *args,
                       long long project_id, long long session_id, long long new_row);
+
+/* The argument text of a request row (malloc'd into *args; NULL when the
+ * row does not exist). */
+int journal_request_args(journal *j, long long request_row, char **args);
+
+/* The project's last status change number (0 when none or no such project):
+ * the jobs of a later journal_jobs_record_statuses get larger ones. */
+int journal_project_status_seq(journal *j, long long project_id, long long *seq);
 
 #endif

@@ -1,21 +1,18 @@
 /*
- * journal_submit.h - journal tables behind BOINC_SUBMIT: batches and their
- * submit progress, per-batch input files and their upload state, the jobs
- * created, and the MD5 cache of local input files.
- *
- * Every progress change is its own committed transaction, written BEFORE
- * the server call it announces (a "*_sent" state) and after the reply it
- * records, so that a crash at any instant leaves a state that says exactly
- * what is known and what must be asked of the server.  See doc/recovery.md.
+ * journal_files.h - the journal's input files: each batch's files and
+ * their query/upload state (batch_files, and the query_files
+ * announcements of batch_file_queries), the MD5 cache of local input
+ * files, and the upload limits learned from each project's replies.  The
+ * SQL is journal_files.c.  Every function returns 0, or -1 after logging
+ * the SQLite error (a write is rolled back).
  */
-#ifndef BOINC_GAHP_JOURNAL_SUBMIT_H
-#define BOINC_GAHP_JOURNAL_SUBMIT_H
+#ifndef BOINC_GAHP_JOURNAL_FILES_H
+#define BOINC_GAHP_JOURNAL_FILES_H
 
 #include <stddef.h>
 
 #include "base/files.h"
 #include "journal/journal.h"
-#include "journal/batch_state.h"
 
 /* batch_files.state values. */
 #define BFILE_HASHED       "hashed"
@@ -24,50 +21,6 @@
 #define BFILE_CONFIRMED    "confirmed"
 #define BFILE_UPLOAD_SENT  "upload_sent"
 #define BFILE_UPLOADED     "uploaded"
-
-typedef struct {
-    long long id;               /* batches.id */
-    long long project_id;
-    char *name;
-    char *app;
-    long long server_batch_id;  /* 0 = not known to be created */
-    batch_state state;
-    batch_state resume_state;   /* state = BATCH_FAILED: where to resume */
-    char *error;                /* NULL unless state = BATCH_FAILED */
-    char *spec_md5;
-    long njobs;
-    long long request_id;       /* owning request row, 0 = none */
-    char *job_set_md5;          /* submit_identity fingerprint, NULL = not yet known */
-} journal_batch;
-
-void journal_batch_free(journal_batch *b);
-
-/* *found = 0 when no batch of that name exists for the project. */
-int journal_batch_find(journal *j, long long project_id, const char *name,
-                       journal_batch *out, int *found);
-
-int journal_batch_create(journal *j, long long project_id, const char *name,
-                         const char *app, long njobs, const char *spec_md5,
-                         long long request_id, long long *batch_row);
-
-/* Set the state (clears resume_state/error); server_batch_id > 0 also
- * sets it. */
-int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
-                            long long server_batch_id);
-/* state = BATCH_FAILED, to be resumed at resume_state. */
-int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error);
-int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
-/* Record the batch's job-set fingerprint (batches.job_set_md5). */
-int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5);
-/* The argument text of a request row (malloc'd into *args; NULL when the
- * row does not exist). */
-int journal_request_args(journal *j, long long request_row, char **args);
-
-/* Server batch ids the journal already attributes to some batch row of the
- * project (so crash recovery never adopts another submit's batch). */
-int journal_server_batch_known(journal *j, long long project_id,
-                               long long server_batch_id, int *known);
 
 /* ---- MD5 cache ---------------------------------------------------------- */
 /* Look up n keys (path/size/mtime/inode must all match) in one read
@@ -124,8 +77,15 @@ int journal_batch_files_advance(journal *j, long long batch_row,
  * inside the caller's write transaction, or else in one of its own. */
 int journal_batch_file_queries_forget(journal *j, long long batch_row);
 
-/* Record the created jobs and state submitted in one transaction. */
-int journal_batch_set_submitted(journal *j, long long batch_row,
-                                const char *const *job_names, size_t n);
+/* ---- learned upload limits ----------------------------------------------- */
+
+/* *found = 0 when nothing was learned for the project yet. */
+int journal_upload_limits_get(journal *j, long long project_id, long *max_files,
+                              long long *max_bytes, int *found);
+
+/* Lower the project's learned limits to (max_files, max_bytes); a limit
+ * never rises (the smaller of the stored and the new value is kept). */
+int journal_upload_limits_learn(journal *j, long long project_id, long max_files,
+                                long long max_bytes, const char *reason, double now);
 
 #endif
