@@ -1,15 +1,54 @@
 /*
  * boinc.h - client for a BOINC project's remote job submission web RPCs.
  *
- * The only module that talks HTTP (libcurl) or parses XML (libxml2).  Each
- * worker thread owns one boinc_client (one curl handle, so connections are
- * reused); clients are not shared between threads.
+ * The client is an interface, the way Redis's rio abstracts its back
+ * ends: a boinc_client is a pointer to a table of operations
+ * (boinc_client_ops, below), and every public RPC function here is a thin
+ * dispatcher, boinc_create_batch(c, ...) = c->ops->create_batch(c, ...).
+ * Callers (src/submit, src/cmd, src/fetch) only ever see boinc_client *.
+ * An implementation embeds struct boinc_client as its FIRST member and
+ * sets its ops; doc/boinc-client.md says how to write one.
+ *
+ *   operation              RPC (script)                     side effects
+ *   ping                   ping (submit_rpc_handler.php)    none
+ *   get_templates          get_templates by app             none
+ *   get_templates_for_job  get_templates by job             none
+ *   create_batch           create_batch                     a batch
+ *   submit_batch           submit_batch                     the jobs
+ *   query_batch2           query_batch2                     none
+ *   query_completed_job    query_completed_job              none
+ *   abort_jobs             abort_jobs                       idempotent
+ *   retire_batch           retire_batch                     idempotent
+ *   set_expire_time        set_expire_time                  idempotent
+ *   query_batches          query_batches                    none
+ *   query_batch_jobs       query_batch (job details)        none
+ *   query_job_detail       query_batch (job details)        none
+ *   query_files            query_files (job_file.php)       with a batch id:
+ *                                                           associations
+ *   upload_files           upload_files (job_file.php)      the files
+ *   get_output_file        get_output.php                   none
+ *   set_download_limit     (no RPC) limit the next downloads
+ *   free                   (no RPC) release the client
+ *
+ * Implementations:
+ *   libcurl   boinc_client_new(): src/boinc/boinc_curl.c (requests,
+ *             replies) and boinc_http.c (transport); what the server uses.
+ *   scripted  tests/unit/test_submit_engine.c: answers from a script and a
+ *             model of a server, records every call.
+ * The executor context gets its client from a client source
+ * (src/exec/exec_ctx.h), so a test hands the server another one.
+ *
+ * Each client belongs to one thread (the libcurl one: one curl handle, so
+ * connections are reused); clients are not shared between threads.
  *
  * Every call returns BOINC_OK (0) or another boinc_code, and fills *err
  * with the code, the HTTP status where there was one, and a one-line,
  * human-readable message (no newlines; never containing the authenticator,
  * nor a URL that carries it).  Server <error> replies keep the server's own
  * text, squashed to one line.  Callers release err with boinc_error_clear().
+ * A NULL client is BOINC_E_BADARG; so is a NULL err (nothing filled).
+ * Results are released with the boinc_*_free functions below, whatever
+ * implementation filled them.
  *
  * Retries: requests that are safe to repeat on a real server (ping,
  * get_templates, query_batch2, query_batches, query_batch,
@@ -20,7 +59,9 @@
  * server rejects on repeat (create_batch, submit_batch, upload_files,
  * query_files WITH a batch id) are sent exactly once; on a failure with
  * err->reached set their outcome is unknown and the caller resolves it
- * with a safe query (doc/recovery.md).
+ * with a safe query (doc/recovery.md).  Every implementation keeps this
+ * contract, and sets err->reached exactly when the request may have
+ * reached the server.
  */
 #ifndef BOINC_GAHP_BOINC_H
 #define BOINC_GAHP_BOINC_H
@@ -91,14 +132,20 @@ typedef struct {
     const char *authenticator;
 } boinc_project;
 
-typedef struct boinc_client boinc_client;
+/* A client: the first member of every implementation (see the top). */
+typedef struct boinc_client_ops boinc_client_ops;
+typedef struct boinc_client {
+    const boinc_client_ops *ops;
+} boinc_client;
 
 /* Call once in main() before any thread starts / after all have ended. */
 int boinc_global_init(void);
 void boinc_global_cleanup(void);
 
-/* NULL on ENOMEM / curl failure.  opts is copied (strings too). */
+/* The libcurl client.  NULL on ENOMEM / curl failure.  opts is copied
+ * (strings too). */
 boinc_client *boinc_client_new(const boinc_options *opts);
+/* Release any client (its ops->free); NULL is a no-op. */
 void boinc_client_free(boinc_client *client);
 
 /* Limit the next get_output downloads of this client to max_bytes per
@@ -277,5 +324,57 @@ int boinc_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
 int boinc_get_output_file(boinc_client *c, const boinc_project *p,
                           const char *job_name, int file_num, int fd,
                           long long *nbytes, boinc_error *err);
+
+/* ---- the interface ------------------------------------------------------ */
+/*
+ * One entry per operation, with the arguments and contract of the public
+ * function of the same name above (c is never NULL; err is never NULL).
+ * Every entry must be set: an implementation that does not support an
+ * RPC answers BOINC_E_BADARG with reached = 0.
+ */
+struct boinc_client_ops {
+    const char *name;           /* "libcurl", "scripted", ... (for logs) */
+    int (*ping)(boinc_client *c, const boinc_project *p, boinc_error *err);
+    int (*get_templates)(boinc_client *c, const boinc_project *p, const char *app_name,
+                         boinc_templates *out, boinc_error *err);
+    int (*get_templates_for_job)(boinc_client *c, const boinc_project *p,
+                                 const char *job_name, boinc_templates *out,
+                                 boinc_error *err);
+    int (*create_batch)(boinc_client *c, const boinc_project *p, const char *batch_name,
+                        const char *app_name, double expire_time, long *batch_id,
+                        boinc_error *err);
+    int (*submit_batch)(boinc_client *c, const boinc_project *p, long batch_id,
+                        const char *app_name, const boinc_job_params *params,
+                        const boinc_job_spec *jobs, size_t njobs, boinc_error *err);
+    int (*query_batch2)(boinc_client *c, const boinc_project *p, const char *min_mod_time,
+                        const char *const *batch_names, size_t nbatches,
+                        boinc_query_result *out, boinc_error *err);
+    int (*query_completed_job)(boinc_client *c, const boinc_project *p,
+                               const char *job_name, boinc_completed_job *out,
+                               boinc_error *err);
+    int (*abort_jobs)(boinc_client *c, const boinc_project *p,
+                      const char *const *job_names, size_t njobs, boinc_error *err);
+    int (*retire_batch)(boinc_client *c, const boinc_project *p, const char *batch_name,
+                        boinc_error *err);
+    int (*set_expire_time)(boinc_client *c, const boinc_project *p, const char *batch_name,
+                           double expire_time, boinc_error *err);
+    int (*query_batches)(boinc_client *c, const boinc_project *p, boinc_batch_info **out,
+                         size_t *n, boinc_error *err);
+    int (*query_batch_jobs)(boinc_client *c, const boinc_project *p, long batch_id,
+                            char ***job_names, size_t *n, boinc_error *err);
+    int (*query_job_detail)(boinc_client *c, const boinc_project *p, long batch_id,
+                            const char *job_name, boinc_job_detail *out, int *found,
+                            boinc_error *err);
+    int (*query_files)(boinc_client *c, const boinc_project *p, long batch_id,
+                       const char *const *phys_names, size_t n, unsigned char *absent,
+                       boinc_error *err);
+    int (*upload_files)(boinc_client *c, const boinc_project *p, long batch_id,
+                        const char *const *phys_names, const char *const *local_paths,
+                        size_t n, boinc_error *err);
+    int (*get_output_file)(boinc_client *c, const boinc_project *p, const char *job_name,
+                           int file_num, int fd, long long *nbytes, boinc_error *err);
+    void (*set_download_limit)(boinc_client *c, long long max_bytes);
+    void (*free)(boinc_client *c);
+};
 
 #endif

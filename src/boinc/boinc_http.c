@@ -31,7 +31,8 @@
 #define BACKOFF_FIRST_MS 500
 #define BACKOFF_CAP_MS 10000
 
-struct boinc_client {
+struct boinc_curl_client {
+    boinc_client base;          /* first: what callers hold (boinc.h) */
     CURL *curl;
     boinc_options opts;
     char *ca_file;              /* owned copies of opts strings */
@@ -71,20 +72,20 @@ void boinc_options_default(boinc_options *opts)
     opts->max_download_bytes = BOINC_DEFAULT_MAX_DOWNLOAD;
 }
 
-void boinc_client_set_download_limit(boinc_client *c, long long max_bytes)
+void boinc_curl_set_download_limit(boinc_client *client, long long max_bytes)
 {
-    c->fetch_limit = max_bytes > 0 ? max_bytes : 0;
+    boinc_curl_of(client)->fetch_limit = max_bytes > 0 ? max_bytes : 0;
 }
 
-void boinc_client_set_secrets(boinc_client *c, const char *authenticator,
-                              const char *project_url)
+void boinc_curl_set_secrets(boinc_curl_client *c, const char *authenticator,
+                            const char *project_url)
 {
     c->secret_auth = authenticator;
     c->secret_url = project_url;
 }
 
 /* The byte limit of the next download: the smaller one that is set. */
-static long long download_limit(const boinc_client *c)
+static long long download_limit(const boinc_curl_client *c)
 {
     long long a = c->opts.max_download_bytes > 0 ? c->opts.max_download_bytes : 0;
     long long b = c->fetch_limit;
@@ -105,9 +106,10 @@ static char *dup_opt(const char *s, int *failed)
 
 boinc_client *boinc_client_new(const boinc_options *opts)
 {
-    boinc_client *c = calloc(1, sizeof *c);
+    boinc_curl_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
+    c->base.ops = &boinc_curl_ops;
     if (opts != NULL)
         c->opts = *opts;
     else
@@ -130,14 +132,15 @@ boinc_client *boinc_client_new(const boinc_options *opts)
     c->rand_state = (unsigned int)(ts.tv_nsec ^ (long)(uintptr_t)c);
     c->curl = curl_easy_init();
     if (failed || c->curl == NULL) {
-        boinc_client_free(c);
+        boinc_curl_free(&c->base);
         return NULL;
     }
-    return c;
+    return &c->base;
 }
 
-void boinc_client_free(boinc_client *c)
+void boinc_curl_free(boinc_client *client)
 {
+    boinc_curl_client *c = boinc_curl_of(client);
     if (c == NULL)
         return;
     if (c->curl != NULL)
@@ -149,7 +152,7 @@ void boinc_client_free(boinc_client *c)
 
 char *boinc_http_escape(const char *s, void *client)
 {
-    boinc_client *c = client;
+    boinc_curl_client *c = client;
     char *esc = curl_easy_escape(c->curl, s, 0);
     if (esc == NULL)
         return NULL;
@@ -317,7 +320,7 @@ static size_t on_download(char *data, size_t size, size_t nmemb, void *arg)
 }
 
 /* Options shared by every request. */
-static CURLcode setup_handle(boinc_client *c, const char *url, transfer *t)
+static CURLcode setup_handle(boinc_curl_client *c, const char *url, transfer *t)
 {
     CURL *h = c->curl;
     CURLcode rc = CURLE_OK;
@@ -354,7 +357,7 @@ static CURLcode setup_handle(boinc_client *c, const char *url, transfer *t)
 }
 
 /* Turn a failed curl_easy_perform into a boinc error. */
-static int curl_failure(boinc_client *c, CURLcode rc, const char *what,
+static int curl_failure(boinc_curl_client *c, CURLcode rc, const char *what,
                         boinc_error *err)
 {
     boinc_code code = rc == CURLE_UNSUPPORTED_PROTOCOL ? BOINC_E_BADARG
@@ -444,7 +447,7 @@ fail:
     return NULL;
 }
 
-static int post_once(boinc_client *c, const char *url, const char *what,
+static int post_once(boinc_curl_client *c, const char *url, const char *what,
                      const char *request_xml, const boinc_upload_part *parts,
                      size_t nparts, strbuf *reply, boinc_error *err)
 {
@@ -500,7 +503,7 @@ static int post_once(boinc_client *c, const char *url, const char *what,
  * a safe request is spent. */
 typedef int (*attempt_fn)(void *ctx, boinc_error *err);
 
-static int with_retries(boinc_client *c, boinc_retry_policy policy,
+static int with_retries(boinc_curl_client *c, boinc_retry_policy policy,
                         const char *what, attempt_fn attempt, void *ctx,
                         boinc_error *err)
 {
@@ -540,7 +543,7 @@ static int with_retries(boinc_client *c, boinc_retry_policy policy,
 }
 
 typedef struct {
-    boinc_client *c;
+    boinc_curl_client *c;
     const char *url;
     const char *what;
     const char *xml;
@@ -556,7 +559,7 @@ static int post_attempt(void *arg, boinc_error *err)
                      p->reply, err);
 }
 
-int boinc_http_post(boinc_client *c, const char *project_url,
+int boinc_http_post(boinc_curl_client *c, const char *project_url,
                     const char *script, const char *rpc,
                     const char *request_xml, const boinc_upload_part *parts,
                     size_t nparts, boinc_retry_policy policy, strbuf *reply,
@@ -590,13 +593,13 @@ static int reset_fd(int fd)
 }
 
 typedef struct {
-    boinc_client *c;
+    boinc_curl_client *c;
     const char *url;
     int fd;
     long long *nbytes;
 } get_ctx;
 
-static int get_verdict(boinc_client *c, CURLcode rc, transfer *t,
+static int get_verdict(boinc_curl_client *c, CURLcode rc, transfer *t,
                        boinc_error *err)
 {
     static const char what[] = "get_output";
@@ -641,7 +644,7 @@ static int get_verdict(boinc_client *c, CURLcode rc, transfer *t,
 static int get_attempt(void *arg, boinc_error *err)
 {
     get_ctx *g = arg;
-    boinc_client *c = g->c;
+    boinc_curl_client *c = g->c;
     strbuf errbody = STRBUF_INIT;
     transfer t = { .body = &errbody, .reason = STRBUF_INIT, .curl = c->curl,
                    .fd = g->fd, .limit = download_limit(c) };
@@ -671,7 +674,7 @@ static int get_attempt(void *arg, boinc_error *err)
     return code;
 }
 
-int boinc_http_get_to_fd(boinc_client *c, const char *url, int fd,
+int boinc_http_get_to_fd(boinc_curl_client *c, const char *url, int fd,
                          long long *nbytes, boinc_error *err)
 {
     char *shown = log_redact_url(url);

@@ -1,10 +1,12 @@
 /*
  * boinc_internal.h - private interface between the parts of the BOINC RPC
- * client (boinc.c public API, boinc_req.c request building, boinc_xml.c
- * reply parsing, boinc_http.c transport, boinc_util.c text helpers).
+ * client (boinc.c the interface's dispatchers, boinc_curl.c the libcurl
+ * implementation's RPCs, boinc_req.c request building, boinc_xml.c reply
+ * parsing, boinc_http.c transport and the libcurl client object,
+ * boinc_util.c text helpers).
  *
- * Only src/boinc*.c and the unit tests include this; everything here is a
- * pure function (no network) unless it takes a boinc_client.
+ * Only the files of src/boinc/ and the unit tests include this; everything here is a
+ * pure function (no network) unless it takes a boinc_curl_client.
  */
 #ifndef BOINC_GAHP_BOINC_INTERNAL_H
 #define BOINC_GAHP_BOINC_INTERNAL_H
@@ -169,6 +171,25 @@ int boinc_output_error(long http_status, const char *content_type,
 /* 1 if content_type announces a file (application/octet-stream). */
 int boinc_output_is_file(const char *content_type);
 
+/* ---- the libcurl client (boinc_http.c, boinc_curl.c) -------------------- */
+
+/* What boinc_client_new() makes: struct boinc_client first, then its
+ * curl handle and options (defined in boinc_http.c). */
+typedef struct boinc_curl_client boinc_curl_client;
+
+/* The libcurl client of a client made by boinc_client_new (its base is
+ * the first member); NULL for NULL. */
+static inline boinc_curl_client *boinc_curl_of(boinc_client *c)
+{
+    return (boinc_curl_client *)(void *)c;
+}
+
+/* Its operations (boinc_curl.c); the two that are not RPCs are in
+ * boinc_http.c. */
+extern const boinc_client_ops boinc_curl_ops;
+void boinc_curl_set_download_limit(boinc_client *c, long long max_bytes);
+void boinc_curl_free(boinc_client *c);
+
 /* ---- transport (boinc_http.c) ------------------------------------------ */
 
 typedef enum {
@@ -187,7 +208,7 @@ typedef struct {
  * project_url + script; on HTTP 200 the body is left in *reply.
  * Transport errors and HTTP 5xx are retried when policy says so.
  */
-int boinc_http_post(boinc_client *c, const char *project_url,
+int boinc_http_post(boinc_curl_client *c, const char *project_url,
                     const char *script, const char *rpc,
                     const char *request_xml, const boinc_upload_part *parts,
                     size_t nparts, boinc_retry_policy policy, strbuf *reply,
@@ -195,16 +216,17 @@ int boinc_http_post(boinc_client *c, const char *project_url,
 
 /* GET url (which carries the authenticator: never logged unredacted) into
  * fd, with the checks of boinc_get_output_file(). */
-int boinc_http_get_to_fd(boinc_client *c, const char *url, int fd,
+int boinc_http_get_to_fd(boinc_curl_client *c, const char *url, int fd,
                          long long *nbytes, boinc_error *err);
 
 /* The secrets of the project the next requests go to (not copied: they
  * must outlive the calls): every message is scrubbed of them before the
  * transport logs it.  NULLs clear them. */
-void boinc_client_set_secrets(boinc_client *c, const char *authenticator,
-                              const char *project_url);
+void boinc_curl_set_secrets(boinc_curl_client *c, const char *authenticator,
+                            const char *project_url);
 
-/* Escape s for a URL query with this client's curl handle. */
+/* Escape s for a URL query with this client's curl handle (client is a
+ * boinc_curl_client). */
 char *boinc_http_escape(const char *s, void *client);
 
 /* Delay before retry number attempt (0-based): 500 ms doubled per attempt,
