@@ -12,12 +12,29 @@
 #include "config/config.h"
 #include "journal/journal.h"
 
+/*
+ * Where the BOINC clients of contexts come from (exec_ctx.h): make returns
+ * a new client for a context of configuration cfg (cfg may be NULL), owned
+ * by the caller (released with boinc_client_free), or NULL.  The server
+ * uses the libcurl client (exec_ctx_open); a test hands another
+ * implementation (exec_ctx_open_with).  arg is the source's own; the
+ * source must outlive every context made from it.
+ */
 typedef struct {
-    boinc_client *client;       /* owned by this worker, not shared */
+    boinc_client *(*make)(const gahp_config *cfg, void *arg);
+    void *arg;
+} exec_client_source;
+
+typedef struct {
+    boinc_client *client;       /* owned by this context (exec_ctx_close frees
+                                   it), not shared with another thread */
     journal *journal;           /* this worker's own connection */
     const gahp_config *config;
     int worker_index;
     long long session_id;       /* 0 until main sets it */
+    exec_client_source clients; /* where client came from: the contexts made
+                                   from this one (exec_ctx_open_like) get
+                                   theirs there too */
 } exec_ctx;
 
 /*
@@ -32,7 +49,7 @@ typedef enum {
     EXEC_E_REFUSED,     /* the request cannot be carried out as given */
     EXEC_E_LOCAL,       /* a local file could not be read or written */
     EXEC_E_JOURNAL,     /* the journal could not be read or written */
-    EXEC_E_RPC          /* a BOINC RPC failed (message from boinc.c) */
+    EXEC_E_RPC          /* a BOINC RPC failed (message from the client) */
 } exec_code;
 
 typedef struct {

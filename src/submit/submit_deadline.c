@@ -2,9 +2,10 @@
  * submit_deadline.c - a submit run in a detached thread (submit_deadline.h).
  *
  * The thread cannot use the worker's context: a journal connection and a
- * BOINC client belong to one thread.  It gets its own (exec_ctx_open), and
- * a reference to the worker's request (gahp_request_ref): the worker may
- * answer at the deadline and let go of it while the run goes on.
+ * BOINC client belong to one thread.  It gets its own (exec_ctx_open_like:
+ * a client from the same source), and a reference to the worker's request
+ * (gahp_request_ref): the worker may answer at the deadline and let go of
+ * it while the run goes on.
  */
 #include "submit/submit_deadline.h"
 
@@ -50,7 +51,7 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
     if (d == NULL)
         return -1;
     d->req = gahp_request_ref(req);     /* the worker may answer and let go first */
-    if (exec_ctx_open(&d->ctx, ctx->config, ctx->journal, ctx->worker_index, &err) != 0) {
+    if (exec_ctx_open_like(&d->ctx, ctx, &err) != 0) {
         log_warn("submit %ld: cannot run it in its own thread: %s", req->id,
                  err ? err : "out of memory");
         free(err);
@@ -58,7 +59,6 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
         free(d);
         return -1;
     }
-    d->ctx.session_id = ctx->session_id;
     d->fn = fn;
     d->arg = arg;
     pthread_attr_t attr;

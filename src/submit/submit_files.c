@@ -522,8 +522,7 @@ static void *lane_main(void *arg)
 static int lane_start(submit_run *r, chunk_lane *ln, chunk_pool *p)
 {
     char *err = NULL;
-    if (exec_ctx_open(&ln->ctx, r->ctx->config, r->ctx->journal, r->ctx->worker_index,
-                      &err) != 0) {
+    if (exec_ctx_open_like(&ln->ctx, r->ctx, &err) != 0) {
         log_warn("submit %s: one %s connection fewer: %s", r->s->batch, p->step->rpc,
                  err ? err : "out of memory");
         free(err);
