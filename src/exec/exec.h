@@ -49,7 +49,9 @@ typedef enum {
     EXEC_E_REFUSED,     /* the request cannot be carried out as given */
     EXEC_E_LOCAL,       /* a local file could not be read or written */
     EXEC_E_JOURNAL,     /* the journal could not be read or written */
-    EXEC_E_RPC          /* a BOINC RPC failed (message from the client) */
+    EXEC_E_RPC,         /* a BOINC RPC failed (message from the client) */
+    EXEC_E_INTERNAL     /* a bug caught by a check (an illegal submit state
+                           transition): refused, nothing written */
 } exec_code;
 
 typedef struct {

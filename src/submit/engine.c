@@ -1,6 +1,7 @@
 /*
- * engine.c - the submit engine (see engine.h): the failure convention,
- * the journal-row helpers, the generic step driver and the settle policy.
+ * engine.c - the submit engine (see engine.h): the legal transitions and
+ * their check, the failure convention, the journal-row helpers, the
+ * generic step driver and the settle policy.
  */
 #include "submit/engine.h"
 
@@ -10,6 +11,7 @@
 #include "base/testpoint.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,14 +20,101 @@ batch_state engine_state(const submit_run *r)
     return r->batch.state == BATCH_FAILED ? r->batch.resume_state : r->batch.state;
 }
 
+/* ---- the legal transitions (engine.h) -------------------------------------- */
+
+/* The state a batch is at (a failed one: its resume state); 0 when the
+ * pair is no state a batch can be in. */
+static int effective(batch_state state, batch_state resume, batch_state *e)
+{
+    if (state == BATCH_FAILED) {
+        *e = resume;
+        return resume >= BATCH_HASHED && resume <= BATCH_SUBMIT_SENT;
+    }
+    *e = state;
+    return (unsigned)state < BATCH_FAILED;
+}
+
+int engine_transition_ok(batch_state from, batch_state from_resume, batch_state to,
+                         batch_state to_resume)
+{
+    static const struct { batch_state from, to; } forward[] = {
+        { BATCH_HASHED, BATCH_CREATE_SENT },      { BATCH_CREATE_SENT, BATCH_CREATE_SENT },
+        { BATCH_CREATE_SENT, BATCH_CREATED },     { BATCH_CREATED, BATCH_FILES_KNOWN },
+        { BATCH_FILES_KNOWN, BATCH_FILES_KNOWN }, { BATCH_FILES_KNOWN, BATCH_UPLOADED },
+        { BATCH_UPLOADED, BATCH_SUBMIT_SENT },    { BATCH_SUBMIT_SENT, BATCH_SUBMIT_SENT },
+        { BATCH_SUBMIT_SENT, BATCH_SUBMITTED },
+    };
+    /* a request refused or never sent is redone from before it */
+    static const struct { batch_state at, resume; } redo[] = {
+        { BATCH_CREATE_SENT, BATCH_HASHED },
+        { BATCH_SUBMIT_SENT, BATCH_UPLOADED },
+    };
+    batch_state e;
+    if (!effective(from, from_resume, &e))
+        return 0;
+    if (to == BATCH_FAILED) {
+        if (e < BATCH_HASHED || e > BATCH_SUBMIT_SENT)
+            return 0;
+        if (to_resume == e)
+            return 1;
+        for (size_t i = 0; i < sizeof redo / sizeof redo[0]; i++)
+            if (redo[i].at == e && redo[i].resume == to_resume)
+                return 1;
+        return 0;
+    }
+    if (from == BATCH_NEW && to == BATCH_HASHED)
+        return 1;
+    for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
+        if (forward[i].from == e && forward[i].to == to)
+            return 1;
+    return 0;
+}
+
+/* "created", "failed(hashed)" */
+static void state_text(batch_state state, batch_state resume, char *buf, size_t n)
+{
+    if (state == BATCH_FAILED)
+        snprintf(buf, n, "failed(%s)", batch_state_name(resume));
+    else
+        snprintf(buf, n, "%s", batch_state_name(state));
+}
+
+/*
+ * 0 when the batch may go to `to` (to_resume when failed); else a bug:
+ * logged, r's error becomes an internal error (why: the failure being
+ * recorded, or NULL), nothing is written, -1.
+ */
+static int check_transition(submit_run *r, batch_state to, batch_state to_resume,
+                            const char *why)
+{
+    if (engine_transition_ok(r->batch.state, r->batch.resume_state, to, to_resume))
+        return 0;
+    char from_s[48], to_s[48];
+    state_text(r->batch.state, r->batch.resume_state, from_s, sizeof from_s);
+    state_text(to, to_resume, to_s, sizeof to_s);
+    log_error("submit %s: BUG: illegal state transition %s -> %s refused, not journaled%s%s",
+              r->s->batch, from_s, to_s, why ? "; the failure was: " : "", why ? why : "");
+    engine_failf(r, -1, EXEC_E_INTERNAL, "internal error",
+                 "illegal submit state transition %s -> %s", from_s, to_s);
+    return -1;
+}
+
 /* Journal state failed with the client's error text (when a row exists). */
 static int journal_failure(submit_run *r, int resume)
 {
     if (r->batch.id > 0 && resume >= 0) {
+        if (check_transition(r, BATCH_FAILED, (batch_state)resume,
+                             r->error.msg ? r->error.msg : "out of memory") != 0)
+            return -1;
         char *tok = gahp_escape(r->error.msg ? r->error.msg : "out of memory");
         /* The journal keeps the error exactly as the client is given it. */
-        if (tok != NULL)
-            journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume, tok);
+        if (tok != NULL &&
+            journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume,
+                                     tok) == 0) {
+            /* what the row now says: a later failure is checked from here */
+            r->batch.state = BATCH_FAILED;
+            r->batch.resume_state = (batch_state)resume;
+        }
         free(tok);
     }
     return -1;
@@ -92,7 +181,18 @@ int engine_reload(submit_run *r)
 
 int engine_set_state(submit_run *r, batch_state state, long long server_batch_id)
 {
+    if (check_transition(r, state, BATCH_NEW, NULL) != 0)
+        return -1;
     if (journal_batch_set_state(r->ctx->journal, r->batch.id, state, server_batch_id) != 0)
+        return engine_fail_journal(r);
+    return engine_reload(r);
+}
+
+int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n)
+{
+    if (check_transition(r, BATCH_SUBMITTED, BATCH_NEW, NULL) != 0)
+        return -1;
+    if (journal_batch_set_submitted(r->ctx->journal, r->batch.id, job_names, n) != 0)
         return engine_fail_journal(r);
     return engine_reload(r);
 }

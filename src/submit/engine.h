@@ -32,6 +32,12 @@
  * belong to a request the server is still working on, so "no effect" is
  * only concluded after asking again after pauses of 1 s, 2 s (scaled by
  * the test clock, testpoint.h).
+ *
+ * Transitions: every write of batches.state by the engine (engine_set_state,
+ * engine_set_submitted, the failure record of engine_fail*) is checked with
+ * engine_transition_ok() against the legal graph below; an illegal one is a
+ * bug: it is logged, never written, and the submit fails with an internal
+ * error (EXEC_E_INTERNAL).
  */
 #ifndef BOINC_GAHP_SUBMIT_ENGINE_H
 #define BOINC_GAHP_SUBMIT_ENGINE_H
@@ -92,6 +98,40 @@ int engine_fail_nomem(submit_run *r);
 /* Re-read the batch row; set its state (and server batch id when > 0). */
 int engine_reload(submit_run *r);
 int engine_set_state(submit_run *r, batch_state state, long long server_batch_id);
+/* Record the created jobs and state submitted (one transaction). */
+int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n);
+
+/* ---- the legal transitions ------------------------------------------------ */
+/*
+ * May a batch at `from` (from_resume: its resume state when from is
+ * FAILED) go to `to` (to_resume: the resume state recorded when to is
+ * FAILED)?  A failed batch is at its resume state e (engine_state()), so
+ * it takes the same forward steps as a batch at e.  With e the effective
+ * state of from:
+ *
+ *   forward:  NEW -> HASHED (the batch's files journaled; only from NEW
+ *               itself: journal_batch_files_add does it, in its SQL)
+ *             HASHED -> CREATE_SENT -> CREATED        create_batch
+ *             CREATE_SENT -> CREATE_SENT              announced again after
+ *                                                     the resolver found none
+ *             CREATED -> FILES_KNOWN -> UPLOADED      query_files, upload_files
+ *             FILES_KNOWN -> FILES_KNOWN              the file phase resumed
+ *             UPLOADED -> SUBMIT_SENT -> SUBMITTED    submit_batch
+ *             SUBMIT_SENT -> SUBMIT_SENT              announced again
+ *   failure:  e -> FAILED(e) for e in HASHED..SUBMIT_SENT (resume where it
+ *               failed: an unknown outcome, a failed resolver or safe query,
+ *               a refusal of a step that did not advance the state)
+ *             CREATE_SENT -> FAILED(HASHED), SUBMIT_SENT -> FAILED(UPLOADED)
+ *               (refused or never sent: redo from before the request)
+ *
+ * A failed batch must have a resume state in HASHED..SUBMIT_SENT (the
+ * only ones ever written); nothing leaves SUBMITTED.  Source: the steps'
+ * tables (resume_refused, resume_unknown), every engine_fail* call (they
+ * resume at engine_state() or at the step's own state), doc/recovery.md;
+ * checked against the transitions the e2e submit and crash suites make.
+ */
+int engine_transition_ok(batch_state from, batch_state from_resume, batch_state to,
+                         batch_state to_resume);
 
 /* ---- the step driver ---------------------------------------------------- */
 

@@ -142,11 +142,9 @@ static int mark_submitted(submit_run *r)
         return engine_fail_nomem(r);
     for (size_t i = 0; i < r->s->njobs; i++)
         names[i] = r->s->jobs[i].name;
-    int rc = journal_batch_set_submitted(r->ctx->journal, r->batch.id, names, r->s->njobs);
+    int rc = engine_set_submitted(r, names, r->s->njobs);
     free(names);
-    if (rc != 0)
-        return engine_fail_journal(r);
-    return engine_reload(r);
+    return rc;
 }
 
 /* Probe: did a lost submit_batch create the jobs?  *(size_t *)arg = count. */
