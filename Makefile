@@ -13,7 +13,8 @@
 #                      src/main.c holds main()
 #   tests/emu/*.c      the BOINC project emulator (tests/emu/main.c holds main())
 #   tests/unit/test_*.c  cmocka unit tests, each linked against the server
-#                        objects minus main.o
+#                        objects minus main.o, plus the helpers: the other
+#                        tests/unit/*.c files
 #   tests/**/test_*.py pytest end-to-end tests (Debian's /usr/bin/python3)
 
 BUILD    ?= build
@@ -47,6 +48,9 @@ EMU_SRC  := $(wildcard tests/emu/*.c)
 EMU_OBJ  := $(patsubst tests/emu/%.c,$(BUILD)/emu/%.o,$(EMU_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+# The other .c files of tests/unit/ are helpers linked into every unit test
+# (scripted_client.c: a scripted BOINC client).
+UNIT_LIB := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
 .PHONY: all deps check check-unit check-e2e check-asan check-tsan check-modules demo bench clean fuzz
@@ -94,7 +98,7 @@ $(BUILD)/unit/%.o: tests/unit/%.c | $(BUILD)/gen/migrations.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(call pc_cflags,$(GAHP_PKGS) $(TEST_PKGS)) -c $< -o $@
 
-$(BUILD)/unit/%: $(BUILD)/unit/%.o $(LIB_OBJ) $(GEN_OBJ)
+$(BUILD)/unit/%: $(BUILD)/unit/%.o $(UNIT_LIB) $(LIB_OBJ) $(GEN_OBJ)
 	$(CC) $(SAN) -pthread -o $@ $^ $(call pc_libs,$(GAHP_PKGS) $(TEST_PKGS)) -lm
 
 # Install whatever Debian packages are missing (needs root, as on CI).

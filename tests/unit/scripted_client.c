@@ -1,0 +1,473 @@
+/*
+ * scripted_client.c - the scripted BOINC client of the unit tests (see
+ * scripted_client.h).
+ */
+#include "scripted_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sc_kind_name[K_COUNT] = {
+    "get_templates", "query_batches", "create_batch", "query_files+batch",
+    "query_files", "upload_files", "query_batch", "submit_batch", "other",
+};
+
+const char *const sc_outcome_name[O_COUNT] = {
+    "done", "not sent", "refused", "unknown (acted)", "unknown",
+    "always unknown", "no memory before sending", "no memory for the reply", "limit",
+    "unknown (acts late)",
+};
+
+const sc_failure sc_failure_of[O_COUNT] = {
+    [O_NOT_SENT] = { BOINC_E_BADARG, 0, 0, "scripted: not sent" },
+    [O_REFUSED] = { BOINC_E_SERVER, 0, 1, "scripted refusal" },
+    [O_UNK_ACTED] = { BOINC_E_TRANSPORT, 0, 1, "scripted: reply lost" },
+    [O_UNKNOWN] = { BOINC_E_HTTP, 502, 1, "scripted: bad gateway" },
+    [O_ALWAYS_UNKNOWN] = { BOINC_E_HTTP, 502, 1, "scripted: bad gateway" },
+    [O_NOMEM_BEFORE] = { BOINC_E_NOMEM, 0, 0, "scripted: no memory for the request" },
+    [O_NOMEM_REPLY] = { BOINC_E_NOMEM, 200, 1, "scripted: no memory for the reply" },
+    [O_LIMIT] = { BOINC_E_SERVER, 0, 1,
+                  "# of uploaded files (1) doesn't agree with request (2)" },
+    [O_UNK_LATE] = { BOINC_E_TRANSPORT, 0, 1, "scripted: timed out" },
+};
+
+int sc_acts(sc_outcome o)
+{
+    return o == O_DONE || o == O_UNK_ACTED || o == O_NOMEM_REPLY;
+}
+
+int sc_uncertain(sc_outcome o)
+{
+    return o == O_UNK_ACTED || o == O_UNKNOWN || o == O_ALWAYS_UNKNOWN ||
+           o == O_NOMEM_REPLY || o == O_UNK_LATE;
+}
+
+void sc_world_init(sc_world *w, const char *const phys[SC_NFILES])
+{
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    for (int i = 0; i < SC_NFILES; i++)
+        snprintf(w->phys[i], sizeof w->phys[i], "%s", phys[i]);
+    w->present[0] = 1;
+}
+
+void sc_world_destroy(sc_world *w)
+{
+    pthread_mutex_destroy(&w->mu);
+}
+
+void sc_world_script(sc_world *w, const sc_fault *faults, size_t n)
+{
+    memset(w->faults, 0, sizeof w->faults);
+    for (size_t i = 0; i < n && i < SC_MAX_FAULTS; i++)
+        w->faults[i] = faults[i];
+    memset(w->seen, 0, sizeof w->seen);
+}
+
+typedef struct {
+    boinc_client base;  /* first: the interface */
+    sc_world *w;
+    int index;
+} scripted_client;
+
+static sc_world *world_of(boinc_client *c, int *index)
+{
+    scripted_client *s = (scripted_client *)(void *)c;
+    *index = s->index;
+    return s->w;
+}
+
+static void violate(sc_world *w, const char *what)
+{
+    if (w->violations++ == 0)
+        snprintf(w->violation, sizeof w->violation, "%s", what);
+}
+
+/* ---- the server's effects ---- */
+
+static void add_batch(sc_world *w, long *id)
+{
+    if (w->nbatches >= SC_MAX_BATCHES)
+        return;
+    if (w->nbatches > 0)
+        violate(w, "create_batch: a second batch of the same name");
+    w->batch_id[w->nbatches] = 100 + (long)w->nbatches;
+    if (id != NULL)
+        *id = w->batch_id[w->nbatches];
+    w->nbatches++;
+}
+
+static void add_file(sc_world *w, int f)
+{
+    if (f < 0 || w->present[f]) {
+        violate(w, "upload_files of a file the server has");
+        return;
+    }
+    w->present[f] = 1;
+    w->uploads[f]++;
+    w->assoc[f]++;
+}
+
+static void add_jobs(sc_world *w, int b, size_t njobs)
+{
+    if (b < 0 || w->batch_jobs[b] > 0)
+        violate(w, "submit_batch into no batch, or a second time");
+    else
+        w->batch_jobs[b] = njobs;
+    w->submits++;
+}
+
+/* An effect the server completes late (O_UNK_LATE): seen from the second
+ * call after the one that caused it on. */
+static void arm_late(sc_world *w, sc_kind k, unsigned files, int batch, size_t njobs)
+{
+    w->late_kind = k;
+    w->late_countdown = 2;
+    w->late_files = files;
+    w->late_batch = batch;
+    w->late_njobs = njobs;
+}
+
+static void apply_late(sc_world *w)
+{
+    if (w->late_countdown == 0 || --w->late_countdown > 0)
+        return;
+    if (w->late_kind == K_CREATE)
+        add_batch(w, NULL);
+    for (int f = 0; w->late_kind == K_UPLOAD && f < SC_NFILES; f++)
+        if (w->late_files & (1u << f))
+            add_file(w, f);
+    if (w->late_kind == K_SUBMIT)
+        add_jobs(w, w->late_batch, w->late_njobs);
+}
+
+/* Start a call: clear err, lock the world, record the call; its outcome. */
+static sc_outcome begin(boinc_client *c, sc_kind k, boinc_error *err, sc_world **wp)
+{
+    int index;
+    sc_world *w = *wp = world_of(c, &index);
+    boinc_error_clear(err);
+    pthread_mutex_lock(&w->mu);
+    apply_late(w);
+    int n = ++w->seen[k];
+    sc_outcome o = O_DONE;
+    for (size_t i = 0; i < SC_MAX_FAULTS; i++)
+        if (w->faults[i].o != O_DONE && w->faults[i].kind == k &&
+            (w->faults[i].nth == 0 || w->faults[i].nth == n))
+            o = w->faults[i].o;
+    if (w->ncalls < SC_MAX_CALLS)
+        w->calls[w->ncalls++] = (sc_call){ k, o, index };
+    return o;
+}
+
+/* End a call (unlock): BOINC_OK, or the scripted failure of o. */
+static int end(sc_world *w, sc_outcome o, boinc_error *err)
+{
+    pthread_mutex_unlock(&w->mu);
+    if (o == O_DONE)
+        return BOINC_OK;
+    err->code = sc_failure_of[o].code;
+    err->http_status = sc_failure_of[o].http;
+    err->reached = sc_failure_of[o].reached;
+    err->msg = strdup(sc_failure_of[o].msg);
+    return err->code;
+}
+
+static int file_index(const sc_world *w, const char *phys)
+{
+    for (int i = 0; i < SC_NFILES; i++)
+        if (strcmp(w->phys[i], phys) == 0)
+            return i;
+    return -1;
+}
+
+static int s_get_templates(boinc_client *c, const boinc_project *p, const char *app,
+                           boinc_templates *out, boinc_error *err)
+{
+    (void)p;
+    (void)app;
+    sc_world *w;
+    sc_outcome o = begin(c, K_TEMPLATES, err, &w);
+    memset(out, 0, sizeof *out);
+    if (o == O_DONE) {
+        out->n_inputs = 1;
+        out->input_names = calloc(1, sizeof *out->input_names);
+        out->input_names[0] = strdup("in");
+    }
+    return end(w, o, err);
+}
+
+static int s_create_batch(boinc_client *c, const boinc_project *p, const char *name,
+                          const char *app, double expire, long *id, boinc_error *err)
+{
+    (void)p;
+    (void)name;
+    (void)app;
+    (void)expire;
+    sc_world *w;
+    sc_outcome o = begin(c, K_CREATE, err, &w);
+    if (sc_acts(o))
+        add_batch(w, o == O_DONE ? id : NULL);
+    if (o == O_UNK_LATE)
+        arm_late(w, K_CREATE, 0, -1, 0);
+    return end(w, o, err);
+}
+
+static int s_query_batches(boinc_client *c, const boinc_project *p, boinc_batch_info **out,
+                           size_t *n, boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_QUERY_BATCHES, err, &w);
+    *out = NULL;
+    *n = 0;
+    if (o == O_DONE && w->nbatches > 0) {
+        *out = calloc(w->nbatches, sizeof **out);
+        for (size_t i = 0; i < w->nbatches; i++) {
+            (*out)[i] = (boinc_batch_info){ .id = w->batch_id[i], .name = strdup(SC_BATCH),
+                                            .app_name = strdup(SC_APP),
+                                            .njobs = (long)w->batch_jobs[i] };
+        }
+        *n = w->nbatches;
+    }
+    return end(w, o, err);
+}
+
+/* The model's batch with this id, or -1. */
+static int batch_index(const sc_world *w, long id)
+{
+    for (size_t i = 0; i < w->nbatches; i++)
+        if (w->batch_id[i] == id)
+            return (int)i;
+    return -1;
+}
+
+static int s_query_files(boinc_client *c, const boinc_project *p, long batch_id,
+                         const char *const *names, size_t n, unsigned char *absent,
+                         boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, batch_id > 0 ? K_QUERY_FILES : K_QUERY_FILES_SAFE, err, &w);
+    for (size_t i = 0; i < n; i++) {
+        int f = file_index(w, names[i]);
+        if (f < 0) {
+            violate(w, "query_files: a file of no job");
+            continue;
+        }
+        if (sc_acts(o) && batch_id > 0 && w->present[f] && w->assoc[f]++ > 0)
+            violate(w, "query_files with the batch id twice for one file");
+        if (o == O_DONE)
+            absent[i] = !w->present[f];
+    }
+    return end(w, o, err);
+}
+
+static int s_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
+                          const char *const *names, const char *const *paths, size_t n,
+                          boinc_error *err)
+{
+    (void)p;
+    (void)paths;
+    sc_world *w;
+    sc_outcome o = begin(c, K_UPLOAD, err, &w);
+    if (sc_acts(o) && batch_index(w, batch_id) < 0)
+        violate(w, "upload_files into no batch");
+    unsigned files = 0;
+    for (size_t i = 0; i < n; i++) {
+        int f = file_index(w, names[i]);
+        if (sc_acts(o))
+            add_file(w, f);
+        else if (f >= 0)
+            files |= 1u << f;
+    }
+    if (o == O_UNK_LATE)
+        arm_late(w, K_UPLOAD, files, -1, 0);
+    return end(w, o, err);
+}
+
+static int s_submit_batch(boinc_client *c, const boinc_project *p, long batch_id,
+                          const char *app, const boinc_job_params *params,
+                          const boinc_job_spec *jobs, size_t njobs, boinc_error *err)
+{
+    (void)p;
+    (void)app;
+    (void)params;
+    (void)jobs;
+    sc_world *w;
+    sc_outcome o = begin(c, K_SUBMIT, err, &w);
+    int b = batch_index(w, batch_id);
+    if (sc_acts(o))
+        add_jobs(w, b, njobs);
+    if (o == O_UNK_LATE)
+        arm_late(w, K_SUBMIT, 0, b, njobs);
+    return end(w, o, err);
+}
+
+static int s_query_batch_jobs(boinc_client *c, const boinc_project *p, long batch_id,
+                              char ***names, size_t *n, boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_QUERY_BATCH, err, &w);
+    int b = batch_index(w, batch_id);
+    *names = NULL;
+    *n = 0;
+    if (o == O_DONE && b >= 0 && w->batch_jobs[b] > 0) {
+        *n = w->batch_jobs[b];
+        *names = calloc(*n, sizeof **names);
+        for (size_t i = 0; i < *n; i++)
+            (*names)[i] = strdup("job");
+    }
+    return end(w, o, err);
+}
+
+/* What a submit never calls: recorded, and answered "not sent". */
+static int unscripted(boinc_client *c, boinc_error *err)
+{
+    sc_world *w;
+    begin(c, K_OTHER, err, &w);
+    return end(w, O_NOT_SENT, err);
+}
+
+static int s_ping(boinc_client *c, const boinc_project *p, boinc_error *err)
+{
+    (void)p;
+    return unscripted(c, err);
+}
+
+static int s_get_templates_for_job(boinc_client *c, const boinc_project *p, const char *job,
+                                   boinc_templates *out, boinc_error *err)
+{
+    (void)p;
+    (void)job;
+    memset(out, 0, sizeof *out);
+    return unscripted(c, err);
+}
+
+static int s_query_batch2(boinc_client *c, const boinc_project *p, const char *mmt,
+                          const char *const *names, size_t n, boinc_query_result *out,
+                          boinc_error *err)
+{
+    (void)p;
+    (void)mmt;
+    (void)names;
+    (void)n;
+    memset(out, 0, sizeof *out);
+    return unscripted(c, err);
+}
+
+static int s_query_completed_job(boinc_client *c, const boinc_project *p, const char *job,
+                                 boinc_completed_job *out, boinc_error *err)
+{
+    (void)p;
+    (void)job;
+    memset(out, 0, sizeof *out);
+    return unscripted(c, err);
+}
+
+static int s_abort_jobs(boinc_client *c, const boinc_project *p, const char *const *jobs,
+                        size_t n, boinc_error *err)
+{
+    (void)p;
+    (void)jobs;
+    (void)n;
+    return unscripted(c, err);
+}
+
+static int s_retire_batch(boinc_client *c, const boinc_project *p, const char *batch,
+                          boinc_error *err)
+{
+    (void)p;
+    (void)batch;
+    return unscripted(c, err);
+}
+
+static int s_set_expire_time(boinc_client *c, const boinc_project *p, const char *batch,
+                             double expire, boinc_error *err)
+{
+    (void)p;
+    (void)batch;
+    (void)expire;
+    return unscripted(c, err);
+}
+
+static int s_query_job_detail(boinc_client *c, const boinc_project *p, long batch_id,
+                              const char *job, boinc_job_detail *out, int *found,
+                              boinc_error *err)
+{
+    (void)p;
+    (void)batch_id;
+    (void)job;
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    return unscripted(c, err);
+}
+
+static int s_get_output_file(boinc_client *c, const boinc_project *p, const char *job,
+                             int file_num, int fd, long long *nbytes, boinc_error *err)
+{
+    (void)p;
+    (void)job;
+    (void)file_num;
+    (void)fd;
+    if (nbytes != NULL)
+        *nbytes = 0;
+    return unscripted(c, err);
+}
+
+static void s_set_download_limit(boinc_client *c, long long max_bytes)
+{
+    (void)c;
+    (void)max_bytes;
+}
+
+static void s_free(boinc_client *c)
+{
+    free(c);
+}
+
+static const boinc_client_ops scripted_ops = {
+    .name = "scripted",
+    .ping = s_ping,
+    .get_templates = s_get_templates,
+    .get_templates_for_job = s_get_templates_for_job,
+    .create_batch = s_create_batch,
+    .submit_batch = s_submit_batch,
+    .query_batch2 = s_query_batch2,
+    .query_completed_job = s_query_completed_job,
+    .abort_jobs = s_abort_jobs,
+    .retire_batch = s_retire_batch,
+    .set_expire_time = s_set_expire_time,
+    .query_batches = s_query_batches,
+    .query_batch_jobs = s_query_batch_jobs,
+    .query_job_detail = s_query_job_detail,
+    .query_files = s_query_files,
+    .upload_files = s_upload_files,
+    .get_output_file = s_get_output_file,
+    .set_download_limit = s_set_download_limit,
+    .free = s_free,
+};
+
+/* The client source handed to the executor context: each context (the
+ * worker's, a helper lane's) gets a client of its own on one sc_world. */
+static boinc_client *make_scripted(const gahp_config *cfg, void *arg)
+{
+    (void)cfg;
+    sc_world *w = arg;
+    scripted_client *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->base.ops = &scripted_ops;
+    s->w = w;
+    pthread_mutex_lock(&w->mu);
+    s->index = ++w->clients;
+    pthread_mutex_unlock(&w->mu);
+    return &s->base;
+}
+
+exec_client_source sc_source(sc_world *w)
+{
+    return (exec_client_source){ make_scripted, w };
+}
