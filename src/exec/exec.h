@@ -12,6 +12,8 @@
 #include "config/config.h"
 #include "journal/journal.h"
 
+#include <stdatomic.h>
+
 /*
  * Where the BOINC clients of contexts come from (exec_ctx.h): make returns
  * a new client for a context of configuration cfg (cfg may be NULL), owned
@@ -25,7 +27,26 @@ typedef struct {
     void *arg;
 } exec_client_source;
 
+/*
+ * What the executors of one server share: the state through which the
+ * requests running at once see each other.  One per server, made and
+ * freed by server/ (server_shared.c); a unit test makes its own.  The
+ * structs are opaque here: each belongs to the layer above that uses it.
+ */
+struct submit_registry;         /* submit/submit_registry.h: running submits */
+struct file_claims;             /* submit/file_claims.h: files being uploaded */
+struct fetch_templates_cache;   /* fetch/fetch_templates.h: templates by app */
+
 typedef struct {
+    struct submit_registry *submits;
+    struct file_claims *claims;
+    struct fetch_templates_cache *templates;
+    atomic_size_t detached_runs;    /* submit_deadline.c: runs not ended yet */
+    atomic_int replay_possible;     /* server/command.c: set by recovery */
+} exec_shared;
+
+typedef struct {
+    exec_shared *shared;        /* the server's (not owned) */
     boinc_client *client;       /* owned by this context (exec_ctx_close frees
                                    it), not shared with another thread */
     journal *journal;           /* this worker's own connection */

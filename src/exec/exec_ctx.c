@@ -28,16 +28,19 @@ static boinc_client *libcurl_client(const gahp_config *cfg, void *arg)
 
 static const exec_client_source libcurl_clients = { libcurl_client, NULL };
 
-int exec_ctx_open(exec_ctx *ctx, const gahp_config *cfg, const journal *journal_of,
-                  int worker_index, char **err)
+int exec_ctx_open(exec_ctx *ctx, exec_shared *shared, const gahp_config *cfg,
+                  const journal *journal_of, int worker_index, char **err)
 {
-    return exec_ctx_open_with(ctx, cfg, journal_of, worker_index, &libcurl_clients, err);
+    return exec_ctx_open_with(ctx, shared, cfg, journal_of, worker_index, &libcurl_clients,
+                              err);
 }
 
-int exec_ctx_open_with(exec_ctx *ctx, const gahp_config *cfg, const journal *journal_of,
-                       int worker_index, const exec_client_source *clients, char **err)
+int exec_ctx_open_with(exec_ctx *ctx, exec_shared *shared, const gahp_config *cfg,
+                       const journal *journal_of, int worker_index,
+                       const exec_client_source *clients, char **err)
 {
     memset(ctx, 0, sizeof *ctx);
+    ctx->shared = shared;
     ctx->config = cfg;
     ctx->worker_index = worker_index;
     ctx->clients = *clients;
@@ -60,8 +63,8 @@ int exec_ctx_open_like(exec_ctx *ctx, const exec_ctx *like, char **err)
     /* a context filled by hand, without a source, has the server's */
     const exec_client_source *clients =
         like->clients.make != NULL ? &like->clients : &libcurl_clients;
-    if (exec_ctx_open_with(ctx, like->config, like->journal, like->worker_index, clients,
-                           err) != 0)
+    if (exec_ctx_open_with(ctx, like->shared, like->config, like->journal, like->worker_index,
+                           clients, err) != 0)
         return -1;
     ctx->session_id = like->session_id;
     return 0;

@@ -17,18 +17,20 @@
 
 #include "exec/exec.h"
 
-/* Fill ctx (config, a new libcurl client from cfg, a new connection to
- * the journal of `journal_of`).  0, or -1 with *err set (malloc'd). */
-int exec_ctx_open(exec_ctx *ctx, const gahp_config *cfg, const journal *journal_of,
-                  int worker_index, char **err);
+/* Fill ctx (the server's shared state, config, a new libcurl client from
+ * cfg, a new connection to the journal of `journal_of`).  0, or -1 with
+ * *err set (malloc'd). */
+int exec_ctx_open(exec_ctx *ctx, exec_shared *shared, const gahp_config *cfg,
+                  const journal *journal_of, int worker_index, char **err);
 
 /* The same with the client made by clients->make (cfg may be NULL: the
  * submit code then uses its built-in limits and one upload lane). */
-int exec_ctx_open_with(exec_ctx *ctx, const gahp_config *cfg, const journal *journal_of,
-                       int worker_index, const exec_client_source *clients, char **err);
+int exec_ctx_open_with(exec_ctx *ctx, exec_shared *shared, const gahp_config *cfg,
+                       const journal *journal_of, int worker_index,
+                       const exec_client_source *clients, char **err);
 
 /* A context for another thread like `like`: its config, worker index,
- * session and client source, a new client and journal connection. */
+ * session, shared state and client source, a new client and journal connection. */
 int exec_ctx_open_like(exec_ctx *ctx, const exec_ctx *like, char **err);
 
 /* Free what exec_ctx_open* made (the client included). */

@@ -28,10 +28,23 @@ typedef struct tpl_entry {
     double fetched_at;          /* CLOCK_MONOTONIC seconds, when !loading */
 } tpl_entry;
 
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cache_loaded = PTHREAD_COND_INITIALIZER;
-static tpl_entry *cache_head;
-static size_t cache_count;
+/* One server's cache (exec_shared.templates). */
+struct fetch_templates_cache {
+    pthread_mutex_t lock;
+    pthread_cond_t loaded;      /* an entry stopped loading */
+    tpl_entry *head;
+    size_t count;
+};
+
+fetch_templates_cache *fetch_templates_cache_new(void)
+{
+    fetch_templates_cache *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->loaded, NULL);
+    return c;
+}
 
 static double monotonic_now(void)
 {
@@ -90,22 +103,22 @@ static int templates_equal(const boinc_templates *a, const boinc_templates *b)
            same_names(a->output_names, b->output_names, a->n_outputs);
 }
 
-/* ---- the list (callers hold cache_lock) ------------------------------------- */
+/* ---- the list (callers hold c->lock) ------------------------------------- */
 
-static tpl_entry *entry_find(const char *url, const char *app)
+static tpl_entry *entry_find(fetch_templates_cache *c, const char *url, const char *app)
 {
-    for (tpl_entry *x = cache_head; x != NULL; x = x->next)
+    for (tpl_entry *x = c->head; x != NULL; x = x->next)
         if (strcmp(x->url, url) == 0 && strcmp(x->app, app) == 0)
             return x;
     return NULL;
 }
 
-static void entry_remove(tpl_entry *x)
+static void entry_remove(fetch_templates_cache *c, tpl_entry *x)
 {
-    for (tpl_entry **p = &cache_head; *p != NULL; p = &(*p)->next)
+    for (tpl_entry **p = &c->head; *p != NULL; p = &(*p)->next)
         if (*p == x) {
             *p = x->next;
-            cache_count--;
+            c->count--;
             break;
         }
     boinc_templates_free(&x->t);
@@ -116,22 +129,22 @@ static void entry_remove(tpl_entry *x)
 
 /* Make room for one more entry: drop the least recently fetched one that
  * no fetch is loading (if every one is loading, the list grows by one). */
-static void make_room(void)
+static void make_room(fetch_templates_cache *c)
 {
-    if (cache_count < FETCH_TEMPLATES_MAX_ENTRIES)
+    if (c->count < FETCH_TEMPLATES_MAX_ENTRIES)
         return;
     tpl_entry *oldest = NULL;
-    for (tpl_entry *x = cache_head; x != NULL; x = x->next)
+    for (tpl_entry *x = c->head; x != NULL; x = x->next)
         if (!x->loading && (oldest == NULL || x->fetched_at < oldest->fetched_at))
             oldest = x;
     if (oldest != NULL)
-        entry_remove(oldest);
+        entry_remove(c, oldest);
 }
 
 /* A new loading entry at the head, or NULL on out of memory. */
-static tpl_entry *entry_add_loading(const char *url, const char *app)
+static tpl_entry *entry_add_loading(fetch_templates_cache *c, const char *url, const char *app)
 {
-    make_room();
+    make_room(c);
     tpl_entry *x = calloc(1, sizeof *x);
     if (x == NULL || (x->url = strdup(url)) == NULL ||
         (x->app = strdup(app)) == NULL) {
@@ -141,9 +154,9 @@ static tpl_entry *entry_add_loading(const char *url, const char *app)
         return NULL;
     }
     x->loading = 1;
-    x->next = cache_head;
-    cache_head = x;
-    cache_count++;
+    x->next = c->head;
+    c->head = x;
+    c->count++;
     return x;
 }
 
@@ -179,39 +192,39 @@ static char *job_app(fetch_ctx *fc, long long project_id)
     return app;
 }
 
-/* Under cache_lock: 1 with *out a copy of a fresh entry; 0 with *mine a
+/* Under c->lock: 1 with *out a copy of a fresh entry; 0 with *mine a
  * new loading entry this fetch must fill (finish_load); -1 out of memory.
  * Waits while another fetch loads the same entry. */
-static int lookup_or_claim(const char *url, const char *app,
+static int lookup_or_claim(fetch_templates_cache *c, const char *url, const char *app,
                            boinc_templates *out, tpl_entry **mine)
 {
     *mine = NULL;
     for (;;) {
-        tpl_entry *x = entry_find(url, app);
+        tpl_entry *x = entry_find(c, url, app);
         if (x != NULL && x->loading) {
-            pthread_cond_wait(&cache_loaded, &cache_lock);
+            pthread_cond_wait(&c->loaded, &c->lock);
             continue;
         }
         if (x != NULL && monotonic_now() - x->fetched_at < FETCH_TEMPLATES_MAX_AGE_S)
             return templates_copy(&x->t, out) == 0 ? 1 : -1;
         if (x != NULL)
-            entry_remove(x);    /* too old: ask again */
-        *mine = entry_add_loading(url, app);
+            entry_remove(c, x);    /* too old: ask again */
+        *mine = entry_add_loading(c, url, app);
         return *mine != NULL ? 0 : -1;
     }
 }
 
-/* Under cache_lock: the entry this fetch loaded gets t, or goes when t is
+/* Under c->lock: the entry this fetch loaded gets t, or goes when t is
  * NULL (the RPC failed) or cannot be copied; waiting fetches wake up. */
-static void finish_load(tpl_entry *x, const boinc_templates *t)
+static void finish_load(fetch_templates_cache *c, tpl_entry *x, const boinc_templates *t)
 {
     if (t == NULL || templates_copy(t, &x->t) != 0) {
-        entry_remove(x);
+        entry_remove(c, x);
     } else {
         x->loading = 0;
         x->fetched_at = monotonic_now();
     }
-    pthread_cond_broadcast(&cache_loaded);
+    pthread_cond_broadcast(&c->loaded);
 }
 
 /* ---- the interface ------------------------------------------------------------ */
@@ -223,10 +236,11 @@ int fetch_templates_get(fetch_ctx *fc, long long project_id,
     out->app = job_app(fc, project_id);
     if (out->app == NULL)
         return ask_by_job(fc, &out->t, e);
+    fetch_templates_cache *c = fc->ctx->shared->templates;
     tpl_entry *mine = NULL;
-    pthread_mutex_lock(&cache_lock);
-    int hit = lookup_or_claim(fc->project.url, out->app, &out->t, &mine);
-    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_lock(&c->lock);
+    int hit = lookup_or_claim(c, fc->project.url, out->app, &out->t, &mine);
+    pthread_mutex_unlock(&c->lock);
     if (hit == 1) {
         out->cached = 1;
         return 0;
@@ -234,22 +248,23 @@ int fetch_templates_get(fetch_ctx *fc, long long project_id,
     if (hit < 0)
         return fetch_step_nomem(e);
     int rc = ask_by_job(fc, &out->t, e);
-    pthread_mutex_lock(&cache_lock);
-    finish_load(mine, rc == 0 ? &out->t : NULL);
-    pthread_mutex_unlock(&cache_lock);
+    pthread_mutex_lock(&c->lock);
+    finish_load(c, mine, rc == 0 ? &out->t : NULL);
+    pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
-/* Under cache_lock: the entry of (url, app) gets t (when no fetch is
+/* Under c->lock: the entry of (url, app) gets t (when no fetch is
  * loading it), or goes when t is NULL. */
-static void entry_replace(const char *url, const char *app, const boinc_templates *t)
+static void entry_replace(fetch_templates_cache *c, const char *url, const char *app,
+                          const boinc_templates *t)
 {
-    tpl_entry *x = entry_find(url, app);
+    tpl_entry *x = entry_find(c, url, app);
     if (x == NULL || x->loading)
         return;
     boinc_templates copy;
     if (t == NULL || templates_copy(t, &copy) != 0) {
-        entry_remove(x);
+        entry_remove(c, x);
         return;
     }
     boinc_templates_free(&x->t);
@@ -265,9 +280,10 @@ int fetch_templates_refresh(fetch_ctx *fc, fetch_templates *ft)
     exec_err e = { 0 };
     int rc = ask_by_job(fc, &fresh, &e);
     exec_err_clear(&e);
-    pthread_mutex_lock(&cache_lock);
-    entry_replace(fc->project.url, ft->app, rc == 0 ? &fresh : NULL);
-    pthread_mutex_unlock(&cache_lock);
+    fetch_templates_cache *c = fc->ctx->shared->templates;
+    pthread_mutex_lock(&c->lock);
+    entry_replace(c, fc->project.url, ft->app, rc == 0 ? &fresh : NULL);
+    pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return 0;
     if (templates_equal(&fresh, &ft->t)) {
@@ -288,4 +304,15 @@ void fetch_templates_free(fetch_templates *ft)
     free(ft->app);
     ft->app = NULL;
     ft->cached = 0;
+}
+
+void fetch_templates_cache_free(fetch_templates_cache *c)
+{
+    if (c == NULL)
+        return;
+    while (c->head != NULL)
+        entry_remove(c, c->head);
+    pthread_cond_destroy(&c->loaded);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
 }

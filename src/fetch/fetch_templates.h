@@ -26,6 +26,12 @@
  * makes room. */
 #define FETCH_TEMPLATES_MAX_ENTRIES 256
 
+/* One server's cache (exec_shared.templates). */
+typedef struct fetch_templates_cache fetch_templates_cache;
+/* An empty cache; NULL when out of memory. */
+fetch_templates_cache *fetch_templates_cache_new(void);
+void fetch_templates_cache_free(fetch_templates_cache *c);
+
 /* One fetch's templates: its own copy (the cache may change meanwhile). */
 typedef struct {
     boinc_templates t;

@@ -121,18 +121,17 @@ int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
 /* ---- running a request ------------------------------------------------- */
 
 /* Set by start-up recovery after resumed submits were handed to the
- * (already running) workers, which read it: atomic. */
-static atomic_int replay_possible;
-
-void command_set_replay_possible(int possible)
+ * (already running) workers, which read it: atomic (exec_shared). */
+void command_set_replay_possible(exec_shared *shared, int possible)
 {
-    atomic_store(&replay_possible, possible);
+    atomic_store(&shared->replay_possible, possible);
 }
 
 static int replay_applies(const exec_ctx *ctx, const gahp_request *req,
                           const command_row *row)
 {
-    return atomic_load(&replay_possible) && !req->background && req->journal_id > 0 &&
+    return atomic_load(&ctx->shared->replay_possible) && !req->background &&
+           req->journal_id > 0 &&
            req->project_id > 0 && ctx->session_id > 0 && row->replayable;
 }
 

@@ -92,6 +92,6 @@ char *command_dispatch(exec_ctx *ctx, const gahp_request *req);
 /* Start-up recovery says whether an earlier run's request can answer (or
  * be superseded by) a new one; until then, and when not, the journal
  * look-up is skipped.  Safe to call while workers run. */
-void command_set_replay_possible(int possible);
+void command_set_replay_possible(exec_shared *shared, int possible);
 
 #endif

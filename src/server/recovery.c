@@ -173,7 +173,7 @@ int recovery_start(journal *j, workers *w, protocol *p,
             journal_requests_close(j, st.close.v, st.close.n) != 0)
             rc = -1;
     }
-    command_set_replay_possible(st.kept > 0 || st.resumed.n > 0);
+    command_set_replay_possible(workers_shared(w), st.kept > 0 || st.resumed.n > 0);
     if (rc != 0 || st.failed) {
         log_error("recovery failed: %s", journal_errmsg(j));
         rc = -1;

@@ -10,6 +10,8 @@
  */
 #include "server/workers.h"
 
+#include "server/shared.h"
+
 #include "server/command.h"
 #include "exec/exec.h"
 #include "exec/exec_ctx.h"
@@ -53,6 +55,7 @@ typedef struct {
 } worker;
 
 struct workers {
+    exec_shared *state;             /* what the executors share (owned) */
     pthread_mutex_t mu;             /* work queue */
     pthread_cond_t cv;
     work_item *head, *tail;
@@ -431,6 +434,11 @@ void workers_commit_through(workers *w, journal *primary)
     pthread_mutex_unlock(&w->cmu);
 }
 
+exec_shared *workers_shared(workers *w)
+{
+    return w->state;
+}
+
 void workers_set_session(workers *w, long long session_id)
 {
     pthread_mutex_lock(&w->mu);
@@ -443,7 +451,7 @@ static int init_worker(workers *w, worker *wk, int index,
                        const gahp_config *cfg, journal *primary, char **err)
 {
     wk->pool = w;
-    return exec_ctx_open(&wk->ctx, cfg, primary, index, err);
+    return exec_ctx_open(&wk->ctx, w->state, cfg, primary, index, err);
 }
 
 workers *workers_start(const gahp_config *cfg, journal *primary,
@@ -467,7 +475,8 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
         w->project_cap = 1;
     w->ws = calloc(w->nworkers, sizeof *w->ws);
     w->blocked = calloc(w->nworkers, sizeof *w->blocked);
-    if (w->ws == NULL || w->blocked == NULL) {
+    w->state = shared_new();
+    if (w->ws == NULL || w->blocked == NULL || w->state == NULL) {
         w->nworkers = 0;
         goto failed;
     }
@@ -516,6 +525,7 @@ static void free_pool(workers *w)
     workers_results_free(w->rhead);
     free(w->ws);
     free(w->blocked);
+    shared_free(w->state);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->cmu);
@@ -542,7 +552,8 @@ size_t workers_shutdown(workers *w)
     /* A submit answered at its deadline runs on in a thread of its own
      * (submit_deadline.h): it counts as executing.  None can start now:
      * only an executing worker starts one. */
-    executing += submit_detached_running();
+    if (w->state != NULL)
+        executing += submit_deadline_running(w->state);
     pthread_mutex_lock(&w->cmu);
     w->cstop = 1;
     pthread_cond_signal(&w->ccv);

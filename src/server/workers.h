@@ -14,6 +14,7 @@
 #ifndef BOINC_GAHP_WORKERS_H
 #define BOINC_GAHP_WORKERS_H
 
+#include "exec/exec.h"
 #include "wire/request.h"
 #include "config/config.h"
 #include "journal/journal.h"
@@ -36,6 +37,9 @@ typedef void (*workers_notify_fn)(void *arg);
 /* Start cfg->workers threads and the committer.  NULL + *err on failure. */
 workers *workers_start(const gahp_config *cfg, journal *primary,
                        workers_notify_fn notify, void *notify_arg, char **err);
+
+/* The state the pool's executors share (exec/exec.h), owned by the pool. */
+exec_shared *workers_shared(workers *w);
 
 /* Record the current session in every worker's exec_ctx.  Call before the
  * first workers_submit (the queue mutex publishes it to the threads). */

@@ -1,7 +1,7 @@
 /*
  * file_claims.c - the registry of claimed input files (see file_claims.h).
  *
- * A list of live claims under one mutex; each claim keeps its names in a
+ * A list of live claims under the registry's mutex; each claim keeps its names in a
  * strset.  The claims alive at once are at most the submits running at
  * once (a few), so a new claim checks its n names against each of them:
  * O(n) set look-ups per live claim of the same project, all in memory.
@@ -16,18 +16,42 @@
 struct file_claim {
     long long project_id;
     strset *names;
+    struct file_claims *owner;      /* the registry it is in */
     struct file_claim *next;
 };
 
-/* Process-wide by nature: every worker's submits must see each other's. */
-static pthread_mutex_t claims_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t claims_released = PTHREAD_COND_INITIALIZER;
-static file_claim *claims;
+/* One server's claims (exec_shared.claims): every worker's submits see
+ * each other's. */
+struct file_claims {
+    pthread_mutex_t mu;
+    pthread_cond_t released;
+    file_claim *list;
+};
 
-/* 1 if a live claim of the same project holds one of names.  Under claims_mu. */
-static int conflicts(long long project_id, const char *const *names, size_t n)
+file_claims *file_claims_new(void)
 {
-    for (const file_claim *c = claims; c != NULL; c = c->next) {
+    file_claims *fc = calloc(1, sizeof *fc);
+    if (fc == NULL)
+        return NULL;
+    pthread_mutex_init(&fc->mu, NULL);
+    pthread_cond_init(&fc->released, NULL);
+    return fc;
+}
+
+void file_claims_free(file_claims *fc)
+{
+    if (fc == NULL)
+        return;
+    pthread_cond_destroy(&fc->released);
+    pthread_mutex_destroy(&fc->mu);
+    free(fc);
+}
+
+/* 1 if a live claim of the same project holds one of names.  Under fc->mu. */
+static int conflicts(const file_claims *fc, long long project_id,
+                     const char *const *names, size_t n)
+{
+    for (const file_claim *c = fc->list; c != NULL; c = c->next) {
         if (c->project_id != project_id)
             continue;
         for (size_t i = 0; i < n; i++)
@@ -37,7 +61,8 @@ static int conflicts(long long project_id, const char *const *names, size_t n)
     return 0;
 }
 
-file_claim *file_claims_acquire(long long project_id, const char *const *names, size_t n)
+file_claim *file_claims_acquire(file_claims *fc, long long project_id,
+                                const char *const *names, size_t n)
 {
     file_claim *claim = calloc(1, sizeof *claim);
     if (claim == NULL)
@@ -49,12 +74,13 @@ file_claim *file_claims_acquire(long long project_id, const char *const *names, 
     for (size_t i = 0; i < n; i++)
         if (strset_add(claim->names, names[i]) < 0)
             goto nomem;
-    pthread_mutex_lock(&claims_mu);
-    while (conflicts(project_id, names, n))
-        pthread_cond_wait(&claims_released, &claims_mu);
-    claim->next = claims;
-    claims = claim;
-    pthread_mutex_unlock(&claims_mu);
+    claim->owner = fc;
+    pthread_mutex_lock(&fc->mu);
+    while (conflicts(fc, project_id, names, n))
+        pthread_cond_wait(&fc->released, &fc->mu);
+    claim->next = fc->list;
+    fc->list = claim;
+    pthread_mutex_unlock(&fc->mu);
     return claim;
 nomem:
     strset_free(claim->names);
@@ -66,15 +92,16 @@ void file_claims_release(file_claim *claim)
 {
     if (claim == NULL)
         return;
-    pthread_mutex_lock(&claims_mu);
-    for (file_claim **p = &claims; *p != NULL; p = &(*p)->next) {
+    file_claims *fc = claim->owner;
+    pthread_mutex_lock(&fc->mu);
+    for (file_claim **p = &fc->list; *p != NULL; p = &(*p)->next) {
         if (*p == claim) {
             *p = claim->next;
             break;
         }
     }
-    pthread_cond_broadcast(&claims_released);
-    pthread_mutex_unlock(&claims_mu);
+    pthread_cond_broadcast(&fc->released);
+    pthread_mutex_unlock(&fc->mu);
     strset_free(claim->names);
     free(claim);
 }

@@ -14,7 +14,7 @@
  * held by another claim), so two phases never wait for each other.  A
  * waiting phase is woken whenever a claim is released.
  *
- *   file_claims_acquire(project_id, names, n)  wait, then hold every name
+ *   file_claims_acquire(fc, project_id, names, n)  wait, then hold every name
  *   file_claims_release(claim)                 let the waiting go on
  */
 #ifndef BOINC_GAHP_FILE_CLAIMS_H
@@ -23,10 +23,18 @@
 #include <stddef.h>
 
 typedef struct file_claim file_claim;
+/* One server's registry of claims (exec_shared.claims). */
+typedef struct file_claims file_claims;
+
+/* An empty registry; NULL when out of memory. */
+file_claims *file_claims_new(void);
+/* Free it (no claim may be held). */
+void file_claims_free(file_claims *fc);
 
 /* Block until no other claim of project_id holds any of names[0..n), then
  * claim them all.  NULL only when memory ran out (nothing is held). */
-file_claim *file_claims_acquire(long long project_id, const char *const *names, size_t n);
+file_claim *file_claims_acquire(file_claims *fc, long long project_id,
+                                const char *const *names, size_t n);
 
 /* Release a claim (NULL is a no-op). */
 void file_claims_release(file_claim *claim);

@@ -367,7 +367,7 @@ static char *run_with_deadline(exec_ctx *ctx, const gahp_request *req, active_su
     memcpy(a->fp, fp, sizeof a->fp);
     memcpy(a->digest, digest, sizeof a->digest);
     submit_registry_ref(owner);         /* the worker's, for the wait below */
-    if (submit_run_detached(ctx, req, run_detached, a) != 0) {
+    if (submit_deadline_detach(ctx, req, run_detached, a) != 0) {
         free(a);
         char *ignored = NULL;
         char *result = run_and_leave(ctx, req, owner, fp, digest);
@@ -411,7 +411,8 @@ static char *submit_result(exec_ctx *ctx, const gahp_request *req)
 
     active_submit *owner = NULL;
     char *attached = NULL;
-    submit_entry e = submit_registry_enter(req->project_id, req->u.submit.batch,
+    submit_entry e = submit_registry_enter(ctx->shared->submits, req->project_id,
+                                           req->u.submit.batch,
                                            deadline > 0 ? &until : NULL, &owner, &attached);
     if (e == SUBMIT_NOMEM)
         return NULL;

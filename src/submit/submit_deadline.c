@@ -16,9 +16,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-/* Detached runs started and not yet ended (submit_detached_running). */
-static atomic_size_t detached_count;
-
 typedef struct {
     exec_ctx ctx;
     gahp_request *req;
@@ -36,14 +33,15 @@ static void detached_free(detached_run *d)
 static void *detached_main(void *p)
 {
     detached_run *d = p;
+    exec_shared *shared = d->ctx.shared;
     d->fn(&d->ctx, d->req, d->arg);
     detached_free(d);
     /* Last: once the count drops, shutdown may free what the run used. */
-    atomic_fetch_sub(&detached_count, 1);
+    atomic_fetch_sub(&shared->detached_runs, 1);
     return NULL;
 }
 
-int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
+int submit_deadline_detach(const exec_ctx *ctx, const gahp_request *req,
                         submit_detached_fn fn, void *arg)
 {
     detached_run *d = calloc(1, sizeof *d);
@@ -63,7 +61,7 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
     d->arg = arg;
     pthread_attr_t attr;
     pthread_t t;
-    atomic_fetch_add(&detached_count, 1);
+    atomic_fetch_add(&ctx->shared->detached_runs, 1);
     int rc = pthread_attr_init(&attr);
     if (rc == 0) {
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -72,15 +70,15 @@ int submit_run_detached(const exec_ctx *ctx, const gahp_request *req,
     }
     if (rc != 0) {
         detached_free(d);
-        atomic_fetch_sub(&detached_count, 1);
+        atomic_fetch_sub(&ctx->shared->detached_runs, 1);
         return -1;
     }
     return 0;
 }
 
-size_t submit_detached_running(void)
+size_t submit_deadline_running(exec_shared *shared)
 {
-    return atomic_load(&detached_count);
+    return atomic_load(&shared->detached_runs);
 }
 
 void submit_deadline_at(long seconds, struct timespec *at)

@@ -710,7 +710,7 @@ static int claim_open_files(submit_run *r, const journal_batch_file *f, size_t n
     for (size_t i = 0; i < n; i++)
         if (strcmp(f[i].state, BFILE_CONFIRMED) != 0 && strcmp(f[i].state, BFILE_UPLOADED) != 0)
             names[k++] = f[i].phys_name;
-    *claim = file_claims_acquire(r->req->project_id, names, k);
+    *claim = file_claims_acquire(r->ctx->shared->claims, r->req->project_id, names, k);
     free(names);
     return *claim != NULL ? 0 : engine_fail_nomem(r);
 }

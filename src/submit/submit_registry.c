@@ -18,17 +18,40 @@ struct active_submit {
     char *result;              /* result tail of the owner, once done */
     int refs;                  /* owner + waiters */
     struct active_submit *next;
+    submit_registry *reg;       /* the registry it is in */
 };
 
-static pthread_mutex_t active_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t active_cv = PTHREAD_COND_INITIALIZER;
-static active_submit *active_list;
+/* One server's running submits (exec_shared.submits). */
+struct submit_registry {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;          /* an owner left */
+    active_submit *list;
+};
+
+submit_registry *submit_registry_new(void)
+{
+    submit_registry *reg = calloc(1, sizeof *reg);
+    if (reg == NULL)
+        return NULL;
+    pthread_mutex_init(&reg->mu, NULL);
+    pthread_cond_init(&reg->cv, NULL);
+    return reg;
+}
+
+void submit_registry_free(submit_registry *reg)
+{
+    if (reg == NULL)
+        return;
+    pthread_cond_destroy(&reg->cv);
+    pthread_mutex_destroy(&reg->mu);
+    free(reg);
+}
 
 static void unref_locked(active_submit *a)
 {
     if (--a->refs > 0)
         return;
-    for (active_submit **pp = &active_list; *pp; pp = &(*pp)->next) {
+    for (active_submit **pp = &a->reg->list; *pp; pp = &(*pp)->next) {
         if (*pp == a) {
             *pp = a->next;
             break;
@@ -39,9 +62,10 @@ static void unref_locked(active_submit *a)
     free(a);
 }
 
-static active_submit *find_running_locked(long long project_id, const char *name)
+static active_submit *find_running_locked(submit_registry *reg, long long project_id,
+                                          const char *name)
 {
-    active_submit *a = active_list;
+    active_submit *a = reg->list;
     while (a && !(a->project_id == project_id && strcmp(a->name, name) == 0 && !a->done))
         a = a->next;
     return a;
@@ -57,8 +81,8 @@ static submit_entry wait_locked(active_submit *a, const struct timespec *until,
     int timed_out = 0;
     while (!a->done && !timed_out) {
         if (until == NULL)
-            pthread_cond_wait(&active_cv, &active_mu);
-        else if (pthread_cond_timedwait(&active_cv, &active_mu, until) == ETIMEDOUT)
+            pthread_cond_wait(&a->reg->cv, &a->reg->mu);
+        else if (pthread_cond_timedwait(&a->reg->cv, &a->reg->mu, until) == ETIMEDOUT)
             timed_out = !a->done;
     }
     submit_entry e = SUBMIT_OWNER_NO_RESULT;
@@ -72,59 +96,62 @@ static submit_entry wait_locked(active_submit *a, const struct timespec *until,
     return e;
 }
 
-submit_entry submit_registry_enter(long long project_id, const char *name,
-                                   const struct timespec *until,
+submit_entry submit_registry_enter(submit_registry *reg, long long project_id,
+                                   const char *name, const struct timespec *until,
                                    active_submit **owner, char **result)
 {
     *owner = NULL;
     *result = NULL;
-    pthread_mutex_lock(&active_mu);
-    active_submit *a = find_running_locked(project_id, name);
+    pthread_mutex_lock(&reg->mu);
+    active_submit *a = find_running_locked(reg, project_id, name);
     if (a != NULL) {
         a->refs++;
         submit_entry e = wait_locked(a, until, result);
-        pthread_mutex_unlock(&active_mu);
+        pthread_mutex_unlock(&reg->mu);
         return e;
     }
     a = calloc(1, sizeof *a);
     if (a == NULL || (a->name = strdup(name)) == NULL) {
         free(a);
-        pthread_mutex_unlock(&active_mu);
+        pthread_mutex_unlock(&reg->mu);
         return SUBMIT_NOMEM;
     }
     a->project_id = project_id;
     a->refs = 1;
-    a->next = active_list;
-    active_list = a;
+    a->reg = reg;
+    a->next = reg->list;
+    reg->list = a;
     *owner = a;
-    pthread_mutex_unlock(&active_mu);
+    pthread_mutex_unlock(&reg->mu);
     return SUBMIT_OWNER;
 }
 
 void submit_registry_ref(active_submit *a)
 {
-    pthread_mutex_lock(&active_mu);
+    pthread_mutex_lock(&a->reg->mu);
     a->refs++;
-    pthread_mutex_unlock(&active_mu);
+    pthread_mutex_unlock(&a->reg->mu);
 }
 
 submit_entry submit_registry_wait(active_submit *a, const struct timespec *until,
                                   char **result)
 {
     *result = NULL;
-    pthread_mutex_lock(&active_mu);
+    submit_registry *reg = a->reg;
+    pthread_mutex_lock(&reg->mu);
     submit_entry e = wait_locked(a, until, result);
-    pthread_mutex_unlock(&active_mu);
+    pthread_mutex_unlock(&reg->mu);
     return e;
 }
 
 void submit_registry_leave(active_submit *a, const char *result)
 {
-    pthread_mutex_lock(&active_mu);
+    submit_registry *reg = a->reg;
+    pthread_mutex_lock(&reg->mu);
     a->result = result ? strdup(result) : NULL;
     a->has_result = a->result != NULL;
     a->done = 1;
-    pthread_cond_broadcast(&active_cv);
+    pthread_cond_broadcast(&reg->cv);
     unref_locked(a);
-    pthread_mutex_unlock(&active_mu);
+    pthread_mutex_unlock(&reg->mu);
 }

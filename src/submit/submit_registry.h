@@ -11,6 +11,14 @@
 #include <time.h>
 
 typedef struct active_submit active_submit;
+/* One server's running submits (exec_shared.submits: one per server, so
+ * two servers in a process, or unit tests, never see each other's). */
+typedef struct submit_registry submit_registry;
+
+/* An empty registry; NULL when out of memory. */
+submit_registry *submit_registry_new(void);
+/* Free it (no submit may still be registered). */
+void submit_registry_free(submit_registry *reg);
 
 /* What submit_registry_enter() / submit_registry_wait() found. */
 typedef enum {
@@ -28,8 +36,8 @@ typedef enum {
  * running owner leaves (or `until` passes; NULL = no limit) and copy its
  * result into *result (malloc'd).
  */
-submit_entry submit_registry_enter(long long project_id, const char *name,
-                                   const struct timespec *until,
+submit_entry submit_registry_enter(submit_registry *reg, long long project_id,
+                                   const char *name, const struct timespec *until,
                                    active_submit **owner, char **result);
 
 /* One more reference to the entry (for a submit_registry_wait() to come,

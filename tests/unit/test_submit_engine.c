@@ -41,6 +41,7 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "exec/exec_ctx.h"
+#include "server/shared.h"
 #include "exec/exec_submit.h"
 #include "journal/journal_batches.h"
 #include "journal/journal_files.h"
@@ -81,6 +82,7 @@ typedef struct {
     gahp_request *req;
     sc_world w;
     exec_client_source clients;
+    exec_shared *shared;    /* the executors' shared state, as a server's */
 } fixture;
 
 static void remove_db(const char *db)
@@ -132,10 +134,13 @@ static void fixture_open(fixture *f)
     const char *names[SC_NFILES] = { phys[0], phys[1], phys[2] };
     sc_world_init(&f->w, names);
     f->clients = sc_source(&f->w);
+    f->shared = shared_new();
+    assert_non_null(f->shared);
 }
 
 static void fixture_close(fixture *f)
 {
+    shared_free(f->shared);
     journal_close(f->j);
     gahp_request_free(f->req);
     sc_world_destroy(&f->w);
@@ -232,7 +237,7 @@ static char *run(fixture *f, const sc_fault *faults, size_t n, const gahp_config
     f->w.ncalls = 0;
     exec_ctx ctx;
     char *err = NULL;
-    if (exec_ctx_open_with(&ctx, cfg, f->j, 0, &f->clients, &err) != 0)
+    if (exec_ctx_open_with(&ctx, f->shared, cfg, f->j, 0, &f->clients, &err) != 0)
         fail_msg("exec_ctx_open_with: %s", err ? err : "?");
     char *result = exec_submit(&ctx, f->req);
     exec_ctx_close(&ctx);
@@ -617,7 +622,7 @@ static void test_illegal_transition_refused(void **state)
     fflush(stdout);
     exec_ctx ctx;
     char *err = NULL;
-    assert_int_equal(exec_ctx_open_with(&ctx, NULL, f.j, 0, &f.clients, &err), 0);
+    assert_int_equal(exec_ctx_open_with(&ctx, f.shared, NULL, f.j, 0, &f.clients, &err), 0);
     submit_run r = { .ctx = &ctx, .req = f.req, .s = &f.req->u.submit };
     assert_true(read_row(&f, &r.batch));
     journal_batch b;
@@ -684,7 +689,7 @@ static void test_injected_client_reaches_helper_contexts(void **state)
     result = run(&f, NULL, 0, &cfg, "deadline");
     assert_string_equal(result, "NULL");
     free(result);
-    while (submit_detached_running() > 0)
+    while (submit_deadline_running(f.shared) > 0)
         usleep(1000);
     assert_true(f.w.clients >= 3);          /* + the detached run's (and its lane's) */
     assert_int_equal(failures, 0);
