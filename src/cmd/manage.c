@@ -1,5 +1,5 @@
 /*
- * exec_manage.c - BOINC_PING (ping), BOINC_ABORT_JOBS (abort_jobs), BOINC_RETIRE_BATCH
+ * manage.c - BOINC_PING (ping), BOINC_ABORT_JOBS (abort_jobs), BOINC_RETIRE_BATCH
  * (retire_batch by name) and BOINC_SET_LEASE (set_expire_time by name).
  * Each answers "NULL" or one error token; retire and lease are also
  * written to the journal's batches row when the journal knows the batch.

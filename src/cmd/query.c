@@ -1,5 +1,5 @@
 /*
- * exec_query.c - BOINC_QUERY_BATCHES, answered so that HTCondor 9.0's grid
+ * query.c - BOINC_QUERY_BATCHES, answered so that HTCondor 9.0's grid
  * manager can neither lose a status nor apply one to the wrong job
  * (issues 8 and 18; doc/protocol.md, "Status queries"):
  *

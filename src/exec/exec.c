@@ -1,6 +1,6 @@
 /*
  * exec.c - what every executor shares: the error convention (exec_err)
- * and the one-token error results.  The executors are in src/exec_*.c;
+ * and the one-token error results.  The executors are in their commands' folders (submit/, fetch/, cmd/);
  * src/server/command.c runs a request through the command table.
  */
 #include "exec/exec.h"

@@ -1,8 +1,8 @@
 /*
  * exec.h - what the executors share: the context a worker runs a request
  * in, and the one error convention.  Each command's executor is in its
- * own src/exec_<command>.c file, named by its row in command.c;
- * dispatch.h runs a request.
+ * command's folder (src/submit, src/fetch, src/cmd), named by its row in
+ * server/command.c, which runs a request (command_dispatch).
  */
 #ifndef BOINC_GAHP_EXEC_H
 #define BOINC_GAHP_EXEC_H

@@ -1,7 +1,7 @@
 /*
- * exec_cmds.h - executors of BOINC_PING, BOINC_QUERY_BATCHES,
- * BOINC_FETCH_OUTPUT, BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and
- * BOINC_SET_LEASE, named by their rows in command.c.
+ * exec_cmds.h - the executors of the BOINC_* commands, named by their
+ * rows in server/command.c; each lives in its command's folder (submit/,
+ * fetch/, cmd/).
  *
  * Each returns the malloc'd result tail (everything after "<id> ",
  * escaped, with exactly the token count HTCondor expects: "NULL ..." or
@@ -15,10 +15,15 @@
 
 #include <time.h>
 
-/* exec_query.c */
+/* submit/submit.c: run (or resume, or answer from the journal) one
+ * BOINC_SUBMIT; returns the result tail ("NULL" or one escaped error
+ * token), NULL on ENOMEM. */
+char *exec_submit(exec_ctx *ctx, const gahp_request *req);
+
+/* cmd/query.c */
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
 
-/* exec_fetch.c */
+/* fetch/fetch.c */
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
 
 /* Remove what an interrupted fetch of f left in its directories (temp
@@ -27,11 +32,11 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
  * earlier run left unfinished (issue 10 #5). */
 void exec_fetch_cleanup(const gahp_fetch_output *f,
                         const struct timespec *cutoff);
-/* Start-up's form (command.c): everything an interrupted fetch of
+/* Start-up's form (server/command.c): everything an interrupted fetch of
  * req left, whatever its age - no fetch of this run has started yet. */
 void exec_fetch_remove_leftovers(const gahp_request *req);
 
-/* exec_manage.c */
+/* cmd/manage.c */
 char *exec_ping(exec_ctx *ctx, const gahp_request *req);
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
 char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);

@@ -1,5 +1,5 @@
 /*
- * exec_fetch.c - BOINC_FETCH_OUTPUT: ask the server how a job ended
+ * fetch.c - BOINC_FETCH_OUTPUT: ask the server how a job ended
  * (query_completed_job, or on a stock server that cannot say, the job
  * details of query_batch), have a finished job's outputs delivered
  * (the app's templates for the file numbers, from fetch_templates.c, then

@@ -7,7 +7,6 @@
 #include "server/command.h"
 
 #include "exec/exec_cmds.h"
-#include "exec/exec_submit.h"
 #include "wire/gahp_text.h"
 #include "journal/journal_requests.h"
 #include "base/log.h"

@@ -49,7 +49,7 @@
 #include <stddef.h>
 
 /* Bounds of the requests a submit sends.  One struct so that a caller can
- * tune them in one place (exec_submit.c: a stock PHP's limits, or the
+ * tune them in one place (submit.c: a stock PHP's limits, or the
  * configured ones; submit_files.c lowers the upload bounds further to the
  * limits learned from the project's replies). */
 typedef struct {
@@ -61,7 +61,7 @@ typedef struct {
 
 /* Parameters of create_batch (extensible). */
 typedef struct {
-    double expire_time;             /* absolute; exec_submit.c sets it finite */
+    double expire_time;             /* absolute; submit.c sets it finite */
 } create_batch_params;
 
 typedef struct {

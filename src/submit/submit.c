@@ -1,5 +1,5 @@
 /*
- * exec_submit.c - BOINC_SUBMIT: a batch of jobs onto a BOINC project, with
+ * submit.c - BOINC_SUBMIT: a batch of jobs onto a BOINC project, with
  * content-addressed inputs, journaled state by state so it can be resumed.
  *
  * The submit is a state machine (submit_state.h) driven here:
@@ -31,7 +31,7 @@
  * its batch name, so a re-issue attaches to it or finds its outcome in the
  * journal.
  */
-#include "exec/exec_submit.h"
+#include "exec/exec_cmds.h"
 
 #include "base/files.h"
 #include "wire/gahp_text.h"
@@ -168,7 +168,7 @@ static int submit_jobs_step(submit_run *r)
     submit_jobs jobs;
     if (build_jobs(r, &jobs) != 0)
         return -1;
-    int rc = submit_submit_batch(r, &jobs);
+    int rc = submit_batch_steps_submit(r, &jobs);
     jobs_free(&jobs);
     return rc;
 }
@@ -186,7 +186,7 @@ static int run_steps(submit_run *r)
                  batch_state_name(engine_state(r)));
     /* Hashing is cheap when the cache holds every file (no reads) and gives
      * the per-job physical names, so it runs on every attempt. */
-    if (submit_plan_inputs(r, &nread) != 0)
+    if (submit_inputs_plan(r, &nread) != 0)
         return -1;
     log_info("submit %s: %zu inputs, %zu files read for hashing", r->s->batch,
              r->ninputs, nread);
@@ -199,9 +199,9 @@ static int run_steps(submit_run *r)
     if (build_jobs(r, &jobs) != 0)
         return -1;
     jobs_free(&jobs);
-    if (r->batch.server_batch_id == 0 && submit_check_app(r) != 0)
+    if (r->batch.server_batch_id == 0 && submit_batch_steps_check_app(r) != 0)
         return -1;
-    if (submit_create_batch(r) != 0 || submit_files_phase(r) != 0)
+    if (submit_batch_steps_create(r) != 0 || submit_files_phase(r) != 0)
         return -1;
     return submit_jobs_step(r);
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int submit_check_app(submit_run *r)
+int submit_batch_steps_check_app(submit_run *r)
 {
     boinc_templates t = { 0 };
     boinc_error err = { 0 };
@@ -125,7 +125,7 @@ static const step_def create_batch_step = {
     .resolve = resolve_create,
 };
 
-int submit_create_batch(submit_run *r)
+int submit_batch_steps_create(submit_run *r)
 {
     if (r->batch.server_batch_id > 0)
         return 0;
@@ -221,7 +221,7 @@ static const step_def submit_batch_step = {
     .resolve = resolve_submit,
 };
 
-int submit_submit_batch(submit_run *r, const submit_jobs *jobs)
+int submit_batch_steps_submit(submit_run *r, const submit_jobs *jobs)
 {
     return engine_step(r, &submit_batch_step, (void *)jobs);
 }

@@ -10,10 +10,10 @@
 #include "submit/engine.h"
 
 /* get_templates: the app exists and every job has its input count. */
-int submit_check_app(submit_run *r);
+int submit_batch_steps_check_app(submit_run *r);
 
 /* create_batch unless the server batch id is known. */
-int submit_create_batch(submit_run *r);
+int submit_batch_steps_create(submit_run *r);
 
 /* The jobs of the submit as submit_batch sends them. */
 typedef struct {
@@ -23,6 +23,6 @@ typedef struct {
 } submit_jobs;
 
 /* submit_batch of jobs into the created batch. */
-int submit_submit_batch(submit_run *r, const submit_jobs *jobs);
+int submit_batch_steps_submit(submit_run *r, const submit_jobs *jobs);
 
 #endif

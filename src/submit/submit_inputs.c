@@ -295,7 +295,7 @@ out:
     return rc;
 }
 
-int submit_plan_inputs(submit_run *r, size_t *nread)
+int submit_inputs_plan(submit_run *r, size_t *nread)
 {
     const gahp_submit *s = r->s;
     input_plan t = { 0 };

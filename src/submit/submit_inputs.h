@@ -22,6 +22,6 @@
 /* Fill r->ninputs and r->input_phys (one physical name per job input, in
  * job order) and journal the batch's distinct files.  *nread counts the
  * files read for hashing (cache misses).  0, or -1 with r's error set. */
-int submit_plan_inputs(submit_run *r, size_t *nread);
+int submit_inputs_plan(submit_run *r, size_t *nread);
 
 #endif

@@ -42,7 +42,7 @@
 #include "base/log.h"
 #include "exec/exec_ctx.h"
 #include "server/shared.h"
-#include "exec/exec_submit.h"
+#include "exec/exec_cmds.h"
 #include "journal/journal_batches.h"
 #include "journal/journal_files.h"
 #include "submit/engine.h"
