@@ -1,18 +1,14 @@
 """Fixtures for the core end-to-end tests: a temporary journal per test, a
 factory that starts the real boinc_gahp binary (killed at teardown), a
 tiny real HTTP server on 127.0.0.1 answering BOINC's ping, and a refused
-port."""
+port.  The journal fixture is tests/conftest.py's."""
 import http.server
-import os
 import socket
-import sys
 import threading
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from gahp_client import Gahp  # noqa: E402
+from gahp_client import Gahp
 
 PING_OK = (b'<?xml version="1.0" encoding="ISO-8859-1" ?>\n'
            b"<ping>\n<success>1</success>\n        </ping>\n")
@@ -76,11 +72,6 @@ def refused_url():
     port = s.getsockname()[1]
     s.close()
     return "http://127.0.0.1:%d/test/" % port
-
-
-@pytest.fixture
-def journal(tmp_path):
-    return str(tmp_path / "journal.db")
 
 
 @pytest.fixture

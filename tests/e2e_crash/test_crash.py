@@ -12,8 +12,7 @@ import time
 
 import pytest
 
-from submit_client import Gahp, split_tokens
-from gahp_client import gahp_binary, gahp_env
+from gahp_client import Gahp, gahp_binary, gahp_env, split_tokens
 
 SUBMIT_POINTS = [
     "submit.hashed", "submit.create_sent", "submit.created", "submit.query_sent",

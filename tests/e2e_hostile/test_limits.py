@@ -4,7 +4,8 @@ a silent cut.  Memory cases run under an address-space limit (skipped for
 ASan/TSan builds): a regression then fails the test instead of the machine."""
 import pytest
 
-from hostile_helpers import Client, completed_job_xml, is_sanitizer_build, tree, zip_bytes
+from hostile_helpers import (Client, completed_job_xml, is_sanitizer_build, query_batch2_reply,
+                             tree, zip_bytes)
 
 # Generous for normal operation of a 2-worker server (thread stacks, one
 # malloc arena per thread, libcurl, libxml2: ~0.3 GB of address space),
@@ -47,13 +48,6 @@ def test_reply_limit_from_environment_and_config_file(server, make_gahp, tmp_pat
         toks = Client(g, server.url).call("BOINC_PING")
         assert toks == ["ping failed: bad reply: ping: reply larger than the limit of "
                         "%d bytes (--max-reply-bytes)" % limit], toks
-
-
-def query_batch2_reply(njobs):
-    jobs = "".join("<job><job_name>job_%06d</job_name><status>IN_PROGRESS</status></job>\n"
-                   % i for i in range(njobs))
-    return ("<query_batch2>\n<server_time>1700000000.000000</server_time>\n"
-            "<batch_size>%d</batch_size>\n%s</query_batch2>\n" % (njobs, jobs))
 
 
 def test_default_limit_takes_a_100000_job_batch(server, make_gahp):

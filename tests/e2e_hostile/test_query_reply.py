@@ -7,7 +7,7 @@ and UTF-8 included, on the SAX path and on the tree fallback; a reply at
 the --max-reply-bytes limit is read, one byte over it is an error."""
 import pytest
 
-from hostile_helpers import Client
+from hostile_helpers import XML_HEAD, Client, query_batch2_reply
 
 SMALL = ("--workers", "2", "--retry-budget", "1")
 
@@ -64,8 +64,6 @@ def test_reply_in_pieces_reads_every_field(extra, extra_expected, pieces,
 def test_reply_at_the_limit_is_read_one_byte_over_is_an_error(server, make_gahp):
     """The buffer is sized from Content-Length only within the limit; the
     limit itself still counts the bytes that arrive."""
-    from hostile_helpers import XML_HEAD
-    from test_limits import query_batch2_reply
     body = query_batch2_reply(200)
     size = len((XML_HEAD + body).encode())
     assert size > 4096      # the smallest limit the option takes

@@ -202,9 +202,9 @@ def test_same_second_changes_on_a_real_clock(tmp_path, add_jobs):
     same whole second as the previous partial query's server_time has a
     mod_time that is not greater than it: passed verbatim, it is never
     reported DONE and the job hangs."""
-    from submit_client import emu_mod
+    import emu
     from gridmanager_sim import GridManager
-    e = emu_mod.Emulator(tmp_path / "emu_real", clock="real", hosts=2)
+    e = emu.Emulator(tmp_path / "emu_real", clock="real", hosts=2)
     e.start()
     try:
         auth = tmp_path / "home" / ".boinc" / "real.auth"

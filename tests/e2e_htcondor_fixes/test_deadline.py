@@ -6,7 +6,7 @@ batch name: a re-issue gets its outcome, nothing is created twice."""
 import random
 import time
 
-from test_identity import assert_once, make_jobs
+from htc import assert_once, make_jobs
 
 DEADLINE = 3
 

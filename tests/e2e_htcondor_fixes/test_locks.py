@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from submit_client import Gahp
+from gahp_client import Gahp
 from htc import GridManager
 
 HOLDER = r"""

@@ -274,8 +274,8 @@ def test_quorum_disagreement_is_resolved_by_a_third_instance(make_client, inputs
     wrong answer.  The server sends a third instance (to a third host: a
     job never gets two instances on one host), the two honest ones agree,
     and the GAHP reports DONE and fetches the canonical (right) output."""
-    from submit_client import emu_mod
-    emulator = emu_mod.Emulator(tmp_path / "emu4", hosts=4)
+    import emu
+    emulator = emu.Emulator(tmp_path / "emu4", hosts=4)
     emulator.start()
     try:
         _quorum_scenario(make_client(emu=emulator), emulator, inputs, tmp_path)

@@ -25,7 +25,7 @@ def emu_binary():
 
 def version_h():
     """(version, release date) from src/base/version.h, the one place."""
-    text = open(os.path.join(REPO, "src", "version.h")).read()
+    text = open(os.path.join(REPO, "src", "base", "version.h")).read()
     v = re.search(r'^#define GAHP_VERSION "([^"]+)"$', text, re.M).group(1)
     d = re.search(r'^#define GAHP_RELEASE_DATE "([^"]+)"$', text, re.M).group(1)
     return v, d

@@ -1,0 +1,62 @@
+"""Fixtures shared by every suite (doc/testing.md): a journal path, the
+real boinc_emu, local input files, and GAHP sessions the way HTCondor runs
+them (tests/lib/submit_client.py).  Suite-specific fixtures stay in each
+suite's conftest.py."""
+import pytest
+
+import emu
+from gahp_client import TEST_CLOCK, Gahp
+from submit_client import Client
+
+
+@pytest.fixture
+def journal(tmp_path):
+    """Path of this test's journal (not created)."""
+    return str(tmp_path / "journal.db")
+
+
+@pytest.fixture
+def emulator(tmp_path):
+    """A boinc_emu with 2 hosts and the manual virtual clock."""
+    e = emu.Emulator(tmp_path / "emu", hosts=2)
+    e.start()
+    yield e
+    e.stop()
+
+
+@pytest.fixture
+def make_client(journal, emulator):
+    """Factory: make_client(args=..., env=..., path=..., auth=..., emu=...)
+    starts boinc_gahp and returns a submit_client.Client on it (prefix,
+    async mode, the emulator's project selected); killed at teardown."""
+    started = []
+
+    def make(args=("--retry-budget", "5"), env=None, path=None, auth=None, emu=None):
+        # The test clock: settle pauses and retry back-off at 1/100 of their
+        # design (doc/testing.md); a test about real timing passes "1".
+        g = Gahp(path or journal, args=list(args), env=dict(TEST_CLOCK, **(env or {})))
+        started.append(g)
+        return Client(g, emu or emulator, auth=auth)
+
+    yield make
+    for g in started:
+        g.kill()
+
+
+@pytest.fixture
+def client(make_client):
+    return make_client()
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """Factory: inputs(name, content) writes a local input file, returns its path."""
+    d = tmp_path / "in put"
+    d.mkdir()
+
+    def make(name, content):
+        p = d / name
+        p.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return str(p)
+
+    return make
