@@ -38,7 +38,11 @@ def fields_reply(extra_name=None):
 
 
 def expected(extra_expected="last_job"):
-    toks = ["NULL", "1700000000.250000", str(len(NAMES))]
+    # the reply's <server_time> is not passed on: the GAHP hands the client
+    # its project's status change number (doc/commands.md), 0 while the
+    # journal has recorded no change (these batches were never submitted
+    # through it)
+    toks = ["NULL", "0", str(len(NAMES))]
     for (_, name), st in zip(NAMES, REPORTED):
         toks += [name, st]
     return toks + ["1", extra_expected, "DONE"]
@@ -70,7 +74,7 @@ def test_reply_at_the_limit_is_read_one_byte_over_is_an_error(server, make_gahp)
     server.cfg["post"] = lambda req: body
     g = make_gahp(SMALL + ("--max-reply-bytes", str(size)))
     toks = Client(g, server.url).call("BOINC_QUERY_BATCHES", 0, 1, "big")
-    assert toks[:5] == ["NULL", "1700000000.000000", "200", "job_000000", "IN_PROGRESS"]
+    assert toks[:5] == ["NULL", "0", "200", "job_000000", "IN_PROGRESS"]
     assert len(toks) == 3 + 2 * 200
     g2 = make_gahp(SMALL + ("--max-reply-bytes", str(size - 1)),
                    journal_path=g.journal + ".2")

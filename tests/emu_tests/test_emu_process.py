@@ -74,7 +74,8 @@ def test_quirks_option(emu_factory):
     e = emu_factory(quirks="none")
     emu.submit(e, e.authenticator, "nq", "uppercase", [[b"q"]])
     assert "<b>" not in e.rpc(xml_simple("query_batches", e.authenticator)).text
-    assert e.control("quirks") == {"php-warnings": False, "qcj-stock": False}
+    assert e.control("quirks") == {"php-warnings": False, "qcj-stock": False,
+                                   "sql-backslash": False}
 
 
 def test_real_clock_completes_jobs(emu_factory):
