@@ -1,12 +1,19 @@
 """Fixtures shared by every suite (doc/testing.md): a journal path, the
 real boinc_emu, local input files, and GAHP sessions the way HTCondor runs
 them (tests/lib/submit_client.py).  Suite-specific fixtures stay in each
-suite's conftest.py."""
+suite's conftest.py.
+
+Every server a suite starts runs on the test clock (gahp_client.TEST_CLOCK,
+BOINC_GAHP_TEST_TIME_SCALE=0.01) unless the test passes REAL_CLOCK or the
+environment sets BOINC_GAHP_TEST_TIME_SCALE."""
 import pytest
 
 import emu
-from gahp_client import TEST_CLOCK, Gahp
+import gahp_client
+from gahp_client import Gahp
 from submit_client import Client
+
+gahp_client.DEFAULTS.update(gahp_client.TEST_CLOCK)
 
 
 @pytest.fixture
@@ -32,9 +39,7 @@ def make_client(journal, emulator):
     started = []
 
     def make(args=("--retry-budget", "5"), env=None, path=None, auth=None, emu=None):
-        # The test clock: settle pauses and retry back-off at 1/100 of their
-        # design (doc/testing.md); a test about real timing passes "1".
-        g = Gahp(path or journal, args=list(args), env=dict(TEST_CLOCK, **(env or {})))
+        g = Gahp(path or journal, args=list(args), env=env)
         started.append(g)
         return Client(g, emu or emulator, auth=auth)
 

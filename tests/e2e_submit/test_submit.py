@@ -6,6 +6,7 @@ once, nothing created on the server when the submit is refused locally."""
 import hashlib
 import re
 
+from gahp_client import REAL_CLOCK
 
 
 def phys(content, ext=".txt"):
@@ -307,7 +308,7 @@ def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, input
     server keeps answering other requests meanwhile."""
     # real pauses: the delayed submit_batch must finish while the GAHP waits
     c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"),
-                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
+                    env=REAL_CLOCK)
     emulator.fault("ping", "delay", count=100, delay_ms=3000)
     rid = c.start("BOINC_PING")
     assert c.gahp.command("VERSION").startswith("S $GahpVersion")   # not blocked
@@ -329,7 +330,7 @@ def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, 
     instead of creating a second one with the same name."""
     # real pauses: the server really is still working on the lost request
     c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"),
-                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
+                    env=REAL_CLOCK)
     a = inputs("late.txt", b"late create\n")
     emulator.fault("create_batch", "delay", count=1, delay_ms=2500)
     assert c.call("BOINC_SUBMIT", "lateb", "uppercase", 1, "lateb#0", 0, 1, a, "in") == ["NULL"]

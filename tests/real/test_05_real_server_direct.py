@@ -13,7 +13,7 @@ import realsys
 from realsys import mysql, progress
 
 # the shared test library, tests/lib (on the path through pytest.ini)
-from gahp_client import Gahp
+from gahp_client import REAL_CLOCK, Gahp
 from submit_client import Client
 
 BOINC_SRC = os.environ.get("BOINC_SRC", "/opt/boinc-src")
@@ -26,7 +26,8 @@ def gahp(real_project, tmp_path):
     started = []
 
     def make():
-        g = Gahp(str(tmp_path / "journal.db"))
+        # a real server: the server's pauses as designed, not the test clock
+        g = Gahp(str(tmp_path / "journal.db"), env=REAL_CLOCK)
         started.append(g)
         return Client(g, real_project)
     yield make
