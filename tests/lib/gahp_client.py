@@ -282,6 +282,18 @@ class Gahp:
         with open(self.stderr_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
 
+    def wait_stderr(self, text, timeout=60):
+        """Wait until the server's log (this run's part) contains text."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(self._stderr_start)
+                if text in f.read().decode("utf-8", "replace"):
+                    return
+            assert time.monotonic() < deadline, \
+                "%r not in the server's log after %ss" % (text, timeout)
+            time.sleep(0.05)
+
     def stop_cleanly(self, timeout=30):
         """Teardown: QUIT a server still running and require exit status 0
         and no sanitizer report (under ASan the leak checker runs only on a
