@@ -148,12 +148,21 @@ def test_reissue_of_a_finished_submit_is_answered_from_the_journal(make_client, 
 
 
 def test_failed_submit_is_retried_reusing_batch_and_files(client, emulator, inputs):
+    """submit_batch answers HTTP 500 to each of the GAHP's three attempts.
+    An HTTP 500 is an unknown outcome (a script can fail after acting), so
+    after the first two the GAHP asks the server whether the batch got its
+    jobs (query_batch), finds none and sends submit_batch again; the third
+    fails the submit with the error.  The re-issue then reuses the batch and
+    the uploaded file."""
     a = inputs("a.txt", b"retry me")
-    # the server refuses submit_batch once (a clean server error)
     emulator.fault("submit_batch", "http500", count=3)
     jobs = [("rt#0", [], [(a, "in")])]
     res = client.wait(client.submit("rt", "uppercase", jobs))
-    assert res != ["NULL"]
+    assert len(res) == 1 and res[0].startswith(
+        "submit_batch failed: HTTP error: submit_batch: HTTP 500"), res
+    c = emulator.counters()
+    assert c["rpc"]["submit_batch"] == 3 and c["rpc"]["query_batch"] > 0, c["rpc"]
+    assert c["jobs_by_name"] == {}
     emulator.clear_faults()
     assert client.wait(client.submit("rt", "uppercase", jobs)) == ["NULL"]
     c = emulator.counters()
