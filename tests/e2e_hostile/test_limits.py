@@ -4,6 +4,7 @@ a silent cut.  Memory cases run under an address-space limit (skipped for
 ASan/TSan builds): a regression then fails the test instead of the machine."""
 import pytest
 
+from gahp_client import HANG_TIMEOUT
 from hostile_helpers import (Client, completed_job_xml, is_sanitizer_build, query_batch2_reply,
                              tree, zip_bytes)
 
@@ -55,7 +56,7 @@ def test_default_limit_takes_a_100000_job_batch(server, make_gahp):
     server.cfg["post"] = lambda req: body
     g = make_gahp(SMALL, as_limit=AS_LIMIT)
     c = Client(g, server.url)
-    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=300)
+    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=HANG_TIMEOUT)
     assert toks[0] == "NULL" and toks[2] == "100000", toks[:4]
     assert len(toks) == 3 + 2 * 100000
 
@@ -156,7 +157,7 @@ def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     assert c.call("BOINC_PING") == ["NULL"]
     before = hwm_kb(g.proc.pid)
     server.cfg["post"] = lambda req: body
-    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=300)
+    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=HANG_TIMEOUT)
     assert toks[0] == "NULL" and toks[2] == "300000", toks[:3]
     grew = (hwm_kb(g.proc.pid) - before) * 1024
     assert grew < 6 * len(body), "peak RSS grew by %.1f MB for a %.1f MB reply" % (

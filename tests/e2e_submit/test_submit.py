@@ -6,7 +6,7 @@ once, nothing created on the server when the submit is refused locally."""
 import hashlib
 import re
 
-from gahp_client import REAL_CLOCK
+from gahp_client import HANG_TIMEOUT, REAL_CLOCK
 
 
 def phys(content, ext=".txt"):
@@ -229,7 +229,7 @@ def test_large_batch_is_chunked(client, emulator, inputs):
     paths = [inputs("f%04d.txt" % i, b"job %d" % i) for i in range(n)]
     jobs = [("lg#%d" % i, [], [(paths[i], "in")]) for i in range(n)]
     jobs.append(("lg#shared", [], [(shared, "in")]))
-    assert client.wait(client.submit("lg", "uppercase", jobs), timeout=300) == ["NULL"]
+    assert client.wait(client.submit("lg", "uppercase", jobs), timeout=HANG_TIMEOUT) == ["NULL"]
     c = emulator.counters()
     assert c["files_uploaded"] == n + 1
     assert all(v == 1 for v in c["uploads_by_name"].values())

@@ -20,6 +20,11 @@ DEAD_PROXY = "http://127.0.0.1:9"
 TEST_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "0.01"}
 REAL_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "1"}
 
+# Timeout of a wait on work that grows with the test's size (10,000 pings,
+# a 10 MB line, a 100,000-job reply): such a wait only has to catch a hang,
+# never a busy machine (a sanitizer build under load is many times slower).
+HANG_TIMEOUT = 3600
+
 # Settings every server started through gahp_env() gets unless the caller's
 # environment or the test itself names them.  tests/conftest.py puts
 # TEST_CLOCK here, so every pytest suite runs on the test clock; scripts that
