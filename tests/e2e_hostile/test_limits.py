@@ -147,6 +147,7 @@ def hwm_kb(pid):
 
 
 @pytest.mark.skipif(is_sanitizer_build(), reason="a sanitizer's allocator keeps freed memory resident")
+@pytest.mark.serial     # measures the server's peak RSS
 def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     """A 300,000-job query_batch2 reply (21 MB) is read as a stream: peak
     RSS grows by a small multiple of the reply (buffer, job list, result

@@ -6,6 +6,8 @@ once, nothing created on the server when the submit is refused locally."""
 import hashlib
 import re
 
+import pytest
+
 from gahp_client import HANG_TIMEOUT, REAL_CLOCK
 
 
@@ -311,6 +313,7 @@ def _quorum_scenario(client, emulator, inputs, tmp_path):
     assert (out / "out").read_bytes() == b"QUORUM INPUT\n"
 
 
+@pytest.mark.serial     # real-clock race: 1 s HTTP timeout against 3 s delays
 def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, inputs):
     """Replies slower than --http-timeout: safe requests are retried within
     the retry budget, then the request ends with one error token; the
@@ -333,6 +336,7 @@ def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, input
     assert emulator.counters()["jobs_by_name"] == {"slowb#0": 1}
 
 
+@pytest.mark.serial     # real-clock race: settle looks at ~2 s and ~4 s, batch at 2.5 s
 def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, emulator, inputs):
     """create_batch times out on the client while the server is still
     working on it: the GAHP looks again after a pause and adopts the batch
