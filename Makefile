@@ -30,7 +30,7 @@ TEST_PKGS := cmocka
 # Debian packages needed to build and test; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libsqlite3-dev libcurl4-openssl-dev \
             libxml2-dev libssl-dev libzip-dev libmicrohttpd-dev libcmocka-dev \
-            python3 python3-pytest sqlite3 zip unzip ca-certificates \
+            python3 python3-pytest python3-pytest-xdist sqlite3 zip unzip ca-certificates \
             debhelper dpkg-dev fakeroot lintian man-db groff-base
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
@@ -126,9 +126,24 @@ check-unit: $(UNIT_BIN) $(BUILD)/boinc_emu
 
 # End-to-end tests run with Debian's own python3 (the one python3-pytest
 # installs into), never whatever python3 comes first on PATH.
+#
+# Two pytest runs over the same paths (doc/testing.md, "Parallel"): every
+# test not marked serial on PYTEST_JOBS workers (python3-pytest-xdist; most
+# of the suite waits on processes, not on the CPU), then the serial ones
+# (wall-clock bounds, RSS, make on the tree) one at a time.  Both always
+# run; each ends with its own summary line; exit status 5 of the second
+# (nothing marked serial among the paths) is not a failure.
+PYTEST := /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib
+PYTEST_JOBS ?= auto
+run_pytest = rc=0; \
+	$(PYTEST) -n $(PYTEST_JOBS) -m "not serial" $(1) || rc=1; \
+	$(PYTEST) -m serial $(1) || { s=$$?; [ $$s -eq 5 ] || rc=1; }; \
+	exit $$rc
+
 check-e2e: all
-	BOINC_GAHP=$(CURDIR)/$(BUILD)/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu \
-	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib --ignore=tests/real tests
+	BOINC_GAHP=$(CURDIR)/$(BUILD)/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu; \
+	  export BOINC_GAHP BOINC_EMU; \
+	  $(call run_pytest,--ignore=tests/real tests)
 
 check-asan: deps
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
@@ -143,10 +158,10 @@ TSAN_OPTIONS_CHECK := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 check-tsan: deps
 	$(MAKE) all
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/boinc_gahp
-	TSAN_OPTIONS="$(TSAN_OPTIONS_CHECK)" \
-	BOINC_GAHP=$(CURDIR)/build-tsan/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu \
-	  /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib --ignore=tests/real \
-	  $(wildcard tests/e2e_*)
+	TSAN_OPTIONS="$(TSAN_OPTIONS_CHECK)"; \
+	  BOINC_GAHP=$(CURDIR)/build-tsan/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu; \
+	  export TSAN_OPTIONS BOINC_GAHP BOINC_EMU; \
+	  $(call run_pytest,--ignore=tests/real $(wildcard tests/e2e_*))
 
 demo: deps all
 	/usr/bin/python3 tests/demo/demo.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu

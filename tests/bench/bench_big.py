@@ -18,7 +18,7 @@ import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 from figures import cpu_seconds, emu_state_dir, figure, load_average, rss_kib  # noqa: E402
 from bench_submit import CASES, make_inputs, planned  # noqa: E402
@@ -53,7 +53,8 @@ def main():
     args, _ = ap.parse_known_args()
     os.environ["BOINC_GAHP"] = os.path.abspath(args.gahp)
     os.environ["BOINC_EMU"] = os.path.abspath(args.emu)
-    from submit_client import Client, Gahp, emu_mod, split_tokens
+    import emu as emu_mod
+    from submit_client import Client, Gahp, split_tokens
     with tempfile.TemporaryDirectory(prefix="bench_big.") as tmp:
         shared, distinct = make_inputs(tmp, args.jobs)
         emu_args, gahp_args = CASES[args.case]

@@ -146,8 +146,8 @@ def emu_post_seconds(emu_binary, paths, per_request):
     seconds, the emulator's CPU seconds), so a submit's wall time can be
     split between boinc_gahp and the server it talks to."""
     os.environ["BOINC_EMU"] = os.path.abspath(emu_binary)
-    sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
-    from submit_client import emu_mod as h
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    import emu as h
     e = h.Emulator(os.path.join(emu_state_dir("limits"), "emu"), hosts=2,
                    extra_args=["--php-limits", EMU_LIMITS[per_request]])
     e.start()

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 from figures import cpu_seconds, emu_state_dir, figure, load_average, median  # noqa: E402
 
@@ -70,7 +70,8 @@ def planned(gahp, batch):
 
 def run_case(args, tmp, run, case_args, shared, distinct):
     """One fresh emulator + journal: submit, then resubmit.  Returns a dict."""
-    from submit_client import Client, Gahp, emu_mod
+    import emu as emu_mod
+    from submit_client import Client, Gahp
     d = os.path.join(tmp, "run%d" % run)
     os.mkdir(d)
     emu_args, gahp_args = case_args

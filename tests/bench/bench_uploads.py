@@ -13,20 +13,22 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e_submit"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 from figures import figure, load_average, median  # noqa: E402
 
 
 def one_submit(sc, d, conns, delay_ms):
-    e = sc.emu_mod.Emulator(d / "emu", hosts=2)
+    import emu
+    import gahp_client
+    e = emu.Emulator(d / "emu", hosts=2)
     e.start()
     g = None
     try:
         e.fault("upload_files", "delay", count=1000, delay_ms=delay_ms)
         g = sc.Gahp(str(d / "journal.sqlite"),
                     args=["--upload-chunk-files", "4", "--upload-connections", str(conns)],
-                    env=dict(sc.TEST_CLOCK))
+                    env=dict(gahp_client.TEST_CLOCK))
         c = sc.Client(g, e)
         jobs = []
         for i in range(48):

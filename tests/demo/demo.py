@@ -27,7 +27,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e_core"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 
 from gahp_client import Gahp, escape, gahp_env, split_tokens  # noqa: E402
 

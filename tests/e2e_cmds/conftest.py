@@ -1,14 +1,10 @@
 """Fixtures for the end-to-end tests of the query, fetch, abort, retire
-and lease commands (helpers in cmds_helpers.py): the real boinc_gahp and
-the real boinc_emu, each in its own temp directory."""
-import os
-import sys
-
+and lease commands (helpers in tests/lib/cmds_helpers.py): the real
+boinc_gahp and the real boinc_emu, each in its own temp directory; the
+journal fixture is tests/conftest.py's."""
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from cmds_helpers import Emu, Gahp, Session  # noqa: E402,F401
+from cmds_helpers import Emu, Gahp, Session
 
 
 @pytest.fixture
@@ -37,11 +33,6 @@ def make_emu(tmp_path):
 
 
 @pytest.fixture
-def journal(tmp_path):
-    return str(tmp_path / "journal.sqlite")
-
-
-@pytest.fixture
 def make_session(journal):
     started = []
 
@@ -54,15 +45,7 @@ def make_session(journal):
     # A clean QUIT, so that under ASan the leak checker runs and a leak or
     # sanitizer report fails the test.
     for g in started:
-        if g.proc.poll() is not None:
-            continue
-        try:
-            rc = g.quit()
-        finally:
-            g.kill()
-        text = g.stderr_text()
-        assert rc == 0, "boinc_gahp exit status %s:\n%s" % (rc, text[-4000:])
-        assert "Sanitizer" not in text and "runtime error" not in text, text[-4000:]
+        g.stop_cleanly()
 
 
 @pytest.fixture

@@ -1,18 +1,14 @@
 """Fixtures for the core end-to-end tests: a temporary journal per test, a
 factory that starts the real boinc_gahp binary (killed at teardown), a
 tiny real HTTP server on 127.0.0.1 answering BOINC's ping, and a refused
-port."""
+port.  The journal fixture is tests/conftest.py's."""
 import http.server
-import os
 import socket
-import sys
 import threading
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from gahp_client import Gahp  # noqa: E402
+from gahp_client import Gahp
 
 PING_OK = (b'<?xml version="1.0" encoding="ISO-8859-1" ?>\n'
            b"<ping>\n<success>1</success>\n        </ping>\n")
@@ -22,7 +18,8 @@ class PingHandler(http.server.BaseHTTPRequestHandler):
     """The first path component chooses the behaviour:
     /ok/   a real BOINC ping reply (reference/real-server/01_ping.txt)
     /e500/ HTTP 500;  /boincerr/ an <error> reply;  /garbage/ not XML;
-    /hang/ never answers (until the server shuts down)."""
+    /hang/ never answers (until the server shuts down);
+    /gate/ the /ok/ reply once the test opens the gate (server.gate.set())."""
 
     def log_message(self, fmt, *args):
         pass
@@ -50,6 +47,9 @@ class PingHandler(http.server.BaseHTTPRequestHandler):
             self._reply(200, b"\x00\x01this is not xml at all <<<")
         elif mode == "hang":
             self.server.stop_event.wait(60)
+        elif mode == "gate":
+            self.server.gate.wait(60)
+            self._reply(200, PING_OK)
         else:
             self._reply(404, b"not found", "text/plain")
 
@@ -60,11 +60,13 @@ def ping_server():
     srv.daemon_threads = True
     srv.hits = 0
     srv.stop_event = threading.Event()
+    srv.gate = threading.Event()
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     srv.base = "http://127.0.0.1:%d" % srv.server_address[1]
     yield srv
     srv.stop_event.set()
+    srv.gate.set()
     srv.shutdown()
     srv.server_close()
 
@@ -76,11 +78,6 @@ def refused_url():
     port = s.getsockname()[1]
     s.close()
     return "http://127.0.0.1:%d/test/" % port
-
-
-@pytest.fixture
-def journal(tmp_path):
-    return str(tmp_path / "journal.db")
 
 
 @pytest.fixture

@@ -5,30 +5,20 @@ them, and delivery is recorded."""
 import sqlite3
 import time
 
-
-def locked_journal(journal):
-    """Another process-level writer holding the journal's write lock: a real
-    SQLite lock, which root cannot bypass (unlike file modes)."""
-    c = sqlite3.connect(journal, isolation_level=None, timeout=30)
-    c.execute("BEGIN EXCLUSIVE")
-    return c
+from journal_db import locked, rows, value
 
 
 def test_locked_journal_gives_F_and_server_recovers(gahp, journal):
     g = gahp(args=["--busy-timeout", "200"])
     assert g.command("BOINC_PING 1") == "S"
     assert g.wait_results(1) == [r"1 no\ project\ selected"]
-    locker = locked_journal(journal)
-    try:
+    with locked(journal):
         assert g.command("BOINC_PING 2") == "F"
         # several requests in one burst share the failed transaction
         g.send_raw(b"BOINC_PING 3\nBOINC_PING 4\n")
         assert g.read_line() == "F"
         assert g.read_line() == "F"
         assert g.command("VERSION").startswith("S $GahpVersion")   # still alive
-    finally:
-        locker.execute("ROLLBACK")
-        locker.close()
     # F means not accepted: the same ids can be used again
     assert g.command("BOINC_PING 2") == "S"
     assert g.wait_results(1) == [r"2 no\ project\ selected"]
@@ -38,31 +28,29 @@ def test_locked_journal_gives_F_and_server_recovers(gahp, journal):
     assert ids == [1, 2]
 
 
-def test_results_wait_for_the_journal(gahp, journal):
-    """A completed result is not shown by RESULTS while its commit is blocked."""
-    g = gahp(args=["--busy-timeout", "100"])
+def test_results_wait_for_the_journal(gahp, journal, ping_server):
+    """A completed result is not shown by RESULTS while its commit is
+    blocked.  The order is forced, not raced: the ping is held by the
+    project (a gate) until the test holds the journal's write lock, and
+    RESULTS is asked only once the server's log shows its committer
+    refused by that lock, i.e. once the ping has completed."""
+    g = gahp()
+    assert g.command("BOINC_SELECT_PROJECT %s/gate/ auth" % ping_server.base) == "S"
     assert g.command("BOINC_PING 1") == "S"
-    # block the committer before it can record the outcome (the worker runs
-    # fast, so lock at once and accept that it may already be committed)
-    locker = locked_journal(journal)
-    try:
-        with sqlite3.connect(journal) as c:
-            state = c.execute("SELECT state FROM requests").fetchone()[0]
-        shown = g.results()
-        if state == "accepted":
-            assert shown == []            # not durable yet: not shown
-        else:
-            assert shown == [r"1 no\ project\ selected"]
-    finally:
-        locker.execute("ROLLBACK")
-        locker.close()
-    if state == "accepted":
-        assert g.wait_results(1) == [r"1 no\ project\ selected"]
+    deadline = time.monotonic() + 30
+    while ping_server.hits == 0:            # the worker is inside the ping
+        assert time.monotonic() < deadline, "the ping never reached the project"
+        time.sleep(0.01)
+    with locked(journal):
+        ping_server.gate.set()              # the ping completes now...
+        g.wait_stderr("journal locked by another process")   # ...its commit waits
+        assert value(journal, "SELECT state FROM requests") == "accepted"
+        assert g.results() == []            # not durable yet: not shown
+    assert g.wait_results(1) == ["1 NULL"]  # committed once the lock is gone
     assert g.quit() == 0
-    with sqlite3.connect(journal) as c:
-        row = c.execute("SELECT state, result, completed_at >= accepted_at,"
-                        " delivered_at >= completed_at FROM requests").fetchone()
-    assert row == ("delivered", r"no\ project\ selected", 1, 1)
+    assert rows(journal, "SELECT state, result, completed_at >= accepted_at,"
+                         " delivered_at >= completed_at FROM requests") == [
+        ("delivered", "NULL", 1, 1)]
 
 
 def test_accepted_before_S(gahp, journal):

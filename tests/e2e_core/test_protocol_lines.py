@@ -3,7 +3,7 @@ binary lines, a 10 MB line, pipelining, request-id rules, R semantics."""
 import sqlite3
 import time
 
-from gahp_client import escape, split_tokens
+from gahp_client import HANG_TIMEOUT, escape, split_tokens
 
 
 def test_escaped_arguments_round_trip(gahp, journal):
@@ -72,15 +72,15 @@ def test_ten_megabyte_line(gahp, journal):
     jobs = ["job#%07d#%s" % (i, "x" * 80) for i in range(115000)]
     line = "BOINC_ABORT_JOBS 7 " + " ".join(jobs)
     assert len(line) > 10 * 1024 * 1024
-    assert g.command(line, timeout=120) == "S"
-    res = g.wait_results(1)
+    assert g.command(line, timeout=HANG_TIMEOUT) == "S"
+    res = g.wait_results(1, timeout=HANG_TIMEOUT)
     assert split_tokens(res[0])[0] == "7" and len(split_tokens(res[0])) == 2
     with sqlite3.connect(journal) as c:
         (n,) = c.execute("SELECT length(args) FROM requests WHERE client_id = 7").fetchone()
     assert n == len(line) - len("BOINC_ABORT_JOBS 7 ")
     # and a 10 MB garbage line is an E, not a crash
     g.send_raw(b"Z" * (10 * 1024 * 1024) + b"\x00\n")
-    assert g.read_line(timeout=120) == "E"
+    assert g.read_line(timeout=HANG_TIMEOUT) == "E"
     assert g.quit() == 0
 
 
@@ -90,7 +90,7 @@ def test_ten_thousand_pipelined_pings_answered_once(gahp, journal):
     g.send_raw(b"".join(b"BOINC_PING %d\n" % i for i in range(1, n + 1)))
     for _ in range(n):
         assert g.read_line() == "S"
-    res = g.wait_results(n, timeout=300)
+    res = g.wait_results(n, timeout=HANG_TIMEOUT)
     ids = [int(split_tokens(line)[0]) for line in res]
     assert sorted(ids) == list(range(1, n + 1))       # each exactly once
     assert g.results() == []                          # nothing twice

@@ -8,12 +8,13 @@ import random
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 
 import pytest
 
-from submit_client import Gahp, split_tokens
-from gahp_client import gahp_binary, gahp_env
+from gahp_client import Gahp, gahp_binary, gahp_env, split_tokens
+from journal_db import rows, value, wait_value
 
 SUBMIT_POINTS = [
     "submit.hashed", "submit.create_sent", "submit.created", "submit.query_sent",
@@ -100,22 +101,21 @@ def test_crash_at_submit_step(point, make_client, emulator, inputs, journal):
 
 
 def test_resumed_submit_finishes_without_the_client(make_client, emulator, inputs, journal):
+    """Killed after create_batch, restarted, and nobody re-issues anything:
+    the restarted server resumes the submit on its own and journals its
+    outcome; the journal is what is waited on (its result is the last
+    thing a submit writes), then the project has the batch once."""
     shared = inputs("shared.txt", b"s\n")
     jobs = batch_jobs(inputs, "bg", shared)
     crashing = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": "submit.created"})
     crashing.submit("bg", "uppercase", jobs)
     wait_killed(crashing)
     make_client()       # restart; nobody re-issues anything
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if emulator.counters()["batches_by_name"].get("bg") == 1 and \
-                len(emulator.counters()["jobs_by_name"]) == len(jobs):
-            break
-        time.sleep(0.1)
+    wait_value(journal, "SELECT state, result FROM requests WHERE command = 'BOINC_SUBMIT'",
+               ("completed", "NULL"))
+    assert value(journal, "SELECT count(*) FROM audit_resumed") == 1
+    assert value(journal, "SELECT step FROM audit_batches WHERE name = 'bg'") == "submitted"
     assert_invariants(emulator, {"bg": jobs})
-    db = sqlite3.connect(journal)
-    row = db.execute("SELECT state, result FROM requests WHERE command = 'BOINC_SUBMIT'").fetchone()
-    assert row == ("completed", "NULL")
 
 
 def test_random_sigkills_lose_and_duplicate_nothing(make_client, emulator, inputs, journal):
@@ -146,36 +146,37 @@ def test_random_sigkills_lose_and_duplicate_nothing(make_client, emulator, input
 
 
 def test_replay_of_an_undelivered_result_to_the_reissue(make_client, emulator, inputs, journal):
+    """A submit's result journaled but never delivered (SIGKILL before
+    RESULTS): the next run answers the re-issue from the journal, without a
+    single RPC, and records that the first run's request was answered
+    through the re-issue."""
     a = inputs("a.txt", b"replay\n")
     jobs = [("rp#0", [], [(a, "in")])]
     c1 = make_client()
-    rid = c1.submit("rp", "uppercase", jobs)
+    first = c1.submit("rp", "uppercase", jobs)
     # wait until the result is journaled, then die before RESULTS delivers it
-    db = sqlite3.connect(journal)
-    deadline = time.monotonic() + 60
-    while db.execute("SELECT count(*) FROM requests WHERE state = 'completed'").fetchone()[0] == 0:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_value(journal, "SELECT count(*) FROM requests WHERE state = 'completed'", 1)
     c1.gahp.proc.send_signal(signal.SIGKILL)
     c1.gahp.proc.wait()
     before = emulator.counters()
     c2 = make_client()
-    assert c2.wait(c2.submit("rp", "uppercase", jobs)) == ["NULL"]
+    c2.ids = iter(range(41, 100))       # the re-issue under another id
+    again = c2.submit("rp", "uppercase", jobs)
+    assert c2.wait(again) == ["NULL"]
     assert emulator.counters() == before
-    replayed = db.execute("SELECT count(*) FROM requests WHERE replayed_by IS NOT NULL").fetchone()[0]
-    assert replayed == 1
-    assert rid == 1
+    # the first run's request, delivered through the second run's re-issue
+    s1, s2 = [sid for (sid,) in rows(journal, "SELECT id FROM sessions ORDER BY id")]
+    assert rows(journal, "SELECT old.session_id, old.client_id, old.state,"
+                         " new.session_id, new.client_id"
+                         " FROM requests old JOIN requests new ON new.id = old.replayed_by"
+                ) == [(s1, first, "delivered", s2, again)]
 
 
 def test_requeue_option_delivers_under_the_original_ids(make_client, journal):
     c1 = make_client()
     for i in range(3):
         c1.start("BOINC_PING")
-    db = sqlite3.connect(journal)
-    deadline = time.monotonic() + 60
-    while db.execute("SELECT count(*) FROM requests WHERE state = 'completed'").fetchone()[0] < 3:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_value(journal, "SELECT count(*) FROM requests WHERE state = 'completed'", 3)
     c1.gahp.proc.send_signal(signal.SIGKILL)
     c1.gahp.proc.wait()
     c2 = make_client(args=("--retry-budget", "5", "--requeue-undelivered"))
@@ -186,18 +187,65 @@ def test_requeue_option_delivers_under_the_original_ids(make_client, journal):
     assert c2.gahp.command("BOINC_PING 2") == "S"
 
 
-def test_sigkill_during_journal_writes_leaves_a_clean_journal(journal, tmp_path):
+def test_sigkill_during_journal_writes_keeps_every_acknowledged_request(journal):
+    """Write-ahead under SIGKILL: a burst of 20,000 pings, and the server is
+    killed the instant the first byte of its first S arrives, while it
+    commits the next accepts.  Every S it wrote before it died has its
+    request committed in the journal; the journal opens clean for the next
+    run, which is killed the same way (three runs on one journal).  The
+    server is read raw (no reader thread in between), so that the kill
+    follows the first write at once."""
+    n = 20000
+    burst = b"".join(b"BOINC_PING %d\n" % i for i in range(1, n + 1))
     for attempt in range(3):
-        g = Gahp(journal)
-        lines = b"".join(b"BOINC_PING %d\n" % i for i in range(1, 20001))
-        g.send_raw(lines)
-        time.sleep(0.05 + 0.1 * attempt)
-        g.proc.send_signal(signal.SIGKILL)
-        g.proc.wait()
-        g.kill()
-        db = sqlite3.connect(journal)
-        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        db.close()
+        with open(journal + ".stderr", "ab") as err:
+            proc = subprocess.Popen([gahp_binary(), "--journal", journal],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=err, env=gahp_env())
+        try:
+            out = proc.stdout.fileno()
+            banner = b""
+            while not banner.endswith(b"\n"):
+                banner += os.read(out, 1)
+            assert banner.startswith(b"$GahpVersion"), banner
+
+            def feed():
+                try:
+                    proc.stdin.write(burst)
+                    proc.stdin.flush()
+                except OSError:
+                    pass                # killed before it read everything
+            writer = threading.Thread(target=feed, daemon=True)
+            writer.start()
+            first = os.read(out, 1)     # blocks until the first S is written
+            proc.kill()
+            proc.wait()
+            rest = b""
+            while True:
+                chunk = os.read(out, 1 << 16)
+                if not chunk:
+                    break
+                rest += chunk
+            writer.join(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        lines = (first + rest).split(b"\n")
+        assert lines[-1] == b"" and set(lines[:-1]) == {b"S"}, (first + rest)[:200]
+        acked = len(lines) - 1          # S lines 1..acked answer pings 1..acked
+        committed = {cid for (cid,) in rows(
+            journal, "SELECT client_id FROM requests WHERE session_id ="
+                     " (SELECT max(id) FROM sessions)")}
+        missing = set(range(1, acked + 1)) - committed
+        assert not missing, "run %d: %d of %d acknowledged pings not in the journal, e.g. %s" \
+            % (attempt, len(missing), acked, sorted(missing)[:5])
+        assert value(journal, "PRAGMA integrity_check") == "ok"
     g = Gahp(journal)
     assert g.command("VERSION").startswith("S $GahpVersion")
     assert g.quit() == 0

@@ -5,24 +5,19 @@ cap in effect) and the default cap (4).
     BOINC_GAHP=build/boinc_gahp BOINC_EMU=build/boinc_emu \
         /usr/bin/python3 tests/e2e_hostile/bench_project_cap.py 2000
 """
-import importlib.util
 import os
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 
+import emu  # noqa: E402
 from hostile_helpers import Client, LimitedGahp  # noqa: E402
 
 
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    spec = importlib.util.spec_from_file_location(
-        "emu_for_bench", os.path.join(HERE, "..", "emu_tests", "emu.py"))
-    emu = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(emu)
     with tempfile.TemporaryDirectory() as d:
         e = emu.Emulator(os.path.join(d, "emu"), hosts=2)
         e.start()

@@ -9,10 +9,9 @@ import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 
-from hostile_helpers import Client, HostileServer, LimitedGahp  # noqa: E402
-from test_limits import query_batch2_reply  # noqa: E402
+from hostile_helpers import Client, HostileServer, LimitedGahp, query_batch2_reply  # noqa: E402
 
 
 def hwm_kb(pid):

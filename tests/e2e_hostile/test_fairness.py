@@ -4,31 +4,16 @@ ping to a healthy project (the real emulator) is answered while the slow
 project's requests are all still held by the server: causality, not
 timing, is asserted (the slow server answers only after the test has the
 healthy result)."""
-import importlib.util
-import os
 import time
 
 import pytest
 
 from hostile_helpers import Client, split_tokens
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load_emu():
-    path = os.path.join(HERE, "..", "emu_tests", "emu.py")
-    spec = importlib.util.spec_from_file_location("emu_helper_for_hostile", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture
-def healthy(tmp_path):
-    e = load_emu().Emulator(tmp_path / "emu", hosts=2)
-    e.start()
-    yield e
-    e.stop()
+def healthy(emulator):
+    return emulator
 
 
 def wait_posts(server, n, timeout=60):

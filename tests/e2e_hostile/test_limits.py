@@ -4,7 +4,9 @@ a silent cut.  Memory cases run under an address-space limit (skipped for
 ASan/TSan builds): a regression then fails the test instead of the machine."""
 import pytest
 
-from hostile_helpers import Client, completed_job_xml, is_sanitizer_build, tree, zip_bytes
+from gahp_client import HANG_TIMEOUT
+from hostile_helpers import (Client, completed_job_xml, is_sanitizer_build, query_batch2_reply,
+                             tree, zip_bytes)
 
 # Generous for normal operation of a 2-worker server (thread stacks, one
 # malloc arena per thread, libcurl, libxml2: ~0.3 GB of address space),
@@ -49,19 +51,12 @@ def test_reply_limit_from_environment_and_config_file(server, make_gahp, tmp_pat
                         "%d bytes (--max-reply-bytes)" % limit], toks
 
 
-def query_batch2_reply(njobs):
-    jobs = "".join("<job><job_name>job_%06d</job_name><status>IN_PROGRESS</status></job>\n"
-                   % i for i in range(njobs))
-    return ("<query_batch2>\n<server_time>1700000000.000000</server_time>\n"
-            "<batch_size>%d</batch_size>\n%s</query_batch2>\n" % (njobs, jobs))
-
-
 def test_default_limit_takes_a_100000_job_batch(server, make_gahp):
     body = query_batch2_reply(100000)
     server.cfg["post"] = lambda req: body
     g = make_gahp(SMALL, as_limit=AS_LIMIT)
     c = Client(g, server.url)
-    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=300)
+    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=HANG_TIMEOUT)
     assert toks[0] == "NULL" and toks[2] == "100000", toks[:4]
     assert len(toks) == 3 + 2 * 100000
 
@@ -152,6 +147,7 @@ def hwm_kb(pid):
 
 
 @pytest.mark.skipif(is_sanitizer_build(), reason="a sanitizer's allocator keeps freed memory resident")
+@pytest.mark.serial     # measures the server's peak RSS
 def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     """A 300,000-job query_batch2 reply (21 MB) is read as a stream: peak
     RSS grows by a small multiple of the reply (buffer, job list, result
@@ -162,7 +158,7 @@ def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     assert c.call("BOINC_PING") == ["NULL"]
     before = hwm_kb(g.proc.pid)
     server.cfg["post"] = lambda req: body
-    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=300)
+    toks = c.call("BOINC_QUERY_BATCHES", 0, 1, "big", timeout=HANG_TIMEOUT)
     assert toks[0] == "NULL" and toks[2] == "300000", toks[:3]
     grew = (hwm_kb(g.proc.pid) - before) * 1024
     assert grew < 6 * len(body), "peak RSS grew by %.1f MB for a %.1f MB reply" % (

@@ -1,19 +1,12 @@
 """Fixtures for the HTCondor grid-manager simulator tests: the real
-boinc_gahp driven by gridmanager_sim.GridManager over real pipes, against
-the real boinc_emu (the emulator fixture of tests/e2e_submit/submit_client.py,
+boinc_gahp driven by tests/lib/gridmanager_sim.GridManager over real pipes,
+against the real boinc_emu (the emulator fixture of tests/conftest.py,
 manual virtual clock, 2 hosts)."""
 import pathlib
-import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "e2e_submit"))
-
-from submit_client import emulator  # noqa: E402,F401
-from gridmanager_sim import GridManager  # noqa: E402
-
+from gridmanager_sim import GridManager
 
 
 @pytest.fixture

@@ -87,6 +87,7 @@ def test_lock_held_during_start_up(make_gm, add_jobs, emulator, journal_lock):
     assert len(gm.processes) == 2
 
 
+@pytest.mark.serial     # a 3 s call timeout: every other command must beat it
 def test_submit_slower_than_the_call_timeout(make_gm, add_jobs, emulator):
     """The client gives up on BOINC_SUBMIT after its call timeout (300 s,
     shortened here): it holds the jobs and clears their batch name; the

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from gahp_client import REAL_CLOCK
 from gridmanager_sim import ClientExit
 from sim_invariants import check_invariants
 
@@ -138,7 +139,13 @@ def test_many_jobs_across_restarts(make_gm, add_jobs, emulator):
     GAHP dies after journaling the second submit, the next one at a random
     instant, then the grid manager restarts once more between polls.  Each
     restart finds several unconfirmed batches: the early-stopping reply
-    loop resolves one per query and the 0-job rule resubmits the others."""
+    loop resolves one per query and the 0-job rule resubmits the others.
+
+    On the real clock (REAL_CLOCK): the GAHP is killed while a submit_batch
+    slowed to 1 s may still be running on the server, and the next GAHP's
+    settle pauses (1 s, then 2 s, by design) are what let it see that
+    submit land; at 1/100 it concludes too early that the request was lost,
+    sends submit_batch again and the server refuses it (job held)."""
     gm = make_gm(seed=404)
     for app, upper in (("uppercase", True), ("failer", False), ("quorum2", True)):
         add_jobs(gm, 4, app=app, upper=upper, attrs={"rsc_fpops_est": "1e12"})
@@ -146,10 +153,10 @@ def test_many_jobs_across_restarts(make_gm, add_jobs, emulator):
                                                       "delay_bound": "7200"})
     def env(n):
         if n == 1:
-            return {"BOINC_GAHP_TEST_CRASH_AT": "submit.submitted:2"}
+            return dict(REAL_CLOCK, BOINC_GAHP_TEST_CRASH_AT="submit.submitted:2")
         if n == 2:      # the resumed submits run while the new process queries
             emulator.fault("submit_batch", "delay", count=3, delay_ms=1000)
-        return {}
+        return dict(REAL_CLOCK)
     gm.env_for_process = env
     timers = kill_at_random(gm, 404, {2})
     gm.stop_process_at_cycle = lambda n, c: n == 3 and c == 1
@@ -202,9 +209,9 @@ def test_same_second_changes_on_a_real_clock(tmp_path, add_jobs):
     same whole second as the previous partial query's server_time has a
     mod_time that is not greater than it: passed verbatim, it is never
     reported DONE and the job hangs."""
-    from submit_client import emu_mod
+    import emu
     from gridmanager_sim import GridManager
-    e = emu_mod.Emulator(tmp_path / "emu_real", clock="real", hosts=2)
+    e = emu.Emulator(tmp_path / "emu_real", clock="real", hosts=2)
     e.start()
     try:
         auth = tmp_path / "home" / ".boinc" / "real.auth"

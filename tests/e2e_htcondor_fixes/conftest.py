@@ -1,13 +1,24 @@
 """Fixtures for the issue-8 fixes: the real boinc_gahp over pipes against
 the real boinc_emu, driven like HTCondor 9.0's grid manager really drives
-it (ids from 2, jobs in arbitrary order, 20 s per return line).  The
-emulator and journal fixtures are the submit suite's."""
-import pathlib
-import sys
+it (tests/lib/htc.py: ids from 2, jobs in arbitrary order, 20 s per return
+line).  The emulator, journal and inputs fixtures are tests/conftest.py's."""
+import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "e2e_submit"))
+from gahp_client import Gahp
+from htc import GridManager
 
-from submit_client import emulator, inputs, journal  # noqa: E402,F401
-from htc import make_gm  # noqa: E402,F401
+
+@pytest.fixture
+def make_gm(journal, emulator):
+    """Factory: make_gm(args=..., env=..., path=...) starts boinc_gahp and
+    returns an htc.GridManager on it; killed at teardown."""
+    started = []
+
+    def make(args=("--retry-budget", "5"), env=None, path=None):
+        g = Gahp(path or journal, args=list(args), env=env)
+        started.append(g)
+        return GridManager(g, emulator)
+
+    yield make
+    for g in started:
+        g.kill()

@@ -7,17 +7,11 @@ import random
 import signal
 import sqlite3
 
+from htc import assert_once, make_jobs
+
 
 TRAILING_A = ("1e9", "1e10", "NULL", "NULL", "3600", "NULL")
 TRAILING_B = ("NULL", "NULL", "1e8", "NULL", "NULL", "NULL")
-
-
-def make_jobs(inputs, batch, n=6):
-    jobs = []
-    for i in range(n):
-        p = inputs("%s_%d.txt" % (batch.replace("#", "_"), i), "input %d of %s\n" % (i, batch))
-        jobs.append(("%s#%d.0" % (batch, 100 + i), ["-n", str(i)], [(p, "in")]))
-    return jobs
 
 
 def killed_mid_submit(make_gm, inputs, point, batch):
@@ -27,14 +21,6 @@ def killed_mid_submit(make_gm, inputs, point, batch):
     assert gm.gahp.proc.wait(timeout=60) == -signal.SIGKILL
     gm.gahp.kill()
     return jobs
-
-
-def assert_once(emulator, batch, jobs):
-    c = emulator.counters()
-    assert c["batches_by_name"].get(batch) == 1, c["batches_by_name"]
-    for name, _, _ in jobs:
-        assert c["jobs_by_name"].get(name) == 1, (name, c["jobs_by_name"])
-    assert sum(c["jobs_by_name"].values()) == len(jobs)
 
 
 def test_shuffled_resubmit_after_kill_is_bound(make_gm, emulator, inputs):

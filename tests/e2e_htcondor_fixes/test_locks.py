@@ -9,8 +9,13 @@ import subprocess
 import sys
 import time
 
-from submit_client import Gahp
+import pytest
+
+from gahp_client import Gahp
 from htc import GridManager
+
+# asserts wall-clock bounds (S or F within the client's 20 s, 3 s of margin)
+pytestmark = pytest.mark.serial
 
 HOLDER = r"""
 import sqlite3, sys, time

@@ -14,8 +14,8 @@ never listed again, and the server is asked incrementally with a margin
 below the last server_time recorded."""
 import random
 
+import emu
 from htc import client_loop, parse_groups
-from submit_client import emu_mod
 
 
 class StatusPoller:
@@ -85,7 +85,7 @@ def test_change_in_the_same_second_as_server_time_is_reported(make_gm, emulator,
     poller.poll()                               # first partial: remembers server_time
     # the emulator's clock stands still: the project aborts the job (not
     # the client) in the same second as that server_time
-    r = emulator.rpc(emu_mod.xml_simple("abort_jobs", emulator.authenticator, job_name=jobs[1]))
+    r = emulator.rpc(emu.xml_simple("abort_jobs", emulator.authenticator, job_name=jobs[1]))
     assert b"<success>1</success>" in r.body, r.body
     poller.poll()
     assert poller.statuses.get(jobs[1]) == "ERROR", poller.statuses

@@ -11,6 +11,9 @@ import pytest
 
 from pkg_helpers import REPO, make, version_h
 
+# runs make on the source tree and the build directory (doc/testing.md, "Parallel")
+pytestmark = pytest.mark.serial
+
 
 def git_status():
     p = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--ignored=no"],

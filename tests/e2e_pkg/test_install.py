@@ -6,7 +6,12 @@ import glob
 import os
 import subprocess
 
+import pytest
+
 from pkg_helpers import REPO, build_dir, make, version_h
+
+# runs make on the source tree and the build directory (doc/testing.md, "Parallel")
+pytestmark = pytest.mark.serial
 
 EXPECTED = [
     "usr/sbin/boinc_gahp",

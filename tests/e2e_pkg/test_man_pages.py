@@ -10,6 +10,9 @@ import pytest
 
 from pkg_helpers import REPO, build_dir, emu_binary, gahp_binary, make, version_h
 
+# runs make on the source tree and the build directory (doc/testing.md, "Parallel")
+pytestmark = pytest.mark.serial
+
 
 def help_text(binary):
     p = subprocess.run([binary, "--help"], capture_output=True, timeout=30,

@@ -7,7 +7,7 @@ import os
 import signal
 import sqlite3
 
-from submit_client import emu_mod
+import emu
 
 KB, MB = 1024, 1024 * 1024
 
@@ -214,7 +214,7 @@ def test_sigkill_during_adaptive_upload_never_uploads_twice(make_client, emulato
 
 def test_empty_ping_element_is_refused_like_a_real_server(emulator):
     r = emulator.rpc("<ping></ping>")
-    assert emu_mod.error_msg(r.body).startswith("can't parse request message")
+    assert emu.error_msg(r.body).startswith("can't parse request message")
     r = emulator.rpc("<ping> </ping>")
     assert b"<success>1</success>" in r.body
 

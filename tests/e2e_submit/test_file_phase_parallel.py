@@ -5,7 +5,8 @@ of its own project with other inputs; two batches that share a new input
 still upload it once (test_submit.py covers that with four batches)."""
 import time
 
-from submit_client import emu_mod, escape, split_tokens
+import emu as emu_mod
+from gahp_client import escape, split_tokens
 
 # The stuck upload: long enough that the other submit, on a loaded machine
 # or a sanitizer build, finishes well inside it.

@@ -6,6 +6,9 @@ once, nothing created on the server when the submit is refused locally."""
 import hashlib
 import re
 
+import pytest
+
+from gahp_client import HANG_TIMEOUT, REAL_CLOCK
 
 
 def phys(content, ext=".txt"):
@@ -147,12 +150,21 @@ def test_reissue_of_a_finished_submit_is_answered_from_the_journal(make_client, 
 
 
 def test_failed_submit_is_retried_reusing_batch_and_files(client, emulator, inputs):
+    """submit_batch answers HTTP 500 to each of the GAHP's three attempts.
+    An HTTP 500 is an unknown outcome (a script can fail after acting), so
+    after the first two the GAHP asks the server whether the batch got its
+    jobs (query_batch), finds none and sends submit_batch again; the third
+    fails the submit with the error.  The re-issue then reuses the batch and
+    the uploaded file."""
     a = inputs("a.txt", b"retry me")
-    # the server refuses submit_batch once (a clean server error)
     emulator.fault("submit_batch", "http500", count=3)
     jobs = [("rt#0", [], [(a, "in")])]
     res = client.wait(client.submit("rt", "uppercase", jobs))
-    assert res != ["NULL"]
+    assert len(res) == 1 and res[0].startswith(
+        "submit_batch failed: HTTP error: submit_batch: HTTP 500"), res
+    c = emulator.counters()
+    assert c["rpc"]["submit_batch"] == 3 and c["rpc"]["query_batch"] > 0, c["rpc"]
+    assert c["jobs_by_name"] == {}
     emulator.clear_faults()
     assert client.wait(client.submit("rt", "uppercase", jobs)) == ["NULL"]
     c = emulator.counters()
@@ -219,7 +231,7 @@ def test_large_batch_is_chunked(client, emulator, inputs):
     paths = [inputs("f%04d.txt" % i, b"job %d" % i) for i in range(n)]
     jobs = [("lg#%d" % i, [], [(paths[i], "in")]) for i in range(n)]
     jobs.append(("lg#shared", [], [(shared, "in")]))
-    assert client.wait(client.submit("lg", "uppercase", jobs), timeout=300) == ["NULL"]
+    assert client.wait(client.submit("lg", "uppercase", jobs), timeout=HANG_TIMEOUT) == ["NULL"]
     c = emulator.counters()
     assert c["files_uploaded"] == n + 1
     assert all(v == 1 for v in c["uploads_by_name"].values())
@@ -252,8 +264,8 @@ def test_arguments_and_names_reach_the_app_verbatim(client, emulator, inputs, tm
     XML, create_work's line and SQL, and the client's splitting: the app
     logs each argument it got, and the log comes back through
     BOINC_FETCH_OUTPUT's stderr file.  (A backslash is refused before
-    anything is created: a real server's database rewrites it, see
-    test_backslash_arguments_are_refused.)"""
+    create_batch, since a real server's database rewrites it:
+    test_arguments_a_server_cannot_carry_are_refused_before_create_batch.)"""
     a = inputs("input with space.txt", b"spaced\n")
     args = ["--tag", "a$b", "x`y", "a&b<c>", "$(id)"]
     job = "job#1.0"
@@ -276,8 +288,8 @@ def test_quorum_disagreement_is_resolved_by_a_third_instance(make_client, inputs
     wrong answer.  The server sends a third instance (to a third host: a
     job never gets two instances on one host), the two honest ones agree,
     and the GAHP reports DONE and fetches the canonical (right) output."""
-    from submit_client import emu_mod
-    emulator = emu_mod.Emulator(tmp_path / "emu4", hosts=4)
+    import emu
+    emulator = emu.Emulator(tmp_path / "emu4", hosts=4)
     emulator.start()
     try:
         _quorum_scenario(make_client(emu=emulator), emulator, inputs, tmp_path)
@@ -301,13 +313,14 @@ def _quorum_scenario(client, emulator, inputs, tmp_path):
     assert (out / "out").read_bytes() == b"QUORUM INPUT\n"
 
 
+@pytest.mark.serial     # real-clock race: 1 s HTTP timeout against 3 s delays
 def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, inputs):
     """Replies slower than --http-timeout: safe requests are retried within
     the retry budget, then the request ends with one error token; the
     server keeps answering other requests meanwhile."""
     # real pauses: the delayed submit_batch must finish while the GAHP waits
     c = make_client(args=("--http-timeout", "1", "--retry-budget", "2"),
-                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
+                    env=REAL_CLOCK)
     emulator.fault("ping", "delay", count=100, delay_ms=3000)
     rid = c.start("BOINC_PING")
     assert c.gahp.command("VERSION").startswith("S $GahpVersion")   # not blocked
@@ -323,13 +336,14 @@ def test_slow_server_gives_a_clean_error_not_a_hang(make_client, emulator, input
     assert emulator.counters()["jobs_by_name"] == {"slowb#0": 1}
 
 
+@pytest.mark.serial     # real-clock race: settle looks at ~2 s and ~4 s, batch at 2.5 s
 def test_create_batch_slower_than_the_timeout_is_not_created_twice(make_client, emulator, inputs):
     """create_batch times out on the client while the server is still
     working on it: the GAHP looks again after a pause and adopts the batch
     instead of creating a second one with the same name."""
     # real pauses: the server really is still working on the lost request
     c = make_client(args=("--http-timeout", "1", "--retry-budget", "5"),
-                    env={"BOINC_GAHP_TEST_TIME_SCALE": "1"})
+                    env=REAL_CLOCK)
     a = inputs("late.txt", b"late create\n")
     emulator.fault("create_batch", "delay", count=1, delay_ms=2500)
     assert c.call("BOINC_SUBMIT", "lateb", "uppercase", 1, "lateb#0", 0, 1, a, "in") == ["NULL"]

@@ -1,18 +1,12 @@
 """Fixtures for the emulator's own tests: a fresh boinc_emu per test on a
-temporary state directory (manual clock, so tests decide when time moves).
-emu.py is loaded by path and registered as module "emu" for the tests."""
+temporary state directory (manual clock, so tests decide when time moves),
+through the shared helper tests/lib/emu.py."""
 
-import importlib.util
 import os
-import pathlib
-import sys
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("emu", pathlib.Path(__file__).with_name("emu.py"))
-emu = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("emu", emu)
-_spec.loader.exec_module(emu)
+import emu
 
 # Like every suite of the project: proxies point at a dead port, so a
 # request that wrongly went through a proxy would fail.

@@ -126,16 +126,18 @@ def test_ten_thousand_jobs(e, capsys):
     # a project that raised its PHP limits, with bounded chunks
     e.set_limits(set="none")
     for k in range(0, n, 2000):
-        names += emu.stage_files(e, a, bid, contents[k:k + 2000], chunk=2000)
+        names += emu.stage_files(e, a, bid, contents[k:k + 2000], chunk=2000,
+                                 timeout=emu.HEAVY_TIMEOUT)
     t_stage = time.monotonic()
     r = e.rpc(emu.xml_submit_batch(a, bid, "uppercase",
-                                   [("big_%d" % i, [names[i]], None) for i in range(n)]))
+                                   [("big_%d" % i, [names[i]], None) for i in range(n)]),
+              timeout=emu.HEAVY_TIMEOUT)
     assert tag_value(r.body, "batch_id") == str(bid)
     t_submit = time.monotonic()
     v0 = e.time()
     res = e.run()
     t_run = time.monotonic()
-    r = e.rpc(xml_query_batch2(a, ["big"]))
+    r = e.rpc(xml_query_batch2(a, ["big"]), timeout=emu.HEAVY_TIMEOUT)
     st = emu.job_statuses(r.body)
     assert len(st) == n and all(s == "DONE" for _, s in st)
     out = e.get_output(cmd="workunit_file", auth_str=a, wu_name="big_%d" % (n - 1), file_num=0)

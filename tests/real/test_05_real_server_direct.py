@@ -4,9 +4,7 @@ create_work's line limit, uploads (each file once), stock PHP limits.
 What the server stored is read from its MariaDB (read-only)."""
 import hashlib
 import os
-import pathlib
 import subprocess
-import sys
 import time
 
 import pytest
@@ -14,12 +12,9 @@ import pytest
 import realsys
 from realsys import mysql, progress
 
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "e2e_core"))
-sys.path.insert(0, str(HERE.parent / "e2e_submit"))
-
-from gahp_client import Gahp  # noqa: E402
-from submit_client import Client  # noqa: E402
+# the shared test library, tests/lib (on the path through pytest.ini)
+from gahp_client import REAL_CLOCK, Gahp
+from submit_client import Client
 
 BOINC_SRC = os.environ.get("BOINC_SRC", "/opt/boinc-src")
 SETUP = realsys.SHARED_REAL / "boinc-server/setup.sh"
@@ -31,7 +26,8 @@ def gahp(real_project, tmp_path):
     started = []
 
     def make():
-        g = Gahp(str(tmp_path / "journal.db"))
+        # a real server: the server's pauses as designed, not the test clock
+        g = Gahp(str(tmp_path / "journal.db"), env=REAL_CLOCK)
         started.append(g)
         return Client(g, real_project)
     yield make

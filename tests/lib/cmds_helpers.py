@@ -1,36 +1,17 @@
 """Helpers for the end-to-end tests of BOINC_QUERY_BATCHES,
 BOINC_FETCH_OUTPUT, BOINC_ABORT_JOBS, BOINC_RETIRE_BATCH and
-BOINC_SET_LEASE: the real boinc_gahp binary (over pipes, via the core
-suite's gahp_client) against the real BOINC project emulator on 127.0.0.1.
+BOINC_SET_LEASE: the real boinc_gahp binary (over pipes, via gahp_client)
+against the real BOINC project emulator on 127.0.0.1 (via emu).
 
 Jobs are created by talking to the emulator directly over HTTP
 (create_batch, upload_files, submit_batch, exactly as a BOINC client
 library would), so these tests do not depend on BOINC_SUBMIT.
 """
-import importlib.util
-import os
-import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e_core"))
-
-from gahp_client import Gahp, Requests, escape, split_tokens  # noqa: E402
+import emu
+from gahp_client import Gahp, Requests, escape, split_tokens  # noqa: F401
 
 
-def _load_emu_helper():
-    """The emulator suite's reusable helper (tests/emu_tests/emu.py), loaded
-    by path so that it cannot clash with other modules named emu."""
-    path = os.path.join(HERE, "..", "emu_tests", "emu.py")
-    spec = importlib.util.spec_from_file_location("emu_helper_for_cmds", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-emu_helper = _load_emu_helper()
-
-
-class Emu(emu_helper.Emulator):
+class Emu(emu.Emulator):
     """One boinc_emu process in its own state directory, started at once,
     plus what these tests need on top of the shared helper: jobs with
     names of our choosing, and state look-ups by name."""
@@ -54,7 +35,7 @@ class Emu(emu_helper.Emulator):
         to the emulator (a real BOINC server's RPCs, not BOINC_SUBMIT).
         jobs: list of (name, [input bytes...], command_line or None).
         Returns the server's batch id."""
-        h = emu_helper
+        h = emu
         r = self.rpc(h.xml_create_batch(self.auth, batch, app))
         batch_id = h.tag_value(r.body, "batch_id")
         assert batch_id is not None, r

@@ -1,27 +1,10 @@
-"""submit_client - shared by the submit and crash suites: loads the
-emulator helper (tests/emu_tests/emu.py) and drives a GAHP session the way
-HTCondor does (prefix, async mode, a selected project)."""
-import importlib.util
+"""submit_client - a GAHP session the way HTCondor runs one (prefix, async
+mode, a selected project), for the suites that submit through boinc_gahp.
+The fixtures built on it (emulator, journal, make_client, client, inputs)
+are in tests/conftest.py."""
 import itertools
-import pathlib
-import sys
 
-import pytest
-
-HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "e2e_core"))
-
-from gahp_client import Gahp, escape, split_tokens  # noqa: E402,F401
-
-
-def _load_emu():
-    spec = importlib.util.spec_from_file_location("emu", HERE.parent / "emu_tests" / "emu.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-emu_mod = _load_emu()
+from gahp_client import Gahp, escape, split_tokens  # noqa: F401
 
 
 class Client:
@@ -80,52 +63,3 @@ class Client:
 
     def call(self, command, *tokens, timeout=120):
         return self.wait(self.start(command, *tokens), timeout)
-
-
-TEST_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "0.01"}
-REAL_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "1"}
-
-
-# ---- fixtures shared by the suites that import this module into their conftest ----
-
-@pytest.fixture
-def emulator(tmp_path):
-    e = emu_mod.Emulator(tmp_path / "emu", hosts=2)
-    e.start()
-    yield e
-    e.stop()
-
-
-@pytest.fixture
-def journal(tmp_path):
-    return str(tmp_path / "journal.db")
-
-
-@pytest.fixture
-def make_client(journal, emulator):
-    started = []
-
-    def make(args=("--retry-budget", "5"), env=None, path=None, auth=None, emu=None):
-        # The test clock: settle pauses and retry back-off at 1/100 of their
-        # design (doc/testing.md); a test about real timing passes "1".
-        g = Gahp(path or journal, args=list(args), env=dict(TEST_CLOCK, **(env or {})))
-        started.append(g)
-        return Client(g, emu or emulator, auth=auth)
-
-    yield make
-    for g in started:
-        g.kill()
-
-
-@pytest.fixture
-def inputs(tmp_path):
-    """Factory: inputs(name, content) writes a local input file, returns its path."""
-    d = tmp_path / "in put"
-    d.mkdir()
-
-    def make(name, content):
-        p = d / name
-        p.write_bytes(content if isinstance(content, bytes) else content.encode())
-        return str(p)
-
-    return make

@@ -62,11 +62,8 @@ import threading
 import time
 
 import pathlib
-import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "e2e_core"))
-
-from gahp_client import gahp_binary, gahp_env  # noqa: E402
+from gahp_client import gahp_binary, gahp_env
 
 # ---- the real client's constants (reference: "Lines, escaping, timeouts") ----
 RESPONSE_TIMEOUT = 20.0          # GRIDMANAGER_GAHP_RESPONSE_TIMEOUT

@@ -13,15 +13,11 @@ import io
 import os
 import resource
 import subprocess
-import sys
 import threading
 import zipfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e_core"))
-
-import gahp_client  # noqa: E402
-from gahp_client import Gahp, escape, split_tokens  # noqa: E402,F401
+import gahp_client
+from gahp_client import Gahp, escape, split_tokens  # noqa: F401
 
 XML_HEAD = '<?xml version="1.0" encoding="ISO-8859-1" ?>\n'
 AUTH = "5f0c1d2e3a4b5c6d7e8f90a1b2c3d4e5"
@@ -249,3 +245,12 @@ def secret_pieces(secret, n=8):
 def tree(d):
     return sorted(os.path.relpath(os.path.join(r, x), str(d))
                   for r, ds, fs in os.walk(str(d)) for x in ds + fs)
+
+
+def query_batch2_reply(njobs):
+    """A query_batch2 reply: one batch of njobs IN_PROGRESS jobs job_000000...;
+    server_time 1700000000."""
+    jobs = "".join("<job><job_name>job_%06d</job_name><status>IN_PROGRESS</status></job>\n"
+                   % i for i in range(njobs))
+    return ("<query_batch2>\n<server_time>1700000000.000000</server_time>\n"
+            "<batch_size>%d</batch_size>\n%s</query_batch2>\n" % (njobs, jobs))

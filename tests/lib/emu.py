@@ -1,14 +1,13 @@
-"""emu.py - reusable Python helper for the BOINC project emulator (boinc_emu).
+"""emu.py - the Python helper for the BOINC project emulator (boinc_emu),
+part of the shared test library (tests/lib): every suite imports it as
+``emu`` (the one module name it is loaded under).
 
 Starts build/boinc_emu (or $BOINC_EMU) on a state directory, parses its
 first stdout line, and wraps the control API and the three project scripts.
 Standard library only; talks to 127.0.0.1 with http.client (never through
-a proxy).  Other test suites import it:
+a proxy).
 
-    import importlib.util, pathlib
-    spec = importlib.util.spec_from_file_location(
-        "emu", pathlib.Path(__file__).parents[1] / "emu_tests" / "emu.py")
-    emu = importlib.util.module_from_spec(spec); spec.loader.exec_module(emu)
+    import emu
 
     with emu.Emulator(tmp_path / "emu") as e:
         e.url, e.authenticator          # project URL (ends in /), main user
@@ -29,6 +28,14 @@ import urllib.parse
 import uuid
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# Socket timeout of one exchange with the emulator: long enough for any
+# ordinary request on a busy machine.
+REQUEST_TIMEOUT = 120
+# For exchanges whose work grows with the test's size (running or staging
+# thousands of jobs): the emulator is a child of the test, so this only has
+# to catch a hang, never a slow machine.
+HEAVY_TIMEOUT = 3600
 
 
 def emu_binary():
@@ -174,7 +181,7 @@ class Emulator:
         self.stop()
 
     # ---- raw HTTP ----
-    def request(self, method, path, body=None, headers=None, timeout=120):
+    def request(self, method, path, body=None, headers=None, timeout=REQUEST_TIMEOUT):
         """path is absolute ("/emu/x.php?...").  Returns a Reply; a body
         shorter than its Content-Length gives partial=True."""
         conn = http.client.HTTPConnection(self.host, self.port_bound, timeout=timeout)
@@ -194,29 +201,30 @@ class Emulator:
     def project_path(self, script):
         return urllib.parse.urlsplit(self.url).path + script
 
-    def post_form(self, script, fields, files=()):
+    def post_form(self, script, fields, files=(), timeout=REQUEST_TIMEOUT):
         body, ctype = multipart_encode(fields, files)
-        return self.request("POST", self.project_path(script), body, {"Content-Type": ctype})
+        return self.request("POST", self.project_path(script), body, {"Content-Type": ctype},
+                            timeout=timeout)
 
-    def rpc(self, xml):
+    def rpc(self, xml, timeout=REQUEST_TIMEOUT):
         """POST a submit_rpc_handler.php request (XML text)."""
-        return self.post_form("submit_rpc_handler.php", {"request": xml})
+        return self.post_form("submit_rpc_handler.php", {"request": xml}, timeout=timeout)
 
-    def job_file(self, xml, files=()):
+    def job_file(self, xml, files=(), timeout=REQUEST_TIMEOUT):
         """POST job_file.php; files: list of bytes, sent as file_0, file_1..."""
         parts = [("file_%d" % i, "f%d" % i, data) for i, data in enumerate(files)]
-        return self.post_form("job_file.php", {"request": xml}, parts)
+        return self.post_form("job_file.php", {"request": xml}, parts, timeout=timeout)
 
     def get_output(self, **params):
         return self.request("GET", self.project_path("get_output.php") + "?" +
                             urllib.parse.urlencode(params))
 
     # ---- control API ----
-    def control(self, name, method="GET", **params):
+    def control(self, name, method="GET", timeout=REQUEST_TIMEOUT, **params):
         path = urllib.parse.urlsplit(self.control_url).path + name
         if params:
             path += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        r = self.request(method, path, body=b"" if method == "POST" else None)
+        r = self.request(method, path, body=b"" if method == "POST" else None, timeout=timeout)
         data = json.loads(r.body or b"{}")
         if r.status != 200:
             raise EmulatorError("control %s: HTTP %d %s" % (name, r.status, data))
@@ -239,7 +247,10 @@ class Emulator:
         return self.control("advance", "POST", seconds=seconds)
 
     def run(self, max_seconds=86400, max_runs=None):
-        return self.control("run", "POST", max_seconds=max_seconds, max_runs=max_runs)
+        """Run the virtual clock until every job is finished (or the limits):
+        the work grows with the jobs, so only a hang times out."""
+        return self.control("run", "POST", timeout=HEAVY_TIMEOUT, max_seconds=max_seconds,
+                            max_runs=max_runs)
 
     def behaviour(self, job, behaviour, instance=None):
         return self.control("behaviour", "POST", job=job, behaviour=behaviour, instance=instance)
@@ -361,7 +372,7 @@ def phys_name(data, ext=".txt"):
     return hashlib.md5(data).hexdigest() + ext
 
 
-def stage_files(e, auth, batch_id, contents, ext=".txt", chunk=20):
+def stage_files(e, auth, batch_id, contents, ext=".txt", chunk=20, timeout=REQUEST_TIMEOUT):
     """query_files + upload_files (only the absent ones, never twice, at
     most `chunk` files per upload: a stock PHP's max_file_uploads);
     returns the physical names in order."""
@@ -373,14 +384,15 @@ def stage_files(e, auth, batch_id, contents, ext=".txt", chunk=20):
         if n not in seen:
             seen.append(n)
     data = {phys_name(c, ext): c for c in contents}
-    r = e.job_file(xml_simple("query_files", auth, batch_id=batch_id, phys_name=seen))
+    r = e.job_file(xml_simple("query_files", auth, batch_id=batch_id, phys_name=seen),
+                   timeout=timeout)
     absent = [int(i) for i in re.findall(r"<file>(\d+)</file>", r.text)]
     if absent:
         up_all = [seen[i] for i in absent]
         for k in range(0, len(up_all), chunk):
             up = up_all[k:k + chunk]
             r2 = e.job_file(xml_simple("upload_files", auth, batch_id=batch_id, phys_name=up),
-                            [data[n] for n in up])
+                            [data[n] for n in up], timeout=timeout)
             if b"<success/>" not in r2.body:
                 raise EmulatorError("upload failed: %r" % r2)
     return names

@@ -1,8 +1,8 @@
 """gahp_client - a small GAHP client for tests: runs the real boinc_gahp
 binary over pipes and speaks the protocol the way HTCondor does.
 
-Reusable by later test suites: put this directory on sys.path and
-``from gahp_client import Gahp, escape, split_tokens, gahp_env``.
+Part of the shared test library (tests/lib, on pytest's path through
+pytest.ini): ``from gahp_client import Gahp, escape, split_tokens, gahp_env``.
 """
 import itertools
 import os
@@ -13,6 +13,23 @@ import threading
 import time
 
 DEAD_PROXY = "http://127.0.0.1:9"
+
+# The test clock (doc/testing.md): the server's deliberate pauses (settle
+# pauses, retry back-off) at 1/100 of their design.  A test whose server
+# really is still working on a lost request passes REAL_CLOCK.
+TEST_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "0.01"}
+REAL_CLOCK = {"BOINC_GAHP_TEST_TIME_SCALE": "1"}
+
+# Timeout of a wait on work that grows with the test's size (10,000 pings,
+# a 10 MB line, a 100,000-job reply): such a wait only has to catch a hang,
+# never a busy machine (a sanitizer build under load is many times slower).
+HANG_TIMEOUT = 3600
+
+# Settings every server started through gahp_env() gets unless the caller's
+# environment or the test itself names them.  tests/conftest.py puts
+# TEST_CLOCK here, so every pytest suite runs on the test clock; scripts that
+# import this module (the demo, the benchmarks) start with none: real time.
+DEFAULTS = {}
 
 
 def gahp_binary():
@@ -32,6 +49,8 @@ def gahp_env(extra=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("BOINC_GAHP_") or k.startswith("BOINC_GAHP_TEST_")}
     env["BOINC_GAHP_CONFIG"] = "/dev/null"
+    for k, v in DEFAULTS.items():
+        env.setdefault(k, v)
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
         env[k] = DEAD_PROXY
     env["no_proxy"] = env["NO_PROXY"] = "127.0.0.1"
@@ -267,6 +286,33 @@ class Gahp:
     def stderr_text(self):
         with open(self.stderr_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
+
+    def wait_stderr(self, text, timeout=60):
+        """Wait until the server's log (this run's part) contains text."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(self._stderr_start)
+                if text in f.read().decode("utf-8", "replace"):
+                    return
+            assert time.monotonic() < deadline, \
+                "%r not in the server's log after %ss" % (text, timeout)
+            time.sleep(0.05)
+
+    def stop_cleanly(self, timeout=30):
+        """Teardown: QUIT a server still running and require exit status 0
+        and no sanitizer report (under ASan the leak checker runs only on a
+        clean exit); a server already gone is only reaped."""
+        if self.proc.poll() is not None:
+            self.kill()
+            return
+        try:
+            rc = self.quit(timeout=timeout)
+        finally:
+            self.kill()
+        text = self.stderr_text()
+        assert rc == 0, "boinc_gahp exit status %s:\n%s" % (rc, text[-4000:])
+        assert "Sanitizer" not in text and "runtime error" not in text, text[-4000:]
 
 
 class Requests:

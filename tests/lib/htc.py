@@ -7,9 +7,7 @@ that stops after the first unconfirmed batch it confirms."""
 import itertools
 import time
 
-import pytest
-
-from submit_client import Gahp, escape, split_tokens
+from submit_client import escape, split_tokens
 
 RESPONSE_TIMEOUT = 20       # GRIDMANAGER_GAHP_RESPONSE_TIMEOUT
 
@@ -105,15 +103,19 @@ def client_loop(groups, unconfirmed):
     return seen, None, resubmit
 
 
-@pytest.fixture
-def make_gm(journal, emulator):
-    started = []
+def make_jobs(inputs, batch, n=6):
+    """n jobs of `batch` (names batch#100.0 ...), each with its own input."""
+    jobs = []
+    for i in range(n):
+        p = inputs("%s_%d.txt" % (batch.replace("#", "_"), i), "input %d of %s\n" % (i, batch))
+        jobs.append(("%s#%d.0" % (batch, 100 + i), ["-n", str(i)], [(p, "in")]))
+    return jobs
 
-    def make(args=("--retry-budget", "5"), env=None, path=None):
-        g = Gahp(path or journal, args=list(args), env=env)
-        started.append(g)
-        return GridManager(g, emulator)
 
-    yield make
-    for g in started:
-        g.kill()
+def assert_once(emulator, batch, jobs):
+    """The batch and each of its jobs exist exactly once on the emulator."""
+    c = emulator.counters()
+    assert c["batches_by_name"].get(batch) == 1, c["batches_by_name"]
+    for name, _, _ in jobs:
+        assert c["jobs_by_name"].get(name) == 1, (name, c["jobs_by_name"])
+    assert sum(c["jobs_by_name"].values()) == len(jobs)

@@ -1,6 +1,0 @@
-"""Packaging tests (install tree, man pages, Debian package): make the
-helpers importable."""
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
