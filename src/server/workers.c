@@ -17,7 +17,6 @@
 #include "exec/exec_ctx.h"
 #include "base/log.h"
 #include "base/strbuf.h"
-#include "submit/submit_deadline.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -553,7 +552,7 @@ size_t workers_shutdown(workers *w)
      * (submit_deadline.h): it counts as executing.  None can start now:
      * only an executing worker starts one. */
     if (w->state != NULL)
-        executing += submit_deadline_running(w->state);
+        executing += atomic_load(&w->state->detached_runs);
     pthread_mutex_lock(&w->cmu);
     w->cstop = 1;
     pthread_cond_signal(&w->ccv);
