@@ -29,6 +29,8 @@
 #define OUTPUTS_TEMP_BASE_MAX 200
 #define OUTPUTS_TEMP_TRIES 100
 #define OUTPUTS_COPY_CHUNK (64 * 1024)
+/* An existing stderr file is read whole to append to it: bounded. */
+#define OUTPUTS_STDERR_MAX_BYTES ((size_t)64 << 20)
 
 static void outputs_set_err(char **errmsg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -605,21 +607,73 @@ out:
 
 /* ---- stderr and stale temps ------------------------------------------- */
 
+/* Read all of path into *sb: 0, 1 when it does not exist, -1 (errno). */
+static int read_existing(const char *path, strbuf *sb)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 1 : -1;
+    char buf[OUTPUTS_COPY_CHUNK];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int err = errno;
+            close(fd);
+            errno = err;
+            return n == 0 ? 0 : -1;
+        }
+        if (sb->len + (size_t)n > OUTPUTS_STDERR_MAX_BYTES) {
+            close(fd);
+            errno = EFBIG;
+            return -1;
+        }
+        if (strbuf_append(sb, buf, (size_t)n) != 0) {
+            close(fd);
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+}
+
+/*
+ * The stderr text is appended by replacing the file with its old content
+ * plus the text (temp file, fsync, rename, directory fsync: what every
+ * output gets), not by an O_APPEND write: after a power loss the file has
+ * the text whole or not at all, never torn, and the fetch's result is
+ * committed only after the text is durable.  A fetch re-run after a crash
+ * (its result never committed) finds the file already ending with the
+ * text and leaves it: the text is appended once.
+ */
 int outputs_append_stderr(const char *path, const char *text, char **errmsg)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (outputs_write_all(fd, text, strlen(text)) != 0) {
+    strbuf sb = STRBUF_INIT;
+    size_t tlen = strlen(text);
+    int rc = read_existing(path, &sb);
+    if (rc < 0) {
         int err = errno;
-        close(fd);
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(err));
+        strbuf_free(&sb);
+        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path,
+                        err == EFBIG ? "it is over 64 MiB" : strerror(err));
         return -1;
     }
-    if (close(fd) != 0) {
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
+    if (sb.len >= tlen && tlen > 0 && memcmp(sb.data + sb.len - tlen, text, tlen) == 0) {
+        strbuf_free(&sb);       /* appended by an earlier run of this fetch */
+        return 0;
+    }
+    if (strbuf_append(&sb, text, tlen) != 0) {
+        strbuf_free(&sb);
+        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(ENOMEM));
+        return -1;
+    }
+    char *werr = NULL;
+    rc = outputs_write_file(path, sb.len ? sb.data : "", sb.len, &werr);
+    strbuf_free(&sb);
+    if (rc != 0) {
+        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path,
+                        werr != NULL ? werr : "out of memory");
+        free(werr);
         return -1;
     }
     return 0;
