@@ -207,5 +207,6 @@ clean:
 # make install / uninstall / install-emulator, man pages, make deb / lint-deb
 include mk/install.mk
 include mk/real.mk
+include mk/crash.mk
 
 -include $(wildcard $(BUILD)/src/*.d $(BUILD)/src/*/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d $(BUILD)/fuzz/*.d)
