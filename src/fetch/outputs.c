@@ -637,6 +637,30 @@ static int read_existing(const char *path, strbuf *sb)
     }
 }
 
+/* The plain O_APPEND write, for a stderr path that is not a regular file
+ * of its own (/dev/null, a FIFO, a symlink: a rename would replace the
+ * link or fail on the device); fsync'd where the target allows it. */
+static int append_in_place(const char *path, const char *text, char **errmsg)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (outputs_write_all(fd, text, strlen(text)) != 0 ||
+        (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)) {
+        int err = errno;
+        close(fd);
+        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(err));
+        return -1;
+    }
+    if (close(fd) != 0) {
+        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /*
  * The stderr text is appended by replacing the file with its old content
  * plus the text (temp file, fsync, rename, directory fsync: what every
@@ -648,6 +672,9 @@ static int read_existing(const char *path, strbuf *sb)
  */
 int outputs_append_stderr(const char *path, const char *text, char **errmsg)
 {
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return append_in_place(path, text, errmsg);
     strbuf sb = STRBUF_INIT;
     size_t tlen = strlen(text);
     int rc = read_existing(path, &sb);

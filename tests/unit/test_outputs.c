@@ -538,6 +538,19 @@ static void test_append_stderr(void **state)
     closedir(d);
     free(dir);
 
+    /* Not a regular file: appended in place (HTCondor's /dev/null). */
+    assert_int_equal(outputs_append_stderr("/dev/null", "discarded\n", &err), 0);
+    char *link = tpath("link.err");
+    assert_int_equal(symlink(p, link), 0);
+    assert_int_equal(outputs_append_stderr(link, "via link\n", &err), 0);
+    struct stat lst;
+    assert_int_equal(lstat(link, &lst), 0);
+    assert_true(S_ISLNK(lst.st_mode));
+    content = read_all(p, NULL);
+    assert_string_equal(content, "first line\nsecond\nthird\nvia link\n");
+    free(content);
+    free(link);
+
     char *bad = tpath("no-dir/job.err");
     assert_int_equal(outputs_append_stderr(bad, "x", &err), -1);
     char want[4096];
