@@ -47,6 +47,7 @@ int engine_transition_ok(batch_state from, batch_state from_resume, batch_state 
     /* a request refused or never sent is redone from before it */
     static const struct { batch_state at, resume; } redo[] = {
         { BATCH_CREATE_SENT, BATCH_HASHED },
+        { BATCH_FILES_KNOWN, BATCH_CREATED },   /* a stale absence re-queried */
         { BATCH_SUBMIT_SENT, BATCH_UPLOADED },
     };
     batch_state e;

@@ -123,6 +123,10 @@ int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n);
  *               a refusal of a step that did not advance the state)
  *             CREATE_SENT -> FAILED(HASHED), SUBMIT_SENT -> FAILED(UPLOADED)
  *               (refused or never sent: redo from before the request)
+ *             FILES_KNOWN -> FAILED(CREATED): a resumed file phase asks
+ *               again about the files an earlier phase found absent (they
+ *               may have been uploaded since: submit_files.c); that
+ *               query_files failing is redone from before it
  *
  * A failed batch must have a resume state in HASHED..SUBMIT_SENT (the
  * only ones ever written); nothing leaves SUBMITTED.  Source: the steps'

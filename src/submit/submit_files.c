@@ -715,6 +715,39 @@ static int claim_open_files(submit_run *r, const journal_batch_file *f, size_t n
     return *claim != NULL ? 0 : engine_fail_nomem(r);
 }
 
+/*
+ * Files an earlier phase found absent (a run that crashed or failed before
+ * uploading them) may have been uploaded since by another batch of the
+ * project, and a second upload is fatal on a real server: the crash-state
+ * explorer found exactly that (two batches sharing a new input, a crash
+ * after the first one's query).  So they are asked about again, with the
+ * batch id, like new files: back to `hashed`.  That query is safe to send
+ * for them: an absent file got no association with the batch.  Under this
+ * phase's claim, what it learns stays true until it uploads.
+ */
+static int forget_stale_absence(submit_run *r, journal_batch_file *f, size_t n)
+{
+    file_list l;
+    if (files_in_state(f, n, BFILE_ABSENT, &l) != 0)
+        return engine_fail_nomem(r);
+    int rc = 0;
+    if (l.count > 0 &&
+        journal_batch_files_set_state(r->ctx->journal, r->batch.id, l.names, l.count,
+                                      BFILE_HASHED) != 0)
+        rc = engine_fail_journal(r);
+    file_list_free(&l);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (strcmp(f[i].state, BFILE_ABSENT) != 0)
+            continue;
+        char *hashed = strdup(BFILE_HASHED);
+        if (hashed == NULL)
+            return engine_fail_nomem(r);
+        free(f[i].state);
+        f[i].state = hashed;
+    }
+    return rc;
+}
+
 int submit_files_phase(submit_run *r)
 {
     batch_state st = engine_state(r);
@@ -728,7 +761,7 @@ int submit_files_phase(submit_run *r)
         engine_fail_journal(r);
         goto out;
     }
-    if (claim_open_files(r, f, n, &claim) != 0)
+    if (claim_open_files(r, f, n, &claim) != 0 || forget_stale_absence(r, f, n) != 0)
         goto out;
     if (learn_presence(r, f, n) != 0 || engine_set_state(r, BATCH_FILES_KNOWN, 0) != 0 ||
         upload_absent(r) != 0 || engine_set_state(r, BATCH_UPLOADED, 0) != 0)

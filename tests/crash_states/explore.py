@@ -377,6 +377,10 @@ def run_workload(wl, work, args, out):
         if v:
             violations += 1
             out("VIOLATION %s state %d (%s): %s" % (wl.name, n, st.describe(rec), "; ".join(v)))
+            # the restarted server's log, for --keep
+            kept = os.path.join(work, "gahp.violation.%d.stderr" % n)
+            if os.path.exists(os.path.join(work, "gahp.stderr")):
+                shutil.copyfile(os.path.join(work, "gahp.stderr"), kept)
         elif args.verbose:
             out("ok %s state %d (%s; %d re-issued)" % (wl.name, n, st.describe(rec),
                                                       getattr(st, "reissued", 0)))

@@ -100,6 +100,34 @@ def test_crash_at_submit_step(point, make_client, emulator, inputs, journal):
         assert resumed == 1
 
 
+def test_an_absence_learned_by_an_earlier_run_is_asked_again(make_client, emulator,
+                                                             inputs, tmp_path):
+    """Found by the crash-state explorer (make check-crash-states): batch a
+    learns that a new input is absent, and its run ends before uploading it
+    (there a crash, here uploads that keep failing); meanwhile batch b
+    (another GAHP of the same project) uploads that input.  The re-issued a
+    must not upload it again (a second upload is fatal on a real server): a
+    file phase asks again about what an earlier one found absent."""
+    shared = inputs("new.txt", b"new input, two batches\n")
+    a_jobs = batch_jobs(inputs, "a", shared, n=1)
+    c = make_client()
+    emulator.fault("upload_files", "http500", count=1000)
+    res = c.wait(c.submit("a", "uppercase", a_jobs))
+    assert res != ["NULL"] and "upload_files" in res[0], res
+    emulator.clear_faults()
+    assert emulator.counters()["uploads_by_name"] == {}
+
+    b_jobs = batch_jobs(inputs, "b", shared, n=1)
+    other = make_client(path=str(tmp_path / "other-journal.db"))
+    assert other.wait(other.submit("b", "uppercase", b_jobs)) == ["NULL"]
+    other.gahp.quit()
+
+    assert c.wait(c.submit("a", "uppercase", a_jobs)) == ["NULL"]
+    counts = assert_invariants(emulator, {"a": a_jobs, "b": b_jobs})
+    assert counts["uploads_by_name"][phys(b"new input, two batches\n")] == 1
+    assert_outputs(emulator, {"a": a_jobs, "b": b_jobs})
+
+
 def test_resumed_submit_finishes_without_the_client(make_client, emulator, inputs, journal):
     """Killed after create_batch, restarted, and nobody re-issues anything:
     the restarted server resumes the submit on its own and journals its

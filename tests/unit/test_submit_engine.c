@@ -322,8 +322,10 @@ static const resume_point points[] = {
     { "created, files query_sent", E_FAULTS,
       { F1(K_QUERY_FILES, O_UNK_ACTED), F1(K_QUERY_FILES_SAFE, O_REFUSED) }, BATCH_CREATED,
       BIT(K_QUERY_FILES_SAFE) | BIT(K_UPLOAD) | BIT(K_SUBMIT) },
+    /* the files an earlier phase found absent are asked about again (another
+     * batch may have uploaded them since: submit_files.c) */
     { "files_known", E_FAULTS, { F1(K_UPLOAD, O_NOT_SENT) }, BATCH_FILES_KNOWN,
-      BIT(K_UPLOAD) | BIT(K_SUBMIT) },
+      SENDS_AFTER_CREATE },
     { "files_known, upload_sent, uploaded", E_FAULTS,
       { F1(K_UPLOAD, O_UNK_ACTED), F1(K_QUERY_FILES_SAFE, O_REFUSED) }, BATCH_FILES_KNOWN,
       BIT(K_QUERY_FILES_SAFE) | BIT(K_SUBMIT) },
@@ -554,6 +556,7 @@ static const struct { int from, to; } legal[] = {
     { FAILED_AT(SUBMIT_SENT), FAILED_AT(SUBMIT_SENT) },
     /* ... or before a request refused or never sent */
     { AT(CREATE_SENT), FAILED_AT(HASHED) },     { FAILED_AT(CREATE_SENT), FAILED_AT(HASHED) },
+    { AT(FILES_KNOWN), FAILED_AT(CREATED) },    { FAILED_AT(FILES_KNOWN), FAILED_AT(CREATED) },
     { AT(SUBMIT_SENT), FAILED_AT(UPLOADED) },   { FAILED_AT(SUBMIT_SENT), FAILED_AT(UPLOADED) },
 };
 
