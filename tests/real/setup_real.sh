@@ -85,8 +85,26 @@ if [ ! -s "$RS_STATE/config.txt" ] || [ ! -x "$PROJECT_ROOT/bin/start" ] ||
    [ ! -x "$BOINC_SRC/sched/transitioner" ] || [ ! -x /opt/peer/boinc_gahp ]; then
     log "BOINC 8.3 server: the whole recipe (setup.sh; the first run builds for ~12 min)"
     # (the recipe prints the new authenticator: masked in our log)
-    detached nice -n 19 "$RS_SETUP" "$BOINC_SRC" 2>&1 | mask > /tmp/check-real-boinc.log ||
-        { tail -30 /tmp/check-real-boinc.log; die "boinc-server/setup.sh failed (log /tmp/check-real-boinc.log)"; }
+    rs_recipe() { detached nice -n 19 "$RS_SETUP" "$BOINC_SRC" 2>&1 | mask >> /tmp/check-real-boinc.log; }
+    rs_failed() { tail -30 /tmp/check-real-boinc.log; die "boinc-server/setup.sh failed (log /tmp/check-real-boinc.log)"; }
+    : > /tmp/check-real-boinc.log
+    if ! rs_recipe; then
+        # The recipe's `make -j2` can lose a race in BOINC's own makefiles:
+        # lib/Makefile's all-am builds libboinc.la and, for crypt_prog, also
+        # `../lib/libboinc.la` (a different target name whose recipe is
+        # `cd ../lib; make libboinc.la`), so two makes compile and link the
+        # same library at once (seen on a fresh machine: every libboinc
+        # object compiled twice, then `libtool: error:
+        # 'libboinc_la-procinfo_unix.lo' is not a valid libtool object`).
+        # If the build did not finish, finish it with a serial make (the
+        # recipe's configure has run) and run the recipe once more: its
+        # make -j2 then has nothing left to do.
+        [ -f "$BOINC_SRC/Makefile" ] && [ ! -x "$BOINC_SRC/sched/transitioner" ] || rs_failed
+        log "BOINC's make -j2 failed (a race in its makefiles?): finishing the build with a serial make"
+        detached nice -n 19 make -C "$BOINC_SRC" >> /tmp/check-real-boinc.log 2>&1 || rs_failed
+        log "BOINC built; the whole recipe once more"
+        rs_recipe || rs_failed
+    fi
 else
     /etc/init.d/mariadb status > /dev/null 2>&1 ||
         { log "starting mariadb"; detached /etc/init.d/mariadb start > /dev/null 2>&1; }
