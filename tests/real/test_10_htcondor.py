@@ -229,7 +229,7 @@ def test_backslash_in_arguments(project, scenario_factory):
     s = scenario_factory("backslash", project)
     cl = s.submit(1, arguments=" ".join(BACKSLASH_ARGS), tag="bs")
     job = (cl, 0)
-    s.allowed_holds[job] = r"\\|(?i)backslash"
+    s.allowed_holds[job] = r"(?i)\\|backslash"
     s.wait_settled(limits(project, 200, 400))
     subs = _submits(s)
     assert subs, "no BOINC_SUBMIT"
