@@ -19,9 +19,10 @@
  *  - a job named by BOINC_ABORT_JOBS is never listed again;
  *  - a batch the client may still be unsure of (not submitted or confirmed
  *    in this session) gets the FULL list of its jobs: its client resubmits
- *    a batch whose group is empty, and reads nothing after the first such
- *    group it confirms.  Then the reply hands back the client's own
- *    number, so whatever that early stop dropped is listed again;
+ *    a batch whose group is empty, confirms one whose group is not, and
+ *    reads nothing after either.  Then the reply hands back the client's
+ *    own number, so whatever that early stop dropped is listed again, and
+ *    only a non-empty first such group is taken as read;
  *  - a batch the journal does not know gets the server's group as is.
  */
 #include "exec/exec_cmds.h"
@@ -200,9 +201,10 @@ static int client_knows(const exec_ctx *ctx, const journal_batch_poll *poll)
 
 /*
  * One group per requested batch, in request order, after "NULL <token>".
- * A batch the client may be unsure of that gets a non-empty group is
- * confirmed by that group, and the client reads no further (its reply
- * loop stops there): recorded, and plan->early_stop set.
+ * The client reads no further than the first batch it may be unsure of
+ * (its reply loop stops there: it confirms the batch by a non-empty group,
+ * or resubmits it for an empty one): plan->early_stop is set there, and a
+ * non-empty group is recorded as the client's.
  */
 static char *format_groups(exec_ctx *ctx, const gahp_request *req, reply_plan *plan,
                            const boinc_query_result *r)
@@ -220,9 +222,12 @@ static char *format_groups(exec_ctx *ctx, const gahp_request *req, reply_plan *p
                                    &plan->journal_failed);
         else
             rc = put_server_group(&out, bs);
-        if (rc == 0 && !knows && n > 0 && !plan->early_stop) {
+        /* The client stops reading at the first batch it may be unsure
+         * of, whether it confirms it (a non-empty group) or resubmits it
+         * (an empty one): nothing after that group may be taken as read. */
+        if (rc == 0 && !knows && !plan->early_stop) {
             plan->early_stop = 1;
-            if (poll->njobs > 0 &&
+            if (n > 0 && poll->njobs > 0 &&
                 journal_batch_set_client_session(ctx->journal, req->project_id,
                                                   req->u.query.batches[b],
                                                   ctx->session_id) != 0)

@@ -134,3 +134,38 @@ def test_a_new_batch_does_not_make_the_server_relist_the_others(make_gm, emulato
     assert [len(g) for g in groups] == [200, 200, 3]
     # only the new batch's jobs were listed by the server
     assert emulator.counters()["query_batch2_jobs"] - before == 3
+
+
+def test_a_batch_after_a_resubmitted_one_is_not_taken_as_read(make_gm, emulator, inputs):
+    """Found by the simulator's SIGKILLs at random instants: after a restart
+    the client's first status reply starts with a batch whose group is
+    empty (never submitted: the client resubmits it and reads no further).
+    A batch listed after it was still taken as read by the client, so later
+    partial replies listed none of its jobs: their DONE never reached the
+    client, which polled for ever."""
+    gm = make_gm()
+    names = submit_batches(gm, inputs, 1, 3, "r")
+    done_batch = next(iter(names))
+    empty = "condor#s#uppercase#r_empty"
+    shared = inputs("shared_empty", "another input\n")
+    empty_jobs = [("%s#9.%d" % (empty, j), [], [(shared, "in")]) for j in range(2)]
+    emulator.fault("submit_batch", "http500", count=1000)
+    assert gm.wait(gm.submit(empty, "uppercase", empty_jobs)) != ["NULL"]
+    emulator.clear_faults()                     # created on the server, no jobs
+    emulator.run(7200)
+    gm.gahp.kill()                              # GAHP dies; grid manager restarts
+
+    gm2 = make_gm()
+    poller = StatusPoller(gm2, [empty, done_batch])
+    poller.poll()
+    assert poller.resubmits == [empty]          # the walk stopped there
+    assert gm2.wait(gm2.submit(empty, "uppercase", empty_jobs)) == ["NULL"]
+    poller.unconfirmed.discard(empty)           # the resubmit confirmed it
+    want = {j: "DONE" for j in names[done_batch]}
+    for _ in range(6):
+        emulator.advance(60)
+        poller.poll()
+        if all(poller.statuses.get(j) == s for j, s in want.items()):
+            break
+    assert not poller.unconfirmed
+    assert {j: poller.statuses.get(j) for j in want} == want

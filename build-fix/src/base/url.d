@@ -1,0 +1,2 @@
+build-fix/src/base/url.o: src/base/url.c src/base/url.h
+src/base/url.h:

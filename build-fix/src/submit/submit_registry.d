@@ -1,0 +1,3 @@
+build-fix/src/submit/submit_registry.o: src/submit/submit_registry.c \
+ src/submit/submit_registry.h
+src/submit/submit_registry.h:
