@@ -41,7 +41,9 @@ typedef struct {
     struct submit_registry *submits;
     struct file_claims *claims;
     struct fetch_templates_cache *templates;
-    atomic_size_t detached_runs;    /* submit_deadline.c: runs not ended yet */
+    atomic_size_t detached_runs;    /* submit_deadline.c: runs not ended yet;
+                                       shutdown counts them as executing and
+                                       keeps the journal and config alive */
     atomic_int replay_possible;     /* server/command.c: set by recovery */
 } exec_shared;
 

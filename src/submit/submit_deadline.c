@@ -76,10 +76,6 @@ int submit_deadline_detach(const exec_ctx *ctx, const gahp_request *req,
     return 0;
 }
 
-size_t submit_deadline_running(exec_shared *shared)
-{
-    return atomic_load(&shared->detached_runs);
-}
 
 void submit_deadline_at(long seconds, struct timespec *at)
 {

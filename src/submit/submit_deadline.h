@@ -26,10 +26,6 @@ typedef void (*submit_detached_fn)(exec_ctx *ctx, const gahp_request *req, void 
 int submit_deadline_detach(const exec_ctx *ctx, const gahp_request *req,
                         submit_detached_fn fn, void *arg);
 
-/* How many detached runs have not ended yet.  Shutdown keeps the journal
- * and the configuration they use alive (and leaves with _exit) while any
- * runs, like for a worker still executing. */
-size_t submit_deadline_running(exec_shared *shared);
 
 /* The CLOCK_REALTIME instant `seconds` from now (pthread_cond_timedwait). */
 void submit_deadline_at(long seconds, struct timespec *at);

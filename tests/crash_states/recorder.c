@@ -118,8 +118,18 @@ static void init(void)
     const char *r = getenv("CRASHREC_ROOT");
     if (!log || !*log || !r || r[0] != '/')
         return;
+    /* The emulator's port: a malformed one is a broken test set-up, not
+     * "record no traffic" (port 0 would silently record nothing). */
     const char *p = getenv("CRASHREC_PORT");
-    port = p ? atoi(p) : 0;
+    port = 0;
+    if (p != NULL && *p != '\0') {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno != 0 || *end != '\0' || v < 1 || v > 65535)
+            die("CRASHREC_PORT is not a port number");
+        port = (int)v;
+    }
     root = strdup(r);
     if (!root)
         die("out of memory");

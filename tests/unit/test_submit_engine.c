@@ -692,7 +692,7 @@ static void test_injected_client_reaches_helper_contexts(void **state)
     result = run(&f, NULL, 0, &cfg, "deadline");
     assert_string_equal(result, "NULL");
     free(result);
-    while (submit_deadline_running(f.shared) > 0)
+    while (atomic_load(&f.shared->detached_runs) > 0)
         usleep(1000);
     assert_true(f.w.clients >= 3);          /* + the detached run's (and its lane's) */
     assert_int_equal(failures, 0);

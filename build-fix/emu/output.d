@@ -1,4 +1,0 @@
-build-fix/emu/output.o: tests/emu/output.c tests/emu/emu.h \
- src/base/strbuf.h
-tests/emu/emu.h:
-src/base/strbuf.h:
