@@ -112,7 +112,9 @@ void config_print_example(FILE *out)
           "# comment at the start of a line or after a blank; yes/no and choices\n"
           "# in any case; file names absolute or starting with ~/.  An unknown\n"
           "# key is a warning in the log; a bad value stops boinc_gahp.\n"
-          "# Check a file with: boinc_gahp --check-config --config FILE\n", out);
+          "# Check a file with: boinc_gahp --check-config --config FILE\n"
+          "# In the system-wide file leave journal and log_file unset: each\n"
+          "# user's GAHP keeps its own journal, and its log beside it.\n", out);
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const option_row *row = &option_table[i];
         if (row->key == NULL)
@@ -123,7 +125,10 @@ void config_print_example(FILE *out)
             fputs("# Optional, per-user files only: a project selected before the\n"
                   "# client's first line, with project_url and authenticator or\n"
                   "# authenticator_file together.\n", out);
-        fprintf(out, "#%s = %s\n", row->key, row->def != NULL ? row->def : "");
+        if (row->def != NULL)
+            fprintf(out, "#%s = %s\n", row->key, row->def);
+        else
+            fprintf(out, "#%s =\n", row->key);
     }
 }
 
