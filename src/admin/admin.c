@@ -7,7 +7,6 @@
 
 #include "journal/journal.h"
 #include "journal/journal_admin.h"
-#include "base/log.h"
 
 #include <errno.h>
 #include <stdio.h>
