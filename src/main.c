@@ -5,17 +5,22 @@
  *   -> worker pool -> start-up hooks (recovery) -> banner -> reader loop
  *   -> QUIT/EOF: stop committer, end session, close journal, exit.
  */
+#include "admin/admin.h"
 #include "boinc/boinc.h"
 #include "config/config.h"
 #include "journal/journal.h"
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "server/protocol.h"
 #include "server/recovery.h"
 #include "server/workers.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /*
@@ -40,6 +45,81 @@ static int run_startup_hooks(journal *j, workers *w, protocol *p,
     return 0;
 }
 
+/*
+ * A reason to stop before the banner: under HTCondor every BOINC job of
+ * the user is then held "Failed to initialize GAHP", so the reason goes
+ * where an operator looks, the log file, and once, in plain words, to
+ * stderr (which the grid manager shows only at D_FULLDEBUG).
+ */
+__attribute__((format(printf, 1, 2)))
+static void startup_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("boinc_gahp: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    va_start(ap, fmt);
+    char *msg = str_vprintf(fmt, ap);
+    if (msg != NULL) {
+        log_file_msg(LOG_ERROR, "not started: %s", msg);
+        free(msg);
+    }
+    va_end(ap);
+}
+
+/* Each line of text (messages config_parse printed into a memory
+ * stream) as a start-up error. */
+static void startup_errors(const char *text)
+{
+    while (text != NULL && *text != '\0') {
+        const char *nl = strchr(text, '\n');
+        size_t n = nl ? (size_t)(nl - text) : strlen(text);
+        if (n > 12 && strncmp(text, "boinc_gahp: ", 12) == 0)
+            startup_error("%.*s", (int)(n - 12), text + 12);
+        else if (n > 0)
+            startup_error("%.*s", (int)n, text);
+        text += n + (nl != NULL);
+    }
+}
+
+/*
+ * The log: log_file if set (alone), else boinc_gahp.log beside the
+ * journal AND stderr.  A file that cannot be opened is no reason to stop
+ * (that would hold every job): stderr, with a warning.  quiet: after a
+ * configuration error, write to the file if it opens, say nothing if not.
+ */
+static void open_log(const gahp_config *cfg, int quiet)
+{
+    log_configure(cfg->log_file == NULL, cfg->log_max_bytes);
+    char *path = cfg->log_file != NULL ? strdup(cfg->log_file)
+                                       : config_default_log_path(cfg);
+    log_level level = quiet ? LOG_INFO : cfg->log_level;
+    if (path != NULL && log_open(path, level) == 0) {
+        free(path);
+        return;
+    }
+    int e = errno;
+    log_open(NULL, level);
+    if (!quiet)
+        log_warn("cannot open log file %s: %s; logging to stderr only",
+                 path ? path : "(no path: HOME unset)", strerror(e));
+    free(path);
+}
+
+/* Configuration warnings (unknown keys), kept until the log was open. */
+static void log_warnings(const char *text)
+{
+    while (text != NULL && *text != '\0') {
+        const char *nl = strchr(text, '\n');
+        size_t n = nl ? (size_t)(nl - text) : strlen(text);
+        if (n > 0)
+            log_warn("configuration: %.*s", (int)n, text);
+        text += n + (nl != NULL);
+    }
+}
+
 static journal *open_journal(const gahp_config *cfg)
 {
     journal_options jo = { cfg->journal_path, cfg->sync_full,
@@ -47,8 +127,11 @@ static journal *open_journal(const gahp_config *cfg)
     char *err = NULL;
     journal *j = journal_open(&jo, &err);
     if (j == NULL) {
-        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "cannot open the journal");
-        log_error("%s", err ? err : "cannot open the journal");
+        const char *why = err ? err : "cannot open the journal";
+        startup_error("%s%s%s", strstr(why, "journal") ? "" : "journal: ", why,
+                      strstr(why, "newer than this program")
+                      ? " (run the boinc_gahp version that wrote it, or move the "
+                        "journal aside to start a new one)" : "");
         free(err);
         return NULL;
     }
@@ -67,23 +150,72 @@ _Noreturn static void die(int status)
     _exit(status);
 }
 
+/* config_parse with its messages caught, then written as start-up
+ * errors (stderr once, and the default log file); the operator's
+ * commands (--check-config, journal ...) print them and open no log.
+ * Returns the exit status, or -1 to go on. */
+static int parse_options(int argc, char **argv, gahp_config *cfg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *msgs = open_memstream(&text, &len);
+    int rc = config_parse(argc, argv, cfg, stdout, msgs ? msgs : stderr);
+    if (msgs != NULL)
+        fclose(msgs);
+    int status = rc == CONFIG_OK ? -1 : rc == CONFIG_EXIT_OK ? 0 : 2;
+    if (status == 2 && !cfg->check_config && cfg->operand_count == 0) {
+        open_log(cfg, 1);
+        startup_errors(text);
+        log_close();
+    } else if (text != NULL) {
+        fputs(text, stderr);
+    }
+    free(text);
+    return status;
+}
+
+/* Options, the operator's commands, the journal directory, the log.
+ * Returns an exit status, or -1 when the server is to start. */
+static int prepare(int argc, char **argv, gahp_config *cfg)
+{
+    int status = parse_options(argc, argv, cfg);
+    if (status < 0 && cfg->check_config)
+        return admin_check_config(cfg);
+    if (status < 0 && cfg->operand_count > 0)
+        return admin_journal(cfg);
+    if (status >= 0)
+        return status;
+    /* Not a bad setting (exit 1): HOME unwritable, say. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *msgs = open_memstream(&text, &len);
+    int dir_rc = config_make_journal_dir(cfg, msgs ? msgs : stderr);
+    if (msgs != NULL)
+        fclose(msgs);
+    open_log(cfg, dir_rc != 0);
+    if (dir_rc != 0)
+        startup_errors(text);
+    free(text);
+    if (dir_rc != 0) {
+        log_close();
+        return 1;
+    }
+    log_warnings(cfg->warnings);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     gahp_config cfg;
-    int rc = config_parse(argc, argv, &cfg, stdout, stderr);
-    if (rc != CONFIG_OK) {
+    int status = prepare(argc, argv, &cfg);
+    if (status >= 0) {
         config_free(&cfg);
-        return rc == CONFIG_EXIT_OK ? 0 : 2;
+        return status;
     }
     /* A vanished client must be an error return from write(), not death. */
     signal(SIGPIPE, SIG_IGN);
-    if (log_open(cfg.log_file, cfg.log_level) != 0) {
-        fprintf(stderr, "boinc_gahp: cannot open log file %s\n", cfg.log_file);
-        config_free(&cfg);
-        return 2;
-    }
     if (boinc_global_init() != 0) {
-        fprintf(stderr, "boinc_gahp: cannot initialise libcurl/libxml2\n");
+        startup_error("cannot initialise libcurl/libxml2");
         die(1);
     }
     journal *j = open_journal(&cfg);
@@ -91,26 +223,26 @@ int main(int argc, char **argv)
         die(1);
     long long session_id = 0;
     if (journal_session_begin(j, GAHP_VERSION_NUMBER, &session_id) != 0) {
-        fprintf(stderr, "boinc_gahp: cannot record the session: %s\n",
-                journal_errmsg(j));
+        startup_error("cannot record the session in the journal: %s",
+                      journal_errmsg(j));
         die(1);
     }
     protocol *p = protocol_new(STDIN_FILENO, STDOUT_FILENO, &cfg, j, session_id);
     char *err = NULL;
     workers *w = p ? workers_start(&cfg, j, protocol_results_ready, p, &err) : NULL;
     if (w == NULL) {
-        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "out of memory");
+        startup_error("%s", err ? err : "out of memory");
         die(1);
     }
     protocol_set_workers(p, w);
     workers_set_session(w, session_id);
     if (run_startup_hooks(j, w, p, &cfg, session_id) != 0) {
-        fprintf(stderr, "boinc_gahp: start-up recovery failed\n");
+        startup_error("start-up recovery failed (see the log lines above)");
         die(1);
     }
     if (cfg.project_url != NULL &&
         protocol_select_project(p, cfg.project_url, cfg.authenticator) != 0) {
-        fprintf(stderr, "boinc_gahp: bad project_url in the config file\n");
+        startup_error("bad project_url in the config file");
         die(2);
     }
     log_info("boinc_gahp %s started (session %lld, journal %s, %d workers)",
@@ -123,7 +255,7 @@ int main(int argc, char **argv)
     size_t still_running = workers_shutdown(w);
     if (journal_session_end(j, session_id, run_rc == 0) != 0)
         log_warn("could not record the end of session %lld", session_id);
-    int status = run_rc == 0 ? 0 : 1;
+    status = run_rc == 0 ? 0 : 1;
     if (still_running > 0) {
         /* Workers may still write to the journal: keep it open (and its
          * lock held) until the process ends; _exit because they may be

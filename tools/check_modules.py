@@ -28,7 +28,8 @@ LAYERS = [
     ("base",),                       # strings, logs, numbers, URLs, local files
     ("config", "wire"),              # settings; the GAHP line format and requests
     ("journal", "boinc"),            # SQLite journal; BOINC web RPC client
-    ("exec",),                       # the executor context and interface
+    ("exec", "admin"),               # the executor context and interface; the
+                                     # operator's commands (check-config, journal ...)
     ("cmd", "fetch", "submit"),      # the commands' implementations
     ("server",),                     # protocol loop, command table, workers, recovery
     ("",),                           # src/main.c

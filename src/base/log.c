@@ -1,8 +1,9 @@
 /*
- * log.c - leveled, thread-safe logging to stderr or a log file.
+ * log.c - leveled, thread-safe logging to stderr and/or a log file, with
+ * size-bounded rotation of the file.
  *
- * Each line is written with a single fprintf under a mutex so lines from
- * worker threads never interleave.  Nothing here ever touches stdout.
+ * Each line is written under a mutex so lines from worker threads never
+ * interleave.  Nothing here ever touches stdout.
  */
 #include "base/log.h"
 
@@ -17,43 +18,76 @@
 #include <unistd.h>
 
 static FILE *log_fp;            /* NULL = stderr */
+static char *log_path;          /* the file's name, for rotation */
+static int log_tee;             /* 1 = every line also to stderr */
+static long long log_max;       /* rotate at this size; 0 = never */
+static int log_rotate_broken;   /* rename failed once: stop trying */
 static log_level log_threshold = LOG_INFO;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
-int log_open(const char *path, log_level level)
+void log_configure(int tee_stderr, long long max_bytes)
 {
-    log_threshold = level;
-    if (path == NULL)
-        return 0;
-    /* 0600 whatever the umask: the log names jobs, batches and paths
-     * (issue 10 #9).  A regular file that exists with wider bits is
-     * narrowed (devices such as /dev/null are left alone). */
+    pthread_mutex_lock(&log_lock);
+    log_tee = tee_stderr;
+    log_max = max_bytes > 0 ? max_bytes : 0;
+    pthread_mutex_unlock(&log_lock);
+}
+
+/* Open path for appending, 0600 whatever the umask: the log names jobs,
+ * batches and paths (issue 10 #9).  A regular file of ours that exists
+ * with wider bits is narrowed; a file of another user (a shared log
+ * that root created 0666 for every user's GAHP) is used as it is, since
+ * fchmod could only fail with EPERM there.  Devices such as /dev/null are
+ * left alone. */
+static FILE *open_log_file(const char *path)
+{
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0)
-        return -1;
+        return NULL;
     struct stat st;
     if (fstat(fd, &st) != 0 ||
         (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0 &&
-         fchmod(fd, st.st_mode & 0700) != 0)) {
+         st.st_uid == geteuid() && fchmod(fd, st.st_mode & 0700) != 0)) {
         int e = errno;
         close(fd);
         errno = e;
-        return -1;
+        return NULL;
     }
     FILE *fp = fdopen(fd, "a");
     if (fp == NULL) {
         int e = errno;
         close(fd);
         errno = e;
-        return -1;
+        return NULL;
     }
     setvbuf(fp, NULL, _IOLBF, 0);
+    return fp;
+}
+
+int log_open(const char *path, log_level level)
+{
+    log_threshold = level;
+    if (path == NULL)
+        return 0;
+    char *name = strdup(path);
+    if (name == NULL)
+        return -1;
+    FILE *fp = open_log_file(path);
+    if (fp == NULL) {
+        int e = errno;
+        free(name);
+        errno = e;
+        return -1;
+    }
     pthread_mutex_lock(&log_lock);
     if (log_fp != NULL)
         fclose(log_fp);
+    free(log_path);
     log_fp = fp;
+    log_path = name;
+    log_rotate_broken = 0;
     pthread_mutex_unlock(&log_lock);
     return 0;
 }
@@ -64,7 +98,59 @@ void log_close(void)
     if (log_fp != NULL)
         fclose(log_fp);
     log_fp = NULL;
+    free(log_path);
+    log_path = NULL;
     pthread_mutex_unlock(&log_lock);
+}
+
+int log_to_file(void)
+{
+    pthread_mutex_lock(&log_lock);
+    int yes = log_fp != NULL;
+    pthread_mutex_unlock(&log_lock);
+    return yes;
+}
+
+/*
+ * Size-bounded log (under log_lock): once the file has reached log_max,
+ * it becomes PATH.old (replacing the previous one: HTCondor's own logs
+ * keep one old copy the same way) and a new PATH is started, so a server
+ * that runs for months uses at most about twice the limit.  Several
+ * processes may share one file: when the name no longer leads to our
+ * file, another one has rotated it, and we only reopen the name.  A
+ * rename that fails (a shared file in a directory the user cannot write)
+ * turns rotation off for this process; the file then grows.
+ */
+static void rotate_if_due(void)
+{
+    struct stat st, named;
+    if (log_fp == NULL || log_max == 0 || log_rotate_broken ||
+        fstat(fileno(log_fp), &st) != 0 || !S_ISREG(st.st_mode) ||
+        (long long)st.st_size < log_max)
+        return;
+    int moved = stat(log_path, &named) == 0 &&
+                (named.st_ino != st.st_ino || named.st_dev != st.st_dev);
+    if (!moved) {
+        size_t n = strlen(log_path);
+        char *old = malloc(n + 5);
+        if (old == NULL)
+            return;                 /* try again at the next line */
+        memcpy(old, log_path, n);
+        memcpy(old + n, ".old", 5);
+        int rc = rename(log_path, old);
+        free(old);
+        if (rc != 0) {
+            log_rotate_broken = 1;
+            return;
+        }
+    }
+    FILE *fp = open_log_file(log_path);
+    if (fp == NULL) {
+        log_rotate_broken = 1;      /* keep writing to the renamed file */
+        return;
+    }
+    fclose(log_fp);
+    log_fp = fp;
 }
 
 int log_level_parse(const char *name, log_level *out)
@@ -78,10 +164,17 @@ int log_level_parse(const char *name, log_level *out)
     return -1;
 }
 
-void log_msg(log_level level, const char *fmt, ...)
+static void write_line(FILE *fp, const char *stamp, long ms, log_level level,
+                       const char *fmt, va_list ap)
 {
-    if (level > log_threshold)
-        return;
+    fprintf(fp, "%s.%03ldZ boinc_gahp[%s] ", stamp, ms, level_names[level]);
+    vfprintf(fp, fmt, ap);
+    fputc('\n', fp);
+    fflush(fp);
+}
+
+static void log_v(log_level level, int file_only, const char *fmt, va_list ap)
+{
     char stamp[32];
     struct timespec ts;
     struct tm tm;
@@ -89,17 +182,38 @@ void log_msg(log_level level, const char *fmt, ...)
     gmtime_r(&ts.tv_sec, &tm);
     if (strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
         stamp[0] = '\0';
+    long ms = ts.tv_nsec / 1000000L;
 
+    pthread_mutex_lock(&log_lock);
+    rotate_if_due();
+    if (log_fp != NULL) {
+        va_list copy;
+        va_copy(copy, ap);
+        write_line(log_fp, stamp, ms, level, fmt, copy);
+        va_end(copy);
+    }
+    if (!file_only && (log_fp == NULL || log_tee))
+        write_line(stderr, stamp, ms, level, fmt, ap);
+    pthread_mutex_unlock(&log_lock);
+}
+
+void log_msg(log_level level, const char *fmt, ...)
+{
+    if (level > log_threshold)
+        return;
     va_list ap;
     va_start(ap, fmt);
-    pthread_mutex_lock(&log_lock);
-    FILE *fp = log_fp != NULL ? log_fp : stderr;
-    fprintf(fp, "%s.%03ldZ boinc_gahp[%s] ", stamp, ts.tv_nsec / 1000000L,
-            level_names[level]);
-    vfprintf(fp, fmt, ap);
-    fputc('\n', fp);
-    fflush(fp);
-    pthread_mutex_unlock(&log_lock);
+    log_v(level, 0, fmt, ap);
+    va_end(ap);
+}
+
+void log_file_msg(log_level level, const char *fmt, ...)
+{
+    if (level > log_threshold)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(level, 1, fmt, ap);
     va_end(ap);
 }
 

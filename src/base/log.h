@@ -1,5 +1,5 @@
 /*
- * log.h - leveled logging to stderr or a log file, never stdout.
+ * log.h - leveled logging to stderr and/or a log file, never stdout.
  *
  * stdout carries the GAHP protocol, so every diagnostic goes through here.
  * Callers must never pass an authenticator, or a URL that carries one
@@ -18,14 +18,27 @@ typedef enum {
     LOG_DEBUG = 3
 } log_level;
 
-/* Open the log: path NULL means stderr.  Returns 0, or -1 with errno set. */
+/* Open the log: path NULL means stderr.  Returns 0, or -1 with errno set
+ * (the previous destination stays).  A file is created 0600; an existing
+ * one of ours is narrowed to 0600, one of another user is used as is. */
 int log_open(const char *path, log_level level);
 void log_close(void);
+/* Before log_open: tee_stderr 1 = every line goes to stderr as well as to
+ * the file; max_bytes > 0 = the file is renamed PATH.old (one old copy)
+ * and started again once it reaches max_bytes. */
+void log_configure(int tee_stderr, long long max_bytes);
+/* 1 if a log file is open. */
+int log_to_file(void);
 
 /* Parse "error", "warn", "info" or "debug"; returns 0 or -1. */
 int log_level_parse(const char *name, log_level *out);
 
 void log_msg(log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The same, to the log file only (nothing when there is none): for a
+ * message the caller has already printed on stderr in plain words. */
+void log_file_msg(log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)

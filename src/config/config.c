@@ -11,7 +11,7 @@
  * ~/.config/boinc_gahp/boinc_gahp.conf) and /etc/boinc_gahp/boinc_gahp.conf.
  * A bad value anywhere is a message naming its source and exit status 2.
  */
-#include "config/config.h"
+#include "config/config_internal.h"
 
 #include "base/num.h"
 #include "base/strbuf.h"
@@ -23,7 +23,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ident-style literal: `ident boinc_gahp` finds it.  Version and date come
  * from src/base/version.h; the date is the release date, not the build day. */
@@ -31,42 +33,6 @@ const char GAHP_VERSION_STRING[] =
     "$GahpVersion: " GAHP_VERSION " " GAHP_RELEASE_DATE
     " boinc_gahp\\ (persistent\\ BOINC\\ GAHP) $";
 const char GAHP_VERSION_NUMBER[] = GAHP_VERSION;
-
-/* The system-wide configuration file.  A fixed /etc path (not PREFIX/etc):
- * the binary behaves the same wherever it is installed, like HTCondor's
- * own /etc/condor.  Override at build time with -DGAHP_SYSTEM_CONFIG=... */
-#ifndef GAHP_SYSTEM_CONFIG
-#define GAHP_SYSTEM_CONFIG "/etc/boinc_gahp/boinc_gahp.conf"
-#endif
-#define GAHP_USER_CONFIG "boinc_gahp/boinc_gahp.conf"
-
-typedef enum {
-    OT_STRING,      /* char *, non-empty */
-    OT_INT,         /* int in min..max */
-    OT_LONG,        /* long in min..max */
-    OT_DOUBLE,      /* double in min..max */
-    OT_CHOICE,      /* int: index of the value in choices[] */
-    OT_FLAG,        /* int 0/1: bare --name; yes/no/true/false/on/off/1/0 elsewhere */
-    OT_PROJECT_URL, /* char *, a normalised BOINC project URL */
-    OT_SECRET,      /* char *, an authenticator (file must be private) */
-    OT_SECRET_FILE, /* char *, read from the named file */
-    OT_CONFIG,      /* --config: chooses the file, handled before the rest */
-    OT_HELP,
-    OT_VERSION
-} option_type;
-
-typedef struct {
-    const char *name;      /* --NAME on the command line, or NULL */
-    const char *env;       /* environment variable, or NULL */
-    const char *key;       /* configuration-file key, or NULL */
-    option_type type;
-    size_t field;          /* offsetof(gahp_config, ...) of the value */
-    double min, max;       /* bounds of OT_INT / OT_LONG / OT_DOUBLE */
-    const char *const *choices;   /* OT_CHOICE: NULL-terminated */
-    const char *def;       /* built-in default, as text; NULL = none */
-    const char *metavar;   /* value placeholder in --help */
-    const char *help;      /* one line; ranges and defaults are added */
-} option_row;
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const sync_modes[] = { "normal", "full", NULL };
@@ -77,17 +43,18 @@ static const char *const sync_modes[] = { "normal", "full", NULL };
 /* Adding a setting: one row here (and a field in gahp_config, and its
  * documentation in man/boinc_gahp.1.in and doc/configuration.md - a test
  * fails until both name it).  Keep the columns aligned. */
-static const option_row option_table[] = {
+const option_row option_table[] = {
 /*   --name                 environment variable            file key               type            field                       min  max       choices     default metavar    help */
-    { "journal",             "BOINC_GAHP_JOURNAL",           "journal",             OT_STRING,      F(journal_path),             0,  0,        NULL,       NULL,   "PATH",    "journal database (default $XDG_STATE_HOME/boinc_gahp/journal.db or ~/.local/state/boinc_gahp/journal.db)" },
+    { "journal",             "BOINC_GAHP_JOURNAL",           "journal",             OT_PATH,        F(journal_path),             0,  0,        NULL,       NULL,   "PATH",    "journal database (default $XDG_STATE_HOME/boinc_gahp/journal.db or ~/.local/state/boinc_gahp/journal.db)" },
     { "workers",             "BOINC_GAHP_WORKERS",           "workers",             OT_INT,         F(workers),                  1,  CONFIG_MAX_WORKERS, NULL, "8", "N",       "worker threads" },
-    { "log-file",            "BOINC_GAHP_LOG_FILE",          "log_file",            OT_STRING,      F(log_file),                 0,  0,        NULL,       NULL,   "PATH",    "append log lines to PATH (default stderr)" },
+    { "log-file",            "BOINC_GAHP_LOG_FILE",          "log_file",            OT_PATH,        F(log_file),                 0,  0,        NULL,       NULL,   "PATH",    "append log lines to PATH instead of boinc_gahp.log beside the journal and stderr" },
+    { "log-max-bytes",       "BOINC_GAHP_LOG_MAX_BYTES",     "log_max_bytes",       OT_LONG,        F(log_max_bytes),            0,  1125899906842624.0, NULL, "10485760", "BYTES", "rename the log file to PATH.old and start it again at this size (0 = never)" },
     { "log-level",           "BOINC_GAHP_LOG_LEVEL",         "log_level",           OT_CHOICE,      F(log_level),                0,  0,        log_levels, "info", NULL,      "log verbosity" },
     { "http-timeout",        "BOINC_GAHP_HTTP_TIMEOUT",      "http_timeout",        OT_LONG,        F(http_timeout_s),           1,  86400,    NULL,       "300",  "SECONDS", "total time of one HTTP request" },
     { "connect-timeout",     "BOINC_GAHP_CONNECT_TIMEOUT",   "connect_timeout",     OT_LONG,        F(connect_timeout_s),        1,  3600,     NULL,       "10",   "SECONDS", "one connection attempt" },
     { "retry-budget",        "BOINC_GAHP_RETRY_BUDGET",      "retry_budget",        OT_LONG,        F(retry_budget_s),           0,  86400,    NULL,       "60",   "SECONDS", "time spent retrying requests that are safe to repeat" },
-    { "ca-file",             "BOINC_GAHP_CA_FILE",           "ca_file",             OT_STRING,      F(ca_file),                  0,  0,        NULL,       NULL,   "FILE",    "CA bundle for https projects (default: the system's)" },
-    { "ca-path",             "BOINC_GAHP_CA_PATH",           "ca_path",             OT_STRING,      F(ca_path),                  0,  0,        NULL,       NULL,   "DIR",     "CA directory for https projects (default: the system's)" },
+    { "ca-file",             "BOINC_GAHP_CA_FILE",           "ca_file",             OT_PATH,        F(ca_file),                  0,  0,        NULL,       NULL,   "FILE",    "CA bundle for https projects (default: the system's)" },
+    { "ca-path",             "BOINC_GAHP_CA_PATH",           "ca_path",             OT_PATH,        F(ca_path),                  0,  0,        NULL,       NULL,   "DIR",     "CA directory for https projects (default: the system's)" },
     { "sync",                "BOINC_GAHP_SYNC",              "sync",                OT_CHOICE,      F(sync_full),                0,  0,        sync_modes, "full", NULL,      "journal durability" },
     { "retention-days",      "BOINC_GAHP_RETENTION_DAYS",    "retention_days",      OT_DOUBLE,      F(retention_days),           0,  36500,    NULL,       "7",    "DAYS",    "prune delivered requests older than this at start-up" },
     { "busy-timeout",        "BOINC_GAHP_BUSY_TIMEOUT",      "busy_timeout",        OT_LONG,        F(busy_timeout_ms),          0,  600000,   NULL,       "60000", "MS",     "wait this long for another process's journal lock" },
@@ -113,10 +80,12 @@ static const option_row option_table[] = {
     { NULL,                  NULL,                           "project_url",         OT_PROJECT_URL, F(project_url),              0,  0,        NULL,       NULL,   "URL",     "project selected before the client's first line" },
     { NULL,                  NULL,                           "authenticator",       OT_SECRET,      F(authenticator),            0,  0,        NULL,       NULL,   "KEY",     "that project's authenticator (the file must then be mode 0600)" },
     { NULL,                  NULL,                           "authenticator_file",  OT_SECRET_FILE, F(authenticator),            0,  0,        NULL,       NULL,   "FILE",    "a file holding that authenticator" },
+    { "check-config",        NULL,                           NULL,                  OT_FLAG,        F(check_config),             0,  0,        NULL,       NULL,   NULL,      "check the settings and the journal, print each setting and its source, exit" },
+    { "example-config",      NULL,                           NULL,                  OT_EXAMPLE,     NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "print an example configuration file (every key, commented out) and exit" },
     { "help",                NULL,                           NULL,                  OT_HELP,        NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "this text" },
     { "version",             NULL,                           NULL,                  OT_VERSION,     NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "print the version banner" },
 };
-#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
+const size_t option_count = sizeof option_table / sizeof option_table[0];
 
 /* ---- values ----------------------------------------------------------- */
 
@@ -143,13 +112,70 @@ static int set_string(char **dst, const char *value, const char *src, FILE *err)
     return 0;
 }
 
+/*
+ * A file name from any source.  "~" and "~/..." are expanded with $HOME
+ * (a shell would have done it on a command line; in a file it is what an
+ * admin expects).  A relative name is refused in the environment and the
+ * file: the grid manager's working directory is nothing a user chose.
+ * On the command line it is made absolute against the working directory,
+ * as a user typing it means.  Returns a malloc'd path or NULL (message
+ * printed).
+ */
+static char *expand_path(const char *value, const char *src, FILE *err)
+{
+    strbuf sb = STRBUF_INIT;
+    int rc = 0;
+    if (value[0] == '~' && (value[1] == '/' || value[1] == '\0')) {
+        const char *home = getenv("HOME");
+        if (home == NULL || home[0] != '/') {
+            fprintf(err, "boinc_gahp: %s: cannot expand '~' in '%s': HOME is "
+                    "not an absolute path\n", src, value);
+            return NULL;
+        }
+        rc = strbuf_printf(&sb, "%s%s", home, value + 1);
+    } else if (value[0] == '/') {
+        rc = strbuf_puts(&sb, value);
+    } else if (strncmp(src, "--", 2) == 0 && value[0] != '~') {
+        char *cwd = getcwd(NULL, 0);
+        if (cwd == NULL) {
+            fprintf(err, "boinc_gahp: %s: cannot resolve '%s': %s\n", src, value,
+                    strerror(errno));
+            return NULL;
+        }
+        rc = strbuf_printf(&sb, "%s/%s", cwd, value);
+        free(cwd);
+    } else {
+        fprintf(err, "boinc_gahp: %s: '%s' is not an absolute path (a relative "
+                "one would depend on the grid manager's working directory; "
+                "'~/' is expanded)\n", src, value);
+        return NULL;
+    }
+    char *path = rc == 0 ? strbuf_detach(&sb) : NULL;
+    strbuf_free(&sb);
+    if (path == NULL)
+        fprintf(err, "boinc_gahp: out of memory\n");
+    return path;
+}
+
+static int set_path(char **dst, const char *value, const char *src, FILE *err)
+{
+    if (*value == '\0')
+        return set_string(dst, value, src, err);    /* its message */
+    char *path = expand_path(value, src, err);
+    if (path == NULL)
+        return -1;
+    free(*dst);
+    *dst = path;
+    return 0;
+}
+
 static int parse_flag(const char *v, int *out)
 {
     static const char *const yes[] = { "1", "yes", "true", "on", NULL };
     static const char *const no[] = { "0", "no", "false", "off", NULL };
     for (size_t i = 0; yes[i] != NULL; i++) {
-        if (strcmp(v, yes[i]) == 0) { *out = 1; return 0; }
-        if (strcmp(v, no[i]) == 0) { *out = 0; return 0; }
+        if (strcasecmp(v, yes[i]) == 0) { *out = 1; return 0; }
+        if (strcasecmp(v, no[i]) == 0) { *out = 0; return 0; }
     }
     return -1;
 }
@@ -158,7 +184,7 @@ static int set_choice(int *dst, const option_row *row, const char *value,
                       const char *src, FILE *err)
 {
     for (int i = 0; row->choices[i] != NULL; i++)
-        if (strcmp(value, row->choices[i]) == 0) {
+        if (strcasecmp(value, row->choices[i]) == 0) {   /* HTCondor admins write TRUE */
             *dst = i;
             return 0;
         }
@@ -260,6 +286,8 @@ static int apply_value(gahp_config *cfg, const option_row *row, const char *valu
     case OT_SECRET:
     case OT_CONFIG:
         return set_string(str, value, src, err);
+    case OT_PATH:
+        return set_path(str, value, src, err);
     case OT_INT:
     case OT_LONG:
     case OT_DOUBLE:
@@ -275,7 +303,9 @@ static int apply_value(gahp_config *cfg, const option_row *row, const char *valu
     case OT_PROJECT_URL:
         return set_project_url(str, value, src, err);
     case OT_SECRET_FILE: {
-        char *secret = read_secret_file(value, src, err);
+        char *file = expand_path(value, src, err);
+        char *secret = file != NULL ? read_secret_file(file, src, err) : NULL;
+        free(file);
         if (secret == NULL)
             return -1;
         if (*str != NULL)
@@ -286,17 +316,43 @@ static int apply_value(gahp_config *cfg, const option_row *row, const char *valu
     }
     case OT_HELP:
     case OT_VERSION:
+    case OT_EXAMPLE:
         break;
     }
     return -1;
 }
 
+/* Remember where row's value came from, for --check-config. */
+static int record_source(gahp_config *cfg, const option_row *row, const char *src)
+{
+    size_t i = (size_t)(row - option_table);
+    char *copy = strdup(src);
+    if (copy == NULL)
+        return -1;
+    free(cfg->sources[i]);
+    cfg->sources[i] = copy;
+    return 0;
+}
+
+/* apply_value, then record_source(label). */
+static int apply_from(gahp_config *cfg, const option_row *row, const char *value,
+                      const char *src, const char *label, FILE *err)
+{
+    if (apply_value(cfg, row, value, src, err) != 0)
+        return -1;
+    if (record_source(cfg, row, label) != 0) {
+        fprintf(err, "boinc_gahp: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int apply_defaults(gahp_config *cfg, FILE *err)
 {
-    memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < OPTION_COUNT; i++)
         if (option_table[i].def != NULL &&
-            apply_value(cfg, &option_table[i], option_table[i].def, "default", err) != 0)
+            apply_from(cfg, &option_table[i], option_table[i].def, "default",
+                       "default", err) != 0)
             return -1;
     return 0;
 }
@@ -305,7 +361,7 @@ void config_free(gahp_config *cfg)
 {
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         const option_row *row = &option_table[i];
-        if (row->type != OT_STRING && row->type != OT_SECRET &&
+        if (row->type != OT_STRING && row->type != OT_PATH && row->type != OT_SECRET &&
             row->type != OT_SECRET_FILE && row->type != OT_CONFIG &&
             row->type != OT_PROJECT_URL)
             continue;
@@ -315,65 +371,12 @@ void config_free(gahp_config *cfg)
         free(*str);
         *str = NULL;
     }
+    if (cfg->sources != NULL)
+        for (size_t i = 0; i < OPTION_COUNT; i++)
+            free(cfg->sources[i]);
+    free(cfg->sources);
+    free(cfg->warnings);
     memset(cfg, 0, sizeof *cfg);
-}
-
-/* ---- --help ------------------------------------------------------------ */
-
-static void print_value_hint(const option_row *row, FILE *out)
-{
-    if (row->type == OT_CHOICE) {
-        for (int i = 0; row->choices[i] != NULL; i++)
-            fprintf(out, "%s%s", i ? "|" : " ", row->choices[i]);
-    } else if (row->metavar != NULL) {
-        fprintf(out, " %s", row->metavar);
-    }
-}
-
-static void print_row_help(const option_row *row, FILE *out)
-{
-    if (row->name != NULL)
-        fprintf(out, "  --%s", row->name);
-    else
-        fprintf(out, "  %s =", row->key);
-    print_value_hint(row, out);
-    fprintf(out, "\n      %s", row->help);
-    if (row->type == OT_INT || row->type == OT_LONG)
-        fprintf(out, " (%ld..%ld)", (long)row->min, (long)row->max);
-    else if (row->type == OT_DOUBLE)
-        fprintf(out, " (%g..%g)", row->min, row->max);
-    if (row->def != NULL)
-        fprintf(out, " [default %s]", row->def);
-    fputc('\n', out);
-    if (row->env != NULL || (row->name != NULL && row->key != NULL)) {
-        fputs("      ", out);
-        if (row->env != NULL)
-            fprintf(out, "environment %s%s", row->env, row->key ? "; " : "");
-        if (row->key != NULL)
-            fprintf(out, "config file key %s", row->key);
-        fputc('\n', out);
-    }
-}
-
-static void print_help(FILE *out)
-{
-    fputs("usage: boinc_gahp [options]\n"
-          "A persistent BOINC GAHP server: speaks the GAHP protocol on stdin/stdout.\n"
-          "Every setting also comes from the environment or the configuration file;\n"
-          "precedence: command line > environment > configuration file > default.\n"
-          "\nOptions:\n", out);
-    for (size_t i = 0; i < OPTION_COUNT; i++)
-        if (option_table[i].name != NULL)
-            print_row_help(&option_table[i], out);
-    fputs("\nConfiguration-file keys without an option:\n", out);
-    for (size_t i = 0; i < OPTION_COUNT; i++)
-        if (option_table[i].name == NULL)
-            print_row_help(&option_table[i], out);
-    fputs("\nFILES (configuration, the first that exists unless --config or\n"
-          "BOINC_GAHP_CONFIG names one):\n"
-          "  $XDG_CONFIG_HOME/" GAHP_USER_CONFIG "  (or ~/.config/" GAHP_USER_CONFIG ")\n"
-          "  " GAHP_SYSTEM_CONFIG "\n"
-          "See boinc_gahp(1).\n", out);
 }
 
 /* ---- the command line -------------------------------------------------- */
@@ -395,7 +398,7 @@ static struct option *build_long_options(void)
         if (row->name == NULL)
             continue;
         int bare = row->type == OT_FLAG || row->type == OT_HELP ||
-                   row->type == OT_VERSION;
+                   row->type == OT_VERSION || row->type == OT_EXAMPLE;
         opts[n].name = row->name;
         opts[n].has_arg = bare ? no_argument : required_argument;
         opts[n].flag = NULL;
@@ -407,8 +410,9 @@ static struct option *build_long_options(void)
 
 /* getopt pass: --help/--version act at once; the other options are kept
  * in *settings (in order) to be applied last.  Returns a CONFIG_ code. */
-static int scan_command_line(int argc, char **argv, cli_setting *settings,
-                             size_t *count, FILE *out, FILE *err)
+static int scan_command_line(int argc, char **argv, gahp_config *cfg,
+                             cli_setting *settings, size_t *count, FILE *out,
+                             FILE *err)
 {
     struct option *opts = build_long_options();
     if (opts == NULL) {
@@ -427,9 +431,12 @@ static int scan_command_line(int argc, char **argv, cli_setting *settings,
             break;
         }
         const option_row *row = &option_table[opt - 256];
-        if (row->type == OT_HELP || row->type == OT_VERSION) {
+        if (row->type == OT_HELP || row->type == OT_VERSION ||
+            row->type == OT_EXAMPLE) {
             if (row->type == OT_HELP)
-                print_help(out);
+                config_print_help(out);
+            else if (row->type == OT_EXAMPLE)
+                config_print_example(out);
             else
                 fprintf(out, "%s\n", GAHP_VERSION_STRING);
             rc = CONFIG_EXIT_OK;
@@ -438,9 +445,14 @@ static int scan_command_line(int argc, char **argv, cli_setting *settings,
         settings[*count].row = row;
         settings[(*count)++].value = row->type == OT_FLAG ? "yes" : optarg;
     }
-    if (rc == CONFIG_OK && optind < argc) {
+    /* Operands: only the operator's "journal ..." (src/admin) takes any. */
+    if (rc == CONFIG_OK && optind < argc && strcmp(argv[optind], "journal") != 0) {
         fprintf(err, "boinc_gahp: unexpected argument: %s\n", argv[optind]);
         rc = CONFIG_ERROR;
+    }
+    if (rc == CONFIG_OK && optind < argc) {
+        cfg->operands = argv + optind;
+        cfg->operand_count = argc - optind;
     }
     free(opts);
     return rc;
@@ -454,7 +466,8 @@ static int apply_command_line(gahp_config *cfg, const cli_setting *settings,
     for (size_t i = 0; rc == 0 && i < count; i++) {
         strbuf_reset(&src);
         rc = strbuf_printf(&src, "--%s", settings[i].row->name) != 0 ? -1
-             : apply_value(cfg, settings[i].row, settings[i].value, src.data, err);
+             : apply_from(cfg, settings[i].row, settings[i].value, src.data,
+                          src.data, err);
     }
     strbuf_free(&src);
     return rc;
@@ -475,7 +488,7 @@ static int apply_environment(gahp_config *cfg, FILE *err)
         const option_row *row = &option_table[i];
         const char *v = env_value(row->env);
         if (v != NULL && row->type != OT_CONFIG &&
-            apply_value(cfg, row, v, row->env, err) != 0)
+            apply_from(cfg, row, v, row->env, row->env, err) != 0)
             return -1;
     }
     return 0;
@@ -491,11 +504,39 @@ static const option_row *row_by_key(const char *key)
     return NULL;
 }
 
+/* Keep a warning for the log (opened after the configuration is read). */
+static int add_warning(gahp_config *cfg, const char *path, int lineno, const char *key)
+{
+    strbuf sb = STRBUF_INIT;
+    int rc = strbuf_puts(&sb, cfg->warnings ? cfg->warnings : "") != 0 ||
+             strbuf_printf(&sb, "%s:%d: unknown key '%s' ignored (see "
+                           "boinc_gahp --example-config)\n", path, lineno, key) != 0
+             ? -1 : 0;
+    if (rc == 0) {
+        free(cfg->warnings);
+        cfg->warnings = strbuf_detach(&sb);
+    }
+    strbuf_free(&sb);
+    return rc;
+}
+
+/* An inline comment starts at a '#' after a blank ("workers = 4  # four");
+ * a '#' inside a word (a URL's fragment, a password) is kept. */
+static void cut_comment(char *s)
+{
+    for (char *p = s; *p != '\0'; p++)
+        if (*p == '#' && (p == s || p[-1] == ' ' || p[-1] == '\t')) {
+            *p = '\0';
+            return;
+        }
+}
+
 static int config_file_line(gahp_config *cfg, char *line, const char *path,
                             int lineno, int *has_secret, FILE *err)
 {
+    cut_comment(line);
     char *s = trim(line);
-    if (*s == '\0' || *s == '#')
+    if (*s == '\0')
         return 0;
     char *eq = strchr(s, '=');
     if (eq == NULL) {
@@ -506,15 +547,19 @@ static int config_file_line(gahp_config *cfg, char *line, const char *path,
     char *key = trim(s), *value = trim(eq + 1);
     const option_row *row = row_by_key(key);
     if (row == NULL) {
-        fprintf(err, "boinc_gahp: %s:%d: unknown key '%s'\n", path, lineno, key);
-        return -1;
+        /* A warning, not an exit: one typo in the system-wide file must not
+         * stop every user's GAHP (every BOINC job held).  main() logs it
+         * once the log is open. */
+        return add_warning(cfg, path, lineno, key);
     }
     if (row->type == OT_SECRET)
         *has_secret = 1;
-    strbuf src = STRBUF_INIT;
-    int rc = strbuf_printf(&src, "%s:%d: %s", path, lineno, key) != 0 ? -1
-             : apply_value(cfg, row, value, src.data, err);
+    strbuf src = STRBUF_INIT, label = STRBUF_INIT;
+    int rc = strbuf_printf(&src, "%s:%d: %s", path, lineno, key) != 0 ||
+             strbuf_printf(&label, "%s:%d", path, lineno) != 0 ? -1
+             : apply_from(cfg, row, value, src.data, label.data, err);
     strbuf_free(&src);
+    strbuf_free(&label);
     return rc;
 }
 
@@ -637,31 +682,93 @@ static int make_dirs(char *path, FILE *err)
     }
 }
 
-/* No journal from any source: the XDG state directory. */
-static int resolve_journal(gahp_config *cfg, FILE *err)
+/* The default state directory: $XDG_STATE_HOME/boinc_gahp or
+ * ~/.local/state/boinc_gahp (malloc'd), NULL when neither is absolute. */
+static char *state_dir(void)
 {
-    if (cfg->journal_path != NULL)
-        return 0;
     const char *xdg = getenv("XDG_STATE_HOME");
     const char *home = getenv("HOME");
     strbuf dir = STRBUF_INIT;
-    int rc;
+    int rc = -1;
     if (xdg != NULL && xdg[0] == '/')
         rc = strbuf_printf(&dir, "%s/boinc_gahp", xdg);
     else if (home != NULL && home[0] == '/')
         rc = strbuf_printf(&dir, "%s/.local/state/boinc_gahp", home);
-    else {
+    char *d = rc == 0 ? strbuf_detach(&dir) : NULL;
+    strbuf_free(&dir);
+    return d;
+}
+
+/* No journal from any source: the XDG state directory.  Its directory is
+ * made later (config_make_journal_dir): failing to make it is no bad
+ * setting (exit status 1, not 2). */
+static int resolve_journal(gahp_config *cfg, FILE *err)
+{
+    if (cfg->journal_path != NULL)
+        return 0;
+    char *dir = state_dir();
+    if (dir == NULL) {
         fprintf(err, "boinc_gahp: no journal path: use --journal, or set "
                 "BOINC_GAHP_JOURNAL, XDG_STATE_HOME or HOME\n");
         return -1;
     }
-    if (rc != 0 || make_dirs(dir.data, err) != 0 ||
-        strbuf_puts(&dir, "/journal.db") != 0) {
-        strbuf_free(&dir);
+    strbuf path = STRBUF_INIT;
+    int rc = strbuf_printf(&path, "%s/journal.db", dir);
+    free(dir);
+    cfg->journal_path = rc == 0 ? strbuf_detach(&path) : NULL;
+    strbuf_free(&path);
+    cfg->journal_default = 1;
+    if (cfg->journal_path == NULL)
+        fprintf(err, "boinc_gahp: out of memory\n");
+    return cfg->journal_path ? 0 : -1;
+}
+
+/* The directory part of path (malloc'd), "/" for "/x". */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == NULL ? 0 : (size_t)(slash - path);
+    char *d = malloc(n + 2);
+    if (d == NULL)
+        return NULL;
+    if (n == 0)
+        strcpy(d, slash ? "/" : ".");
+    else {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+int config_make_journal_dir(const gahp_config *cfg, FILE *err)
+{
+    if (!cfg->journal_default)
+        return 0;
+    char *dir = dir_of(cfg->journal_path);
+    if (dir == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
         return -1;
     }
-    cfg->journal_path = strbuf_detach(&dir);
-    return cfg->journal_path ? 0 : -1;
+    int rc = make_dirs(dir, err);
+    if (rc != 0)
+        fprintf(err, "boinc_gahp: cannot create the default journal directory "
+                "%s; set another journal with --journal, BOINC_GAHP_JOURNAL or "
+                "the configuration file's journal key\n", dir);
+    free(dir);
+    return rc;
+}
+
+char *config_default_log_path(const gahp_config *cfg)
+{
+    char *dir = cfg->journal_path != NULL ? dir_of(cfg->journal_path) : state_dir();
+    if (dir == NULL)
+        return NULL;
+    strbuf sb = STRBUF_INIT;
+    char *path = strbuf_printf(&sb, "%s/boinc_gahp.log", dir) == 0
+                 ? strbuf_detach(&sb) : NULL;
+    strbuf_free(&sb);
+    free(dir);
+    return path;
 }
 
 /* ---- all together ------------------------------------------------------ */
@@ -670,12 +777,14 @@ int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
 {
     memset(cfg, 0, sizeof *cfg);
     cli_setting *settings = calloc((size_t)(argc > 0 ? argc : 1), sizeof *settings);
-    if (settings == NULL) {
+    cfg->sources = calloc(OPTION_COUNT, sizeof *cfg->sources);
+    if (settings == NULL || cfg->sources == NULL) {
+        free(settings);
         fprintf(err, "boinc_gahp: out of memory\n");
         return CONFIG_ERROR;
     }
     size_t count = 0;
-    int rc = scan_command_line(argc, argv, settings, &count, out, err);
+    int rc = scan_command_line(argc, argv, cfg, settings, &count, out, err);
     if (rc == CONFIG_OK) {
         char *file = NULL;
         int bad = apply_defaults(cfg, err) != 0 ||

@@ -14,7 +14,10 @@
 typedef struct {
     char *journal_path;         /* resolved path (see config_resolve_journal) */
     int workers;                /* worker threads, 1..256 (default 8) */
-    char *log_file;             /* NULL = stderr */
+    char *log_file;             /* NULL = the default file (config_default_log_path)
+                                   and stderr */
+    long log_max_bytes;         /* rotate the log file at this size (default
+                                   10 MiB, 0 = never) */
     log_level log_level;        /* default info (stored through an int *) */
     long http_timeout_s;        /* per HTTP request (default 300) */
     long connect_timeout_s;     /* per connection attempt (default 10) */
@@ -42,6 +45,17 @@ typedef struct {
     char *config_file;          /* the file read (named or found), NULL = none */
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;
+    int check_config;           /* --check-config: report, do not serve */
+    int journal_default;        /* journal_path is the built-in default: its
+                                   directory is made by config_make_journal_dir */
+    char *warnings;             /* lines for the log once it is open (unknown
+                                   configuration keys), NULL = none */
+    char **sources;             /* per option-table row: where the value came
+                                   from ("default", "--name", a variable,
+                                   "FILE:LINE"); NULL = not set */
+    char **operands;            /* words after the options ("journal status"),
+                                   pointing into argv; operand_count of them */
+    int operand_count;
 } gahp_config;
 
 /* Results of config_parse. */
@@ -50,14 +64,34 @@ enum { CONFIG_OK = 0, CONFIG_EXIT_OK = 1, CONFIG_ERROR = 2 };
 /*
  * Fill cfg: built-in defaults, then the configuration file (--config, else
  * $BOINC_GAHP_CONFIG, else the default search), then the environment, then
- * argv; last the journal path is resolved.  Messages (usage, errors, each
- * naming the source of a bad value) go to out/err.
+ * argv; last the journal path is resolved (not created).  Messages (usage,
+ * errors, each naming the source of a bad value) go to out/err; warnings
+ * are kept in cfg->warnings.  The fields set before an error stay in cfg
+ * (config_default_log_path uses them); config_free releases them.
  * Returns CONFIG_OK, CONFIG_EXIT_OK (after --help/--version) or
  * CONFIG_ERROR (message already printed; exit with status 2).
  */
 int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err);
 
 void config_free(gahp_config *cfg);
+
+/* Create the default journal's directory (mode 0700, as mkdir -p); 0 when
+ * cfg->journal_default is 0.  On failure prints a message naming the
+ * directory on err and returns -1 (exit status 1: not a bad setting). */
+int config_make_journal_dir(const gahp_config *cfg, FILE *err);
+
+/* malloc'd path of the log file when log_file is not set: boinc_gahp.log
+ * beside the journal, or beside the default journal when config_parse
+ * failed before choosing one; NULL when there is none (no HOME). */
+char *config_default_log_path(const gahp_config *cfg);
+
+/* --check-config: every setting with its effective value and its source,
+ * one "key = value  (source)" line each; authenticators print as ***. */
+void config_print_effective(const gahp_config *cfg, FILE *out);
+
+/* --example-config: the example configuration file, every key commented
+ * out with its default and help (examples/boinc_gahp.conf). */
+void config_print_example(FILE *out);
 
 /* The version banner, "$GahpVersion: ... $", a literal in the binary. */
 extern const char GAHP_VERSION_STRING[];

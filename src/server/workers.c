@@ -293,6 +293,12 @@ static void run_one(worker *wk, gahp_request *req)
     c->completed_at = journal_now();
     c->tail = tail;
     c->background = req->background;
+    /* One line per finished request, for the operator (issue 19): the
+     * outcome only ("NULL ..." is success), never the arguments, which
+     * name the project whose authenticator travels with them. */
+    log_info("%s %ld finished: %s in %.0f ms", command_name(req->cmd), req->id,
+             strncmp(tail, "NULL", 4) == 0 && (tail[4] == ' ' || tail[4] == '\0')
+             ? "ok" : "error", (c->completed_at - started) * 1000.0);
     push_completion(wk->pool, c);
 }
 

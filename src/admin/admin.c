@@ -1,0 +1,312 @@
+/*
+ * admin.c - `boinc_gahp --check-config` and `boinc_gahp journal ...`
+ * (admin.h).  The SQL is in journal/journal_admin.c; this file decides
+ * what to check and prints it.
+ */
+#include "admin/admin.h"
+
+#include "journal/journal.h"
+#include "journal/journal_admin.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void print_utc(double t, FILE *out)
+{
+    char stamp[32];
+    struct tm tm;
+    time_t s = (time_t)t;
+    if (gmtime_r(&s, &tm) != NULL && strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+        fputs(stamp, out);
+    else
+        fprintf(out, "%.0f", t);
+}
+
+/* One line of the server's state: running (pid, since), or how the last
+ * run ended.  Returns 1 when a server runs, 0 when none, -1 cannot tell. */
+static int print_server(journal_admin *a, const char *path, FILE *out)
+{
+    int running = jadmin_server_running(path);
+    jadmin_session s;
+    int found = 0;
+    if (jadmin_last_session(a, &s, &found) != 0)
+        found = 0;
+    fputs("server: ", out);
+    if (running < 0)
+        fprintf(out, "cannot tell (%s)", strerror(errno));
+    else if (running && found) {
+        fprintf(out, "running, pid %lld, session %lld, version %s, since ", s.pid,
+                s.id, s.version);
+        print_utc(s.started_at, out);
+    } else if (running)
+        fputs("running (starting: no session recorded yet)", out);
+    else if (found && s.ended_at > 0) {
+        fprintf(out, "not running; session %lld (pid %lld) ended ", s.id, s.pid);
+        print_utc(s.ended_at, out);
+    } else if (found)
+        fprintf(out, "not running; session %lld (pid %lld) ended without "
+                "recording it (killed or crashed)", s.id, s.pid);
+    else
+        fputs("not running; no session recorded", out);
+    fputc('\n', out);
+    return running;
+}
+
+/* Opens the journal read-only and compares its schema with the binary's.
+ * Returns NULL (message on stderr) when it cannot be used. */
+static journal_admin *open_checked(const gahp_config *cfg, int *version)
+{
+    char *err = NULL;
+    journal_admin *a = jadmin_open(cfg->journal_path, cfg->busy_timeout_ms, &err);
+    if (a == NULL) {
+        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "out of memory");
+        free(err);
+        return NULL;
+    }
+    if (jadmin_schema_version(a, version) != 0) {
+        fprintf(stderr, "boinc_gahp: journal %s: cannot read its schema version: %s\n",
+                cfg->journal_path, jadmin_errmsg(a));
+        jadmin_close(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void print_schema(int version, FILE *out)
+{
+    int mine = journal_migration_count();
+    fprintf(out, "schema version: %d (this program: %d%s)\n", version, mine,
+            version > mine ? "; the journal is NEWER: a later boinc_gahp wrote it"
+            : version < mine ? "; a server would migrate it at start-up" : "");
+}
+
+/* ---- --check-config ---------------------------------------------------- */
+
+/* Would log_open succeed?  Checked without creating anything. */
+static void check_log_file(const gahp_config *cfg, FILE *out)
+{
+    if (cfg->log_file == NULL)
+        return;
+    if (access(cfg->log_file, W_OK) == 0)
+        return;
+    if (errno == ENOENT) {
+        char *dir = strdup(cfg->log_file);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash != NULL) {
+            *slash = '\0';
+            int ok = access(*dir ? dir : "/", W_OK) == 0;
+            free(dir);
+            if (ok)
+                return;
+        } else
+            free(dir);
+    }
+    fprintf(out, "warning: log_file %s is not writable (%s): the server would "
+            "log to stderr only\n", cfg->log_file, strerror(errno));
+}
+
+/* The journal the server would use: 0 usable (or to be created), 1 not. */
+static int check_journal(const gahp_config *cfg, FILE *out)
+{
+    struct stat st;
+    fprintf(out, "journal: %s\n", cfg->journal_path);
+    if (stat(cfg->journal_path, &st) != 0) {
+        if (errno != ENOENT) {
+            fprintf(stderr, "boinc_gahp: journal %s: %s\n", cfg->journal_path,
+                    strerror(errno));
+            return 1;
+        }
+        fputs("journal state: does not exist yet (a server creates it)\n", out);
+        return 0;
+    }
+    int version = 0;
+    journal_admin *a = open_checked(cfg, &version);
+    if (a == NULL)
+        return 1;
+    print_schema(version, out);
+    print_server(a, cfg->journal_path, out);
+    jadmin_close(a);
+    if (version > journal_migration_count()) {
+        fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than "
+                "this program (%d): run the boinc_gahp that wrote it, or move the "
+                "journal aside\n", cfg->journal_path, version,
+                journal_migration_count());
+        return 1;
+    }
+    return 0;
+}
+
+int admin_check_config(const gahp_config *cfg)
+{
+    FILE *out = stdout;
+    fprintf(out, "configuration file: %s\n", cfg->config_file ? cfg->config_file : "none");
+    if (cfg->warnings != NULL)
+        for (const char *p = cfg->warnings; *p != '\0'; ) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) : strlen(p);
+            fprintf(out, "warning: %.*s\n", (int)n, p);
+            p += n + (nl != NULL);
+        }
+    config_print_effective(cfg, out);
+    check_log_file(cfg, out);
+    int rc = check_journal(cfg, out);
+    fputs(rc == 0 ? "configuration OK\n" : "configuration has problems (see above)\n", out);
+    return rc;
+}
+
+/* ---- journal status ---------------------------------------------------- */
+
+/* One report row: "  name=value ..." (NULL values left out). */
+static int print_row(void *arg, int n, const char *const *names, const char *const *values)
+{
+    FILE *out = arg;
+    fputs(" ", out);
+    for (int i = 0; i < n; i++)
+        if (values[i] != NULL)
+            fprintf(out, " %s=%s", names[i], values[i]);
+    fputc('\n', out);
+    return 0;
+}
+
+static void print_file_size(const char *path, const char *suffix, FILE *out)
+{
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    struct stat st;
+    if (p == NULL)
+        return;
+    snprintf(p, n, "%s%s", path, suffix);
+    if (stat(p, &st) == 0)
+        fprintf(out, "  file %s: %lld bytes\n", p, (long long)st.st_size);
+    free(p);
+}
+
+static int journal_status(const gahp_config *cfg)
+{
+    FILE *out = stdout;
+    int version = 0;
+    journal_admin *a = open_checked(cfg, &version);
+    if (a == NULL)
+        return 1;
+    fprintf(out, "journal: %s\n", cfg->journal_path);
+    print_schema(version, out);
+    print_server(a, cfg->journal_path, out);
+    int rc = 0;
+    for (int r = 0; r < JREPORT_COUNT; r++) {
+        fprintf(out, "%s:\n", jadmin_report_title((jadmin_report_id)r));
+        if (jadmin_report(a, (jadmin_report_id)r, print_row, out) != 0) {
+            fprintf(stderr, "boinc_gahp: journal status: %s: %s\n",
+                    jadmin_report_title((jadmin_report_id)r), jadmin_errmsg(a));
+            rc = 1;
+        }
+    }
+    print_file_size(cfg->journal_path, "", out);
+    print_file_size(cfg->journal_path, "-wal", out);
+    jadmin_close(a);
+    return rc;
+}
+
+/* ---- backup, verify, prune --------------------------------------------- */
+
+static int journal_backup(const gahp_config *cfg, const char *dest)
+{
+    int version = 0;
+    journal_admin *a = open_checked(cfg, &version);
+    if (a == NULL)
+        return 1;
+    char *err = NULL;
+    int rc = jadmin_backup(a, dest, &err);
+    jadmin_close(a);
+    if (rc != 0) {
+        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "backup failed");
+        free(err);
+        return 1;
+    }
+    printf("journal %s backed up to %s\n", cfg->journal_path, dest);
+    return 0;
+}
+
+static int print_problem(void *arg, int n, const char *const *names,
+                         const char *const *values)
+{
+    fputs("problem:", stdout);
+    return print_row(arg, n, names, values);
+}
+
+static int journal_verify(const gahp_config *cfg)
+{
+    int version = 0;
+    journal_admin *a = open_checked(cfg, &version);
+    if (a == NULL)
+        return 1;
+    long long problems = 0;
+    int rc = jadmin_verify(a, 0, print_problem, stdout, &problems);
+    jadmin_close(a);
+    if (rc != 0 || problems > 0) {
+        fprintf(stderr, "boinc_gahp: journal %s: %lld problem%s found\n",
+                cfg->journal_path, problems, problems == 1 ? "" : "s");
+        return 1;
+    }
+    printf("journal %s: integrity and foreign keys OK (schema version %d)\n",
+           cfg->journal_path, version);
+    return 0;
+}
+
+/* The start-up prune, now.  It writes, so it takes the journal's write
+ * lock: beside a running server it waits for the server's transactions
+ * (at most busy_timeout) and the server's waits for it likewise. */
+static int journal_prune_now(const gahp_config *cfg)
+{
+    int version = 0;
+    journal_admin *a = open_checked(cfg, &version);
+    if (a == NULL)
+        return 1;
+    jadmin_close(a);
+    if (version != journal_migration_count()) {
+        fprintf(stderr, "boinc_gahp: journal %s has schema version %d, this "
+                "program %d: prune only a journal of this version (a server "
+                "migrates an older one at start-up)\n", cfg->journal_path,
+                version, journal_migration_count());
+        return 1;
+    }
+    journal_options jo = { cfg->journal_path, cfg->sync_full, cfg->busy_timeout_ms, 0 };
+    char *err = NULL;
+    journal *j = journal_open(&jo, &err);
+    if (j == NULL) {
+        fprintf(stderr, "boinc_gahp: %s\n", err ? err : "cannot open the journal");
+        free(err);
+        return 1;
+    }
+    journal_set_lock_wait(j, cfg->busy_timeout_ms);
+    long long deleted = 0;
+    int rc = journal_prune(j, cfg->retention_days, &deleted);
+    if (rc != 0)
+        fprintf(stderr, "boinc_gahp: prune failed: %s\n", journal_errmsg(j));
+    else
+        printf("pruned %lld rows older than %g days from %s\n", deleted,
+               cfg->retention_days, cfg->journal_path);
+    journal_close(j);
+    return rc == 0 ? 0 : 1;
+}
+
+int admin_journal(const gahp_config *cfg)
+{
+    const char *sub = cfg->operand_count > 1 ? cfg->operands[1] : "";
+    int extra = cfg->operand_count - 2;
+    if (strcmp(sub, "status") == 0 && extra == 0)
+        return journal_status(cfg);
+    if (strcmp(sub, "backup") == 0 && extra == 1)
+        return journal_backup(cfg, cfg->operands[2]);
+    if (strcmp(sub, "verify") == 0 && extra == 0)
+        return journal_verify(cfg);
+    if (strcmp(sub, "prune") == 0 && extra == 0)
+        return journal_prune_now(cfg);
+    fprintf(stderr, "boinc_gahp: usage: boinc_gahp [options] journal "
+            "status|backup FILE|verify|prune\n");
+    return 2;
+}

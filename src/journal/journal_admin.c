@@ -1,0 +1,308 @@
+/*
+ * journal_admin.c - the SQL of the operator's commands (journal_admin.h):
+ * a read-only connection, status reports, online backup, integrity
+ * checks.  Kept apart from the server's statement table (journal.c,
+ * journal_internal.h): these statements run once per command, never in a
+ * server, and only read.
+ */
+/* F_OFD_GETLK (Linux >= 3.15) is a GNU extension of <fcntl.h>. */
+#define _GNU_SOURCE
+
+#include "journal/journal_admin.h"
+
+#include "journal/batch_state.h"
+#include "base/strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct journal_admin {
+    sqlite3 *db;
+    char *path;
+};
+
+/* The byte journal.c's take_server_lock locks (JOURNAL_LOCK_OFFSET there);
+ * the e2e test of `journal status` beside a running server checks that
+ * both agree. */
+#define SERVER_LOCK_OFFSET ((off_t)1 << 62)
+
+/* state_name(n): the audit name of a batch state, for the reports. */
+static void sql_state_name(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3_result_text(ctx, batch_state_name((batch_state)sqlite3_value_int(argv[0])),
+                        -1, SQLITE_STATIC);
+}
+
+journal_admin *jadmin_open(const char *path, long busy_timeout_ms, char **err)
+{
+    struct stat st;
+    *err = NULL;
+    if (stat(path, &st) != 0) {
+        *err = str_printf("journal %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    journal_admin *a = calloc(1, sizeof *a);
+    if (a == NULL || (a->path = strdup(path)) == NULL) {
+        free(a);
+        *err = str_printf("out of memory");
+        return NULL;
+    }
+    int rc = sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_create_function(a->db, "state_name", 1,
+                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                     sql_state_name, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        *err = str_printf("cannot open journal %s read-only: %s", path,
+                          a->db ? sqlite3_errmsg(a->db) : sqlite3_errstr(rc));
+        jadmin_close(a);
+        return NULL;
+    }
+    sqlite3_busy_timeout(a->db, (int)busy_timeout_ms);
+    return a;
+}
+
+void jadmin_close(journal_admin *a)
+{
+    if (a == NULL)
+        return;
+    sqlite3_close(a->db);
+    free(a->path);
+    free(a);
+}
+
+const char *jadmin_errmsg(const journal_admin *a)
+{
+    return sqlite3_errmsg(a->db);
+}
+
+int jadmin_server_running(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    /* F_OFD_GETLK needs no write access: it only asks whether our write
+     * lock on the byte would conflict with someone's. */
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = SERVER_LOCK_OFFSET;
+    fl.l_len = 1;
+    int rc = fcntl(fd, F_OFD_GETLK, &fl);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc != 0 ? -1 : fl.l_type != F_UNLCK;
+}
+
+int jadmin_schema_version(journal_admin *a, int *version)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(a->db, "PRAGMA user_version", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *version = sqlite3_column_int(st, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+int jadmin_last_session(journal_admin *a, jadmin_session *s, int *found)
+{
+    sqlite3_stmt *st = NULL;
+    memset(s, 0, sizeof *s);
+    *found = 0;
+    int rc = sqlite3_prepare_v2(a->db,
+        "SELECT id, pid, started_at, coalesce(ended_at, 0), version"
+        " FROM sessions ORDER BY id DESC LIMIT 1", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        s->id = sqlite3_column_int64(st, 0);
+        s->pid = sqlite3_column_int64(st, 1);
+        s->started_at = sqlite3_column_double(st, 2);
+        s->ended_at = sqlite3_column_double(st, 3);
+        const unsigned char *v = sqlite3_column_text(st, 4);
+        snprintf(s->version, sizeof s->version, "%s", v ? (const char *)v : "?");
+        *found = 1;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE || rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The reports.  Times are shown in UTC, like the log.  Names and lists are
+ * bounded (LIMIT) so that a journal of 100,000 batches prints a page, not
+ * a book.  No statement selects an authenticator. */
+#define UTC(col) "strftime('%Y-%m-%dT%H:%M:%SZ', " col ", 'unixepoch')"
+static const struct {
+    const char *title;
+    const char *sql;
+} reports[JREPORT_COUNT] = {
+    [JREPORT_SESSIONS] = { "sessions (the last 5 runs)",
+        "SELECT id AS session, pid, version, " UTC("started_at") " AS started,"
+        " " UTC("ended_at") " AS ended,"
+        " CASE WHEN clean_exit = 1 THEN 'clean' WHEN ended_at IS NULL THEN 'running or crashed'"
+        " ELSE 'error' END AS \"exit\", condor_version"
+        " FROM sessions ORDER BY id DESC LIMIT 5" },
+    [JREPORT_IN_FLIGHT] = { "requests in flight (accepted, not answered)",
+        "SELECT command, count(*) AS requests, " UTC("min(accepted_at)") " AS oldest"
+        " FROM requests WHERE state IN ('accepted', 'started') AND closed_at IS NULL"
+        " GROUP BY command ORDER BY command" },
+    [JREPORT_UNDELIVERED] = { "results not yet delivered to the client",
+        "SELECT command, count(*) AS results, " UTC("min(completed_at)") " AS oldest"
+        " FROM requests WHERE state = 'completed' GROUP BY command ORDER BY command" },
+    [JREPORT_BATCHES] = { "batches by state (up to 10 newest names each)",
+        "SELECT state_name(state) AS state, count(*) AS batches,"
+        " (SELECT group_concat(name, ' ') FROM (SELECT name FROM batches b2"
+        "   WHERE b2.state = b.state ORDER BY b2.updated_at DESC LIMIT 10)) AS names"
+        " FROM batches b GROUP BY state ORDER BY state" },
+    [JREPORT_SUBMITS] = { "submits in progress (up to 50, oldest first)",
+        "SELECT b.name AS batch, state_name(b.state) AS state, b.njobs AS jobs,"
+        " p.url AS project, " UTC("b.updated_at") " AS updated"
+        " FROM batches b JOIN projects p ON p.id = b.project_id"
+        " WHERE b.state NOT IN (7, 8) ORDER BY b.updated_at LIMIT 50" },
+    [JREPORT_UPLOAD_LIMITS] = { "learned upload limits",
+        "SELECT p.url AS project, u.max_files, u.max_bytes, " UTC("u.learned_at")
+        " AS learned, u.reason FROM upload_limits u JOIN projects p ON p.id = u.project_id"
+        " ORDER BY p.url" },
+    [JREPORT_PROJECT_ERRORS] = { "last error per project",
+        "SELECT p.url AS project, " UTC("r.completed_at") " AS at, r.command,"
+        " substr(r.result, 1, 300) AS error FROM projects p JOIN requests r"
+        " ON r.id = (SELECT max(r2.id) FROM requests r2 WHERE r2.project_id = p.id"
+        "   AND r2.result IS NOT NULL AND r2.result NOT LIKE 'NULL%')"
+        " ORDER BY p.url" },
+    [JREPORT_SIZE] = { "journal size",
+        "SELECT page_count * page_size AS bytes, page_count AS pages,"
+        " freelist_count AS free_pages"
+        " FROM pragma_page_count(), pragma_page_size(), pragma_freelist_count()" },
+};
+
+const char *jadmin_report_title(jadmin_report_id id)
+{
+    return id < JREPORT_COUNT ? reports[id].title : "?";
+}
+
+/* Run sql and hand every row to fn; -1 on an SQL error. */
+static int each_row(journal_admin *a, const char *sql, jadmin_row_fn fn, void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(a->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return -1;
+    int n = sqlite3_column_count(st);
+    const char **names = calloc((size_t)n + 1, sizeof *names);
+    const char **values = calloc((size_t)n + 1, sizeof *values);
+    int out = names && values ? 0 : -1;
+    for (int i = 0; out == 0 && i < n; i++)
+        names[i] = sqlite3_column_name(st, i);
+    while (out == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++)
+            values[i] = (const char *)sqlite3_column_text(st, i);
+        out = fn(arg, n, names, values);
+    }
+    if (out == 0 && rc != SQLITE_DONE)
+        out = -1;
+    free(names);
+    free(values);
+    sqlite3_finalize(st);
+    return out;
+}
+
+int jadmin_report(journal_admin *a, jadmin_report_id id, jadmin_row_fn fn, void *arg)
+{
+    if (id >= JREPORT_COUNT)
+        return -1;
+    return each_row(a, reports[id].sql, fn, arg);
+}
+
+int jadmin_backup(journal_admin *a, const char *dest, char **err)
+{
+    *err = NULL;
+    /* Created here, 0600 and exclusive: the copy holds authenticators, and
+     * an existing file (another journal?) is never overwritten. */
+    int fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *err = str_printf("cannot create %s: %s", dest, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    sqlite3 *out = NULL;
+    int rc = sqlite3_open_v2(dest, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(out, "main", a->db, "main") : NULL;
+    if (b != NULL) {
+        /* All pages in one step: one read transaction, so one consistent
+         * snapshot; in WAL mode it never blocks the server's writers.  A
+         * busy source (a checkpoint's instant) is retried briefly. */
+        for (int tries = 0; tries < 100; tries++) {
+            rc = sqlite3_backup_step(b, -1);
+            if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+                break;
+            struct timespec ts = { 0, 50 * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+        int fin = sqlite3_backup_finish(b);
+        rc = rc == SQLITE_DONE ? fin : rc;
+    } else if (rc == SQLITE_OK) {
+        rc = sqlite3_errcode(out);
+    }
+    if (rc != SQLITE_OK) {
+        *err = str_printf("backup to %s failed: %s", dest,
+                          out ? sqlite3_errmsg(out) : sqlite3_errstr(rc));
+        if (*err != NULL && strstr(*err, "not an error") != NULL) {
+            free(*err);
+            *err = str_printf("backup to %s failed: %s", dest, sqlite3_errstr(rc));
+        }
+    }
+    if (sqlite3_close(out) != SQLITE_OK && rc == SQLITE_OK) {
+        *err = str_printf("cannot close %s", dest);
+        rc = SQLITE_ERROR;
+    }
+    if (rc != SQLITE_OK)
+        unlink(dest);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+typedef struct {
+    jadmin_row_fn fn;
+    void *arg;
+    long long *problems;
+} verify_ctx;
+
+/* integrity_check's one "ok" row is no problem; every other row is. */
+static int verify_row(void *arg, int n, const char *const *names, const char *const *values)
+{
+    verify_ctx *v = arg;
+    if (n == 1 && values[0] != NULL && strcmp(values[0], "ok") == 0)
+        return 0;
+    (*v->problems)++;
+    return v->fn(v->arg, n, names, values);
+}
+
+int jadmin_verify(journal_admin *a, int quick, jadmin_row_fn fn, void *arg,
+                  long long *problems)
+{
+    static const char *const names[] = { "problem" };
+    verify_ctx v = { fn, arg, problems };
+    *problems = 0;
+    const char *checks[] = {
+        quick ? "PRAGMA quick_check" : "PRAGMA integrity_check",
+        "PRAGMA foreign_key_check",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        if (each_row(a, checks[i], verify_row, &v) == 0)
+            continue;
+        /* A file too damaged to run the check on is itself the finding. */
+        const char *msg[] = { sqlite3_errmsg(a->db) };
+        (*problems)++;
+        if (fn(arg, 1, names, msg) != 0)
+            return -1;
+    }
+    return 0;
+}

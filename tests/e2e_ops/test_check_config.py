@@ -1,0 +1,144 @@
+"""boinc_gahp --check-config and --example-config (issue 19): each
+effective setting with its source, authenticators as ***, the journal
+looked at read-only, exit statuses; the configuration file's forgiving
+syntax (unknown key = warning, inline comments, any case, ~/)."""
+import os
+import sqlite3
+
+import pytest
+
+from gahp_client import Gahp, gahp_binary
+from ops_helpers import run
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def settings(out):
+    """{key: (value, source)} from --check-config's output."""
+    res = {}
+    for line in out.decode().splitlines():
+        if " = " in line and line.endswith(")"):
+            key, rest = line.split(" = ", 1)
+            value, src = rest.rsplit("  (", 1)
+            res[key] = (value, src[:-1])
+    return res
+
+
+def test_sources_of_each_setting(home, tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("# comment\nworkers = 4   # four\nsync = NORMAL\n"
+                    "requeue_undelivered = TRUE\nhttp_timeout = 100\n")
+    j = tmp_path / "j.db"
+    p = run(home, "--check-config", "--config", str(conf), "--http-timeout", "50",
+            env={"BOINC_GAHP_RETRY_BUDGET": "9", "BOINC_GAHP_JOURNAL": str(j)})
+    assert p.returncode == 0, p.stderr
+    s = settings(p.stdout)
+    assert s["workers"] == ("4", "%s:2" % conf)
+    assert s["sync"] == ("normal", "%s:3" % conf)
+    assert s["requeue_undelivered"] == ("yes", "%s:4" % conf)
+    assert s["http_timeout"] == ("50", "--http-timeout")
+    assert s["retry_budget"] == ("9", "BOINC_GAHP_RETRY_BUDGET")
+    assert s["connect_timeout"] == ("10", "default")
+    assert s["journal"] == (str(j), "BOINC_GAHP_JOURNAL")
+    assert b"does not exist yet" in p.stdout and b"configuration OK" in p.stdout
+    assert not j.exists()                      # never created by a check
+
+
+def test_authenticator_is_never_printed(home, tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("project_url = http://127.0.0.1/p/\nauthenticator = s3cr3tkey\n")
+    os.chmod(str(conf), 0o600)
+    p = run(home, "--check-config", "--config", str(conf),
+            "--journal", str(tmp_path / "j.db"))
+    assert p.returncode == 0, p.stderr
+    assert b"s3cr3tkey" not in p.stdout + p.stderr
+    assert settings(p.stdout)["authenticator"] == ("***", "%s:2" % conf)
+
+
+def test_unknown_key_is_a_warning_and_the_server_starts(home, tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("workres = 4\nworkers = 2\n")
+    p = run(home, "--check-config", "--config", str(conf), "--journal", str(tmp_path / "j.db"))
+    assert p.returncode == 0
+    assert ("warning: %s:1: unknown key 'workres' ignored" % conf).encode() in p.stdout
+    p = run(home, "--config", str(conf), "--journal", str(tmp_path / "j.db"), stdin=b"QUIT\n")
+    assert p.returncode == 0 and p.stdout.startswith(b"$GahpVersion")
+    assert b"unknown key 'workres' ignored" in p.stderr
+    assert "unknown key 'workres'" in (tmp_path / "boinc_gahp.log").read_text()
+
+
+def test_tilde_expanded_relative_refused(home, tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("journal = ~/gahp/j.db\n")
+    p = run(home, "--check-config", "--config", str(conf))
+    assert p.returncode == 0, p.stderr
+    assert settings(p.stdout)["journal"][0] == "%s/gahp/j.db" % home
+    conf.write_text("journal = gahp/j.db\n")
+    p = run(home, "--check-config", "--config", str(conf))
+    assert p.returncode == 2 and b"not an absolute path" in p.stderr
+    p = run(home, "--check-config", env={"BOINC_GAHP_LOG_FILE": "x.log"})
+    assert p.returncode == 2 and b"BOINC_GAHP_LOG_FILE: 'x.log' is not an absolute path" in p.stderr
+
+
+def test_bad_value_exit_2_names_it(home, tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("sync = sometimes\n")
+    p = run(home, "--check-config", "--config", str(conf))
+    assert p.returncode == 2
+    assert ("%s:1: sync: 'sometimes'" % conf).encode() in p.stderr
+    assert p.stderr.count(b"sometimes") == 1
+
+
+def test_newer_journal_is_exit_1(home, tmp_path):
+    j = tmp_path / "j.db"
+    db = sqlite3.connect(str(j))
+    db.execute("PRAGMA user_version=999")
+    db.close()
+    p = run(home, "--check-config", "--journal", str(j))
+    assert p.returncode == 1
+    assert b"newer than this program" in p.stderr and b"schema version: 999" in p.stdout
+
+
+def test_journal_in_use_by_a_server(home, tmp_path):
+    j = str(tmp_path / "j.db")
+    g = Gahp(j)
+    try:
+        p = run(home, "--check-config", "--journal", j)
+        assert p.returncode == 0, p.stderr
+        assert ("server: running, pid %d" % g.proc.pid).encode() in p.stdout, p.stdout
+    finally:
+        g.quit()
+        g.wait()
+    p = run(home, "--check-config", "--journal", j)
+    assert b"server: not running" in p.stdout
+
+
+def test_example_config_equals_generated_output(home):
+    p = run(home, "--example-config")
+    assert p.returncode == 0 and p.stderr == b""
+    with open(os.path.join(REPO, "examples", "boinc_gahp.conf"), "rb") as f:
+        assert f.read() == p.stdout, "regenerate: build/boinc_gahp --example-config > examples/boinc_gahp.conf"
+
+
+def test_example_config_lists_every_key_and_is_valid(home, tmp_path):
+    text = run(home, "--example-config").stdout.decode()
+    keys = {l[1:].split(" =")[0] for l in text.splitlines() if l.startswith("#") and " =" in l
+            and not l.startswith("# ")}
+    assert {"journal", "workers", "log_file", "log_max_bytes", "busy_timeout",
+            "submit_deadline", "upload_connections", "project_url",
+            "authenticator_file"} <= keys
+    assert "#busy_timeout = 60000\n" in text
+    # Uncommenting every line that has a default gives a valid file.
+    conf = tmp_path / "c.conf"
+    conf.write_text("\n".join(l[1:] for l in text.splitlines()
+                              if l.startswith("#") and " = " in l and not l.startswith("# ")))
+    p = run(home, "--check-config", "--config", str(conf), "--journal", str(tmp_path / "j.db"))
+    assert p.returncode == 0, p.stderr
+    assert b"warning" not in p.stdout
