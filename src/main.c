@@ -9,6 +9,7 @@
 #include "boinc/boinc.h"
 #include "config/config.h"
 #include "journal/journal.h"
+#include "base/fskind.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "server/protocol.h"
@@ -174,6 +175,23 @@ static int parse_options(int argc, char **argv, gahp_config *cfg)
     return status;
 }
 
+/* Where the journal is, in the log: the grid manager's selection value
+ * that named it, and a warning when it is on a network file system (the
+ * server still starts: refusing would hold every job of the user). */
+static void log_journal_placement(const gahp_config *cfg)
+{
+    if (cfg->journal_suffix != NULL)
+        log_info("started by a condor_gridmanager with a selection value: journal "
+                 "and default log carry the suffix %s", cfg->journal_suffix);
+    char *dir = config_journal_dir(cfg);
+    const char *fs = dir != NULL ? fskind_network_name(dir) : NULL;
+    if (fs != NULL)
+        log_warn("the journal's directory %s is on a network file system (%s), "
+                 "where SQLite's WAL mode is unreliable: put the journal on a "
+                 "local disk (doc/operating.md, \"Home directories on NFS\")", dir, fs);
+    free(dir);
+}
+
 /* Options, the operator's commands, the journal directory, the log.
  * Returns an exit status, or -1 when the server is to start. */
 static int prepare(int argc, char **argv, gahp_config *cfg)
@@ -201,6 +219,7 @@ static int prepare(int argc, char **argv, gahp_config *cfg)
         return 1;
     }
     log_warnings(cfg->warnings);
+    log_journal_placement(cfg);
     return -1;
 }
 

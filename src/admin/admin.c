@@ -5,6 +5,7 @@
  */
 #include "admin/admin.h"
 
+#include "base/fskind.h"
 #include "journal/journal.h"
 #include "journal/journal_admin.h"
 
@@ -141,6 +142,24 @@ static int check_journal(const gahp_config *cfg, FILE *out)
     return 0;
 }
 
+/* The journal's placement: under which grid manager, and on which kind of
+ * file system.  1 when the directory is on a network file system. */
+static int check_placement(const gahp_config *cfg, FILE *out)
+{
+    if (cfg->journal_suffix != NULL)
+        fprintf(out, "grid manager: started by a condor_gridmanager with a selection "
+                "value: journal and default log carry the suffix %s\n", cfg->journal_suffix);
+    char *dir = config_journal_dir(cfg);
+    const char *fs = dir != NULL ? fskind_network_name(dir) : NULL;
+    if (fs != NULL)
+        fprintf(stderr, "boinc_gahp: the journal's directory %s is on a network file "
+                "system (%s), where SQLite's WAL mode is unreliable: put the journal "
+                "on a local disk (journal = /var/lib/boinc_gahp/%%u.db; "
+                "doc/operating.md, \"Home directories on NFS\")\n", dir, fs);
+    free(dir);
+    return fs != NULL;
+}
+
 int admin_check_config(const gahp_config *cfg)
 {
     FILE *out = stdout;
@@ -155,6 +174,7 @@ int admin_check_config(const gahp_config *cfg)
     config_print_effective(cfg, out);
     check_log_file(cfg, out);
     int rc = check_journal(cfg, out);
+    rc |= check_placement(cfg, out);
     fputs(rc == 0 ? "configuration OK\n" : "configuration has problems (see above)\n", out);
     return rc;
 }

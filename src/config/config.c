@@ -376,6 +376,8 @@ void config_free(gahp_config *cfg)
             free(cfg->sources[i]);
     free(cfg->sources);
     free(cfg->warnings);
+    free(cfg->gridmanager_value);
+    free(cfg->journal_suffix);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -662,115 +664,6 @@ static int choose_config_file(gahp_config *cfg, const cli_setting *settings,
 
 /* ---- journal path ------------------------------------------------------ */
 
-/* mkdir -p with mode 0700 for every missing component. */
-static int make_dirs(char *path, FILE *err)
-{
-    for (char *p = path + 1; ; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-            fprintf(err, "boinc_gahp: cannot create directory %s: %s\n",
-                    path, strerror(errno));
-            *p = saved;
-            return -1;
-        }
-        *p = saved;
-        if (saved == '\0')
-            return 0;
-    }
-}
-
-/* The default state directory: $XDG_STATE_HOME/boinc_gahp or
- * ~/.local/state/boinc_gahp (malloc'd), NULL when neither is absolute. */
-static char *state_dir(void)
-{
-    const char *xdg = getenv("XDG_STATE_HOME");
-    const char *home = getenv("HOME");
-    strbuf dir = STRBUF_INIT;
-    int rc = -1;
-    if (xdg != NULL && xdg[0] == '/')
-        rc = strbuf_printf(&dir, "%s/boinc_gahp", xdg);
-    else if (home != NULL && home[0] == '/')
-        rc = strbuf_printf(&dir, "%s/.local/state/boinc_gahp", home);
-    char *d = rc == 0 ? strbuf_detach(&dir) : NULL;
-    strbuf_free(&dir);
-    return d;
-}
-
-/* No journal from any source: the XDG state directory.  Its directory is
- * made later (config_make_journal_dir): failing to make it is no bad
- * setting (exit status 1, not 2). */
-static int resolve_journal(gahp_config *cfg, FILE *err)
-{
-    if (cfg->journal_path != NULL)
-        return 0;
-    char *dir = state_dir();
-    if (dir == NULL) {
-        fprintf(err, "boinc_gahp: no journal path: use --journal, or set "
-                "BOINC_GAHP_JOURNAL, XDG_STATE_HOME or HOME\n");
-        return -1;
-    }
-    strbuf path = STRBUF_INIT;
-    int rc = strbuf_printf(&path, "%s/journal.db", dir);
-    free(dir);
-    cfg->journal_path = rc == 0 ? strbuf_detach(&path) : NULL;
-    strbuf_free(&path);
-    cfg->journal_default = 1;
-    if (cfg->journal_path == NULL)
-        fprintf(err, "boinc_gahp: out of memory\n");
-    return cfg->journal_path ? 0 : -1;
-}
-
-/* The directory part of path (malloc'd), "/" for "/x". */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t n = slash == NULL ? 0 : (size_t)(slash - path);
-    char *d = malloc(n + 2);
-    if (d == NULL)
-        return NULL;
-    if (n == 0)
-        strcpy(d, slash ? "/" : ".");
-    else {
-        memcpy(d, path, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-int config_make_journal_dir(const gahp_config *cfg, FILE *err)
-{
-    if (!cfg->journal_default)
-        return 0;
-    char *dir = dir_of(cfg->journal_path);
-    if (dir == NULL) {
-        fprintf(err, "boinc_gahp: out of memory\n");
-        return -1;
-    }
-    int rc = make_dirs(dir, err);
-    if (rc != 0)
-        fprintf(err, "boinc_gahp: cannot create the default journal directory "
-                "%s; set another journal with --journal, BOINC_GAHP_JOURNAL or "
-                "the configuration file's journal key\n", dir);
-    free(dir);
-    return rc;
-}
-
-char *config_default_log_path(const gahp_config *cfg)
-{
-    char *dir = cfg->journal_path != NULL ? dir_of(cfg->journal_path) : state_dir();
-    if (dir == NULL)
-        return NULL;
-    strbuf sb = STRBUF_INIT;
-    char *path = strbuf_printf(&sb, "%s/boinc_gahp.log", dir) == 0
-                 ? strbuf_detach(&sb) : NULL;
-    strbuf_free(&sb);
-    free(dir);
-    return path;
-}
-
 /* ---- all together ------------------------------------------------------ */
 
 int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
@@ -795,7 +688,7 @@ int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
         bad = bad || (file != NULL && read_config_file(cfg, file, err) != 0) ||
               apply_environment(cfg, err) != 0 ||
               apply_command_line(cfg, settings, count, err) != 0 ||
-              resolve_journal(cfg, err) != 0;
+              config_resolve_journal(cfg, err) != 0;
         free(file);
         rc = bad ? CONFIG_ERROR : CONFIG_OK;
     }

@@ -53,6 +53,10 @@ typedef struct {
     char **sources;             /* per option-table row: where the value came
                                    from ("default", "--name", a variable,
                                    "FILE:LINE"); NULL = not set */
+    char *gridmanager_value;    /* the -A value of the condor_gridmanager
+                                   that started us, NULL = none */
+    char *journal_suffix;       /* that value as a file-name suffix of the
+                                   journal and the default log, NULL = none */
     char **operands;            /* words after the options ("journal status"),
                                    pointing into argv; operand_count of them */
     int operand_count;
@@ -79,6 +83,9 @@ void config_free(gahp_config *cfg);
  * cfg->journal_default is 0.  On failure prints a message naming the
  * directory on err and returns -1 (exit status 1: not a bad setting). */
 int config_make_journal_dir(const gahp_config *cfg, FILE *err);
+
+/* malloc'd directory of the journal, NULL when none is chosen. */
+char *config_journal_dir(const gahp_config *cfg);
 
 /* malloc'd path of the log file when log_file is not set: boinc_gahp.log
  * beside the journal, or beside the default journal when config_parse

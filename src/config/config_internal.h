@@ -10,6 +10,7 @@
 #include "config/config.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef enum {
     OT_STRING,      /* char *, non-empty */
@@ -54,6 +55,10 @@ extern const size_t option_count;
 #define GAHP_SYSTEM_CONFIG "/etc/boinc_gahp/boinc_gahp.conf"
 #endif
 #define GAHP_USER_CONFIG "boinc_gahp/boinc_gahp.conf"
+
+/* config_paths.c: the journal path, from the setting ("%u" expanded) or
+ * the default, with the grid manager's suffix; 0 or -1 (message on err). */
+int config_resolve_journal(gahp_config *cfg, FILE *err);
 
 /* --help */
 void config_print_help(FILE *out);

@@ -1,0 +1,77 @@
+"""Several grid managers of one user (GRIDMANAGER_SELECTION_EXPR) with the
+real HTCondor 9.0.19 schedd: it starts one condor_gridmanager per value of
+the expression, each starting its own boinc_gahp.  Each must get a journal
+of its own (doc/operating.md, "Several grid managers"), every job must
+complete, and a grid manager started again must find its journal again.
+
+Against the emulator only: the question is HTCondor's, not the server's.
+"""
+import os
+import pathlib
+import signal
+
+import realsys
+from realsys import condor, progress, wait_until
+
+FAST = "--cpu_time 1"
+CONFIG = realsys.PREFIX / "etc/condor_config"
+JOURNAL_DIR = realsys.HOME / ".local/state/boinc_gahp"
+GROUPS = ("alpha", "beta gamma")   # a value with a space: cleaned in the name
+SETTING = "GRIDMANAGER_SELECTION_EXPR = GmGroup\n"
+
+
+def _journals():
+    return sorted(p.name for p in JOURNAL_DIR.glob("journal.*.db"))
+
+
+def _gridmanager_of(group):
+    """pid of the condor_gridmanager whose -A value is group, or None."""
+    for pid in realsys.pids_named("condor_gridmanager", realsys.UID):
+        try:
+            argv = pathlib.Path("/proc/%d/cmdline" % pid).read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"-A" in argv and argv[argv.index(b"-A") + 1].decode() == group:
+            return pid
+    return None
+
+
+def _reconfig(text):
+    CONFIG.write_text(text)
+    condor(["condor_reconfig"], timeout=60)
+
+
+def test_one_journal_per_grid_manager(emu_project, scenario_factory):
+    original = CONFIG.read_text()
+    before = set(_journals())
+    _reconfig(original + SETTING)
+    try:
+        s = scenario_factory("gridmanagers", emu_project)
+        for g in GROUPS:
+            s.submit(3, arguments=FAST, extra='+GmGroup = "%s"' % g)
+        wait_until(lambda: all(_gridmanager_of(g) for g in GROUPS), 120,
+                   "a grid manager per selection value", 1)
+        wait_until(lambda: len(realsys.gahp_pids()) >= 2, 120,
+                   "a boinc_gahp per grid manager", 1)
+        progress("    grid managers %s, boinc_gahp %s" % (
+            [_gridmanager_of(g) for g in GROUPS], realsys.gahp_pids()))
+        s.wait_settled(300)
+        s.check()
+        made = set(_journals()) - before
+        assert len(made) == 2, "expected one new journal per grid manager: %s" % sorted(made)
+        assert any(n.startswith("journal.alpha-") for n in made), made
+        assert any(n.startswith("journal.beta_gamma-") for n in made), made
+
+        # The grid manager of "alpha" is killed; the schedd starts it again
+        # for the next jobs of that group, and its GAHP opens the same journal.
+        pid = _gridmanager_of("alpha")
+        os.kill(pid, signal.SIGKILL)
+        progress("    SIGKILL condor_gridmanager %d (alpha)" % pid)
+        s.submit(2, arguments=FAST, extra='+GmGroup = "alpha"')
+        wait_until(lambda: _gridmanager_of("alpha") not in (None, pid), 180,
+                   "a new grid manager for alpha", 1)
+        s.wait_settled(300)
+        s.check()
+        assert set(_journals()) - before == made, "a restarted grid manager made a new journal"
+    finally:
+        _reconfig(original)
