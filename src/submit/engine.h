@@ -75,6 +75,8 @@ typedef struct {
     size_t ninputs;             /* inputs over all jobs */
     char **input_phys;          /* phys name of each input, job order */
     exec_err error;             /* set once failed */
+    struct submit_progress *upload_progress;   /* while uploading: for the log
+                                                * (shared by the lanes) */
 } submit_run;
 
 /* The state the batch is at: a failed batch resumes at its resume_state. */

@@ -57,9 +57,9 @@
  * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
  * configuration says otherwise; submit_files.c lowers them further to
  * what the server taught (journal_files.h).  A query_files request of
- * 1000 names is about 60 KB of XML, far below any PHP limit. */
+ * 2000 names is about 120 KB of XML, far below any PHP limit. */
 static const submit_limits default_limits = {
-    .query_chunk_files = 1000,
+    .query_chunk_files = 2000,
     .upload_chunk_files = UPLOAD_DEFAULT_FILES,
     .upload_chunk_bytes = UPLOAD_DEFAULT_BYTES,
     .upload_connections = 1,

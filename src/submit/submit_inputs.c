@@ -6,6 +6,7 @@
 
 #include "base/files.h"
 #include "submit/hash_pool.h"
+#include "submit/submit_progress.h"
 #include "journal/journal_files.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -37,6 +38,7 @@ typedef struct {
     size_t *miss;               /* cache misses: slots to hash */
     size_t nmiss;
     double t_hash;              /* seconds spent hashing the misses */
+    submit_progress progress;   /* of the hashing, for the log */
 } input_plan;
 
 static void plan_free(input_plan *t)
@@ -144,6 +146,7 @@ static void hash_miss(size_t m, void *arg)
     if (files_md5_hex_keyed(t->paths[slot], t->md5[slot], &t->sizes[slot],
                             &t->keys[slot], &t->errmsg[slot]) != 0)
         t->failed[slot] = 1;
+    submit_progress_add(&t->progress, 1, t->sizes[slot]);
 }
 
 /* The first failed slot in first-use order fails the submit, with the
@@ -184,9 +187,14 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
         if (!t->hit[i])
             t->miss[t->nmiss++] = i;
     }
+    long long miss_bytes = 0;
+    for (size_t m = 0; m < t->nmiss; m++)
+        miss_bytes += t->sizes[t->miss[m]];
+    submit_progress_init(&t->progress, r->s->batch, "hashed", t->nmiss, miss_bytes);
     t->t_hash = monotonic_seconds();
     hash_pool_run(t->nmiss, hash_miss, t);
     t->t_hash = monotonic_seconds() - t->t_hash;
+    submit_progress_destroy(&t->progress);
     if (first_failure(r, t) != 0)
         return -1;
     *nread = t->nmiss;
