@@ -42,6 +42,7 @@
 #include "submit/submit_batch_steps.h"
 #include "submit/submit_deadline.h"
 #include "submit/submit_files.h"
+#include "submit/input_hold.h"
 #include "submit/submit_identity.h"
 #include "submit/submit_inputs.h"
 #include "submit/submit_registry.h"
@@ -317,6 +318,7 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
     for (size_t i = 0; i < r.ninputs; i++)
         free(r.input_phys ? r.input_phys[i] : NULL);
     free(r.input_phys);
+    input_hold_free(r.hold);
     journal_batch_free(&r.batch);
     exec_err_clear(&r.error);
     return result;

@@ -5,6 +5,7 @@
 #include "submit/submit_files.h"
 
 #include "submit/file_claims.h"
+#include "submit/input_hold.h"
 
 #include "exec/exec_ctx.h"
 #include "base/files.h"
@@ -272,11 +273,27 @@ static int upload_announce(submit_run *r, void *arg)
     return announce_chunk(r, arg, BFILE_UPLOAD_SENT);
 }
 
+/* Each file's bytes: those kept from its hash when there are (read once),
+ * else the file, checked on the way against the size and MD5 it was
+ * journaled with (boinc_upload_src): bytes that do not match their name
+ * never complete a request. */
 static int upload_send(submit_run *r, void *arg, boinc_error *err)
 {
     file_chunk *c = arg;
-    return boinc_upload_files(r->ctx->client, &r->project, r->batch.server_batch_id,
-                              c->names, c->paths, c->len, err);
+    boinc_upload_src *src = calloc(c->len ? c->len : 1, sizeof *src);
+    if (src == NULL) {      /* not sent: the step fails as not acted */
+        err->code = BOINC_E_NOMEM;
+        return BOINC_E_NOMEM;
+    }
+    for (size_t i = 0; i < c->len; i++) {
+        long long kept_size = 0;
+        const void *kept = input_hold_get(r->hold, c->names[i], &kept_size);
+        src[i] = (boinc_upload_src){ c->paths[i], kept, kept ? kept_size : c->sizes[i] };
+    }
+    int rc = boinc_upload_files_src(r->ctx->client, &r->project, r->batch.server_batch_id,
+                                    c->names, src, c->len, err);
+    free(src);
+    return rc;
 }
 
 static int upload_record(submit_run *r, void *arg)
@@ -844,6 +861,9 @@ int submit_files_phase(submit_run *r)
         goto out;
     rc = 0;
 out:
+    /* the kept bytes are not needed past the upload: a resume reads again */
+    input_hold_free(r->hold);
+    r->hold = NULL;
     file_claims_release(claim);
     journal_batch_files_free(f, n);
     return rc;
