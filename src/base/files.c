@@ -162,13 +162,17 @@ static void files_to_hex(const unsigned char *digest, unsigned int len, char *ou
 }
 
 /* Hash everything readable from fd into ctx.  Returns bytes hashed, or -1
- * with the message set. */
+ * with the message set.  keep != NULL: the bytes are read into one buffer
+ * of the file's size (+1, so that a grown file shows), handed to *keep
+ * when the whole file fitted (else the file changed: the caller's fstat
+ * check fails it). */
 static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
-                               const char *path, char **errmsg)
+                               const char *path, unsigned char **keep, char **errmsg)
 {
     /* Sized to the file (+1 so the first read of a file that did not grow
      * is short), within [FILES_READ_MIN, FILES_READ_CHUNK]. */
-    size_t cap = size_hint < 0 || size_hint >= FILES_READ_CHUNK ? FILES_READ_CHUNK
+    size_t cap = keep != NULL ? (size_t)size_hint + 1
+                 : size_hint < 0 || size_hint >= FILES_READ_CHUNK ? FILES_READ_CHUNK
                  : (size_t)size_hint + 1 < FILES_READ_MIN ? FILES_READ_MIN
                  : (size_t)size_hint + 1;
     unsigned char *buf = malloc(cap);
@@ -178,7 +182,10 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
     }
     long long total = 0;
     for (;;) {
-        ssize_t r = files_read_some(fd, buf, cap);
+        size_t at = keep != NULL ? (size_t)total : 0;
+        if (at == cap)
+            break;      /* grew past its size: the caller sees the change */
+        ssize_t r = files_read_some(fd, buf + at, cap - at);
         if (r < 0) {
             files_set_read_err(errmsg, path, errno);
             total = -1;
@@ -186,12 +193,16 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
         }
         if (r == 0)
             break;
-        if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
+        if (EVP_DigestUpdate(ctx, buf + at, (size_t)r) != 1) {
             files_set_err(errmsg, "cannot hash input file %s: MD5 update failed", path);
             total = -1;
             break;
         }
         total += r;
+    }
+    if (keep != NULL && total >= 0 && total < (long long)cap) {
+        *keep = buf;
+        return total;
     }
     free(buf);
     return total;
@@ -231,8 +242,18 @@ int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
 int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                         long long *nbytes, files_stat_key *key, char **errmsg)
 {
+    return files_md5_hex_kept(path, out, nbytes, key, -1, NULL, errmsg);
+}
+
+int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
+                       long long *nbytes, files_stat_key *key, long long keep_max,
+                       unsigned char **kept, char **errmsg)
+{
     if (key)
         key->path = NULL;
+    if (kept)
+        *kept = NULL;
+    unsigned char *buf = NULL;      /* the kept bytes until handed over */
     struct stat before, after;
     int fd = files_open_regular(path, &before, errmsg);
     if (fd < 0)
@@ -246,7 +267,9 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         files_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
         goto out;
     }
-    long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path, errmsg);
+    int keep = kept != NULL && (long long)before.st_size <= keep_max;
+    long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path,
+                                    keep ? &buf : NULL, errmsg);
     if (total < 0)
         goto out;
     if (fstat(fd, &after) != 0) {
@@ -270,8 +293,13 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
     files_to_hex(digest, dlen, out);
     if (nbytes)
         *nbytes = total;
+    if (keep) {
+        *kept = buf;
+        buf = NULL;
+    }
     rc = 0;
 out:
+    free(buf);
     EVP_MD_CTX_free(ctx);
     close(fd);
     return rc;

@@ -186,14 +186,28 @@ int boinc_query_files(boinc_client *c, const boinc_project *p, long batch_id,
                          : no_client(err);
 }
 
+int boinc_upload_files_src(boinc_client *c, const boinc_project *p, long batch_id,
+                           const char *const *phys_names, const boinc_upload_src *src,
+                           size_t n, boinc_error *err)
+{
+    return ready(c, err) ? c->ops->upload_files(c, p, batch_id, phys_names, src, n, err)
+                         : no_client(err);
+}
+
+/* Every file read from its path, unchecked (no size known). */
 int boinc_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
                        const char *const *phys_names,
                        const char *const *local_paths, size_t n,
                        boinc_error *err)
 {
-    return ready(c, err) ? c->ops->upload_files(c, p, batch_id, phys_names,
-                                                local_paths, n, err)
-                         : no_client(err);
+    boinc_upload_src *src = calloc(n ? n : 1, sizeof *src);
+    if (src == NULL)
+        return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        src[i] = (boinc_upload_src){ local_paths ? local_paths[i] : NULL, NULL, -1 };
+    int rc = boinc_upload_files_src(c, p, batch_id, phys_names, src, n, err);
+    free(src);
+    return rc;
 }
 
 int boinc_get_output_file(boinc_client *c, const boinc_project *p,

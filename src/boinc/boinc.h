@@ -311,6 +311,26 @@ int boinc_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
                        const char *const *local_paths, size_t n,
                        boinc_error *err);
 
+/*
+ * Where one uploaded file's bytes come from.  data != NULL: those size
+ * bytes, as they were hashed (the submit kept them from its MD5 pass, so
+ * the file is read once).  data == NULL: local_path is read during the
+ * transfer; when size >= 0 and the physical name starts with an MD5, the
+ * bytes sent are hashed on the way and the request is aborted before its
+ * last byte leaves if they are not size bytes with that MD5 (the file
+ * changed since it was hashed): BOINC_E_IO, nothing stored on the server.
+ */
+typedef struct {
+    const char *local_path;     /* read when data is NULL; named in messages */
+    const void *data;           /* NULL: read local_path */
+    long long size;             /* bytes hashed; < 0: unknown, not checked */
+} boinc_upload_src;
+
+/* upload_files from boinc_upload_src (see above); otherwise the same. */
+int boinc_upload_files_src(boinc_client *c, const boinc_project *p, long batch_id,
+                           const char *const *phys_names, const boinc_upload_src *src,
+                           size_t n, boinc_error *err);
+
 /* ---- get_output.php ---------------------------------------------------- */
 
 /*
@@ -369,7 +389,7 @@ struct boinc_client_ops {
                        const char *const *phys_names, size_t n, unsigned char *absent,
                        boinc_error *err);
     int (*upload_files)(boinc_client *c, const boinc_project *p, long batch_id,
-                        const char *const *phys_names, const char *const *local_paths,
+                        const char *const *phys_names, const boinc_upload_src *src,
                         size_t n, boinc_error *err);
     int (*get_output_file)(boinc_client *c, const boinc_project *p, const char *job_name,
                            int file_num, int fd, long long *nbytes, boinc_error *err);

@@ -6,6 +6,7 @@
  * boinc_curl_ops, is what boinc_client_new() puts in a client.
  */
 #include "boinc/boinc_internal.h"
+#include "base/files.h"
 #include "base/url.h"
 
 #include <stdlib.h>
@@ -501,10 +502,34 @@ static int curl_query_files(boinc_client *client, const boinc_project *p, long b
                    err);
 }
 
+/* The MD5 a physical name starts with (files_phys_name), or NULL. */
+static const char *name_md5(const char *phys_name)
+{
+    for (size_t i = 0; i < FILES_MD5_HEX_LEN; i++) {
+        char ch = phys_name[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return NULL;
+    }
+    return phys_name[FILES_MD5_HEX_LEN] == '\0' || phys_name[FILES_MD5_HEX_LEN] == '.'
+               ? phys_name : NULL;
+}
+
+static int check_sources(const boinc_upload_src *src, size_t n, boinc_error *err)
+{
+    if (n > 0 && src == NULL)
+        return boinc_fail(err, BOINC_E_BADARG, 0, "missing local path list");
+    for (size_t i = 0; i < n; i++)
+        if (check_name(src[i].local_path, "local path", err) != BOINC_OK)
+            return BOINC_E_BADARG;
+        else if (src[i].data != NULL && src[i].size < 0)
+            return boinc_fail(err, BOINC_E_BADARG, 0, "kept bytes of %s without a size",
+                              src[i].local_path);
+    return BOINC_OK;
+}
+
 static int curl_upload_files(boinc_client *client, const boinc_project *p, long batch_id,
-                             const char *const *phys_names,
-                             const char *const *local_paths, size_t n,
-                             boinc_error *err)
+                             const char *const *phys_names, const boinc_upload_src *src,
+                             size_t n, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
     start(err);
@@ -512,7 +537,7 @@ static int curl_upload_files(boinc_client *client, const boinc_project *p, long 
     if (rc == BOINC_OK)
         rc = check_names(phys_names, n, "physical file name", err);
     if (rc == BOINC_OK)
-        rc = check_names(local_paths, n, "local path", err);
+        rc = check_sources(src, n, err);
     if (rc != BOINC_OK)
         return rc;
     boinc_upload_part *parts = calloc(n ? n : 1, sizeof *parts);
@@ -526,9 +551,19 @@ static int curl_upload_files(boinc_client *client, const boinc_project *p, long 
             built = -1;
         strbuf_free(&name);
         if (built == 0) {
-            parts[i].part_name = part_names[i];
-            parts[i].local_path = local_paths[i];
+            /* bytes read back from a hashed file are checked against
+             * the MD5 that names them; kept bytes are the hashed ones */
+            parts[i] = (boinc_upload_part){
+                part_names[i], src[i].local_path, src[i].data, src[i].size,
+                src[i].size >= 0 ? name_md5(phys_names[i]) : NULL };
         }
+    }
+    if (built == 0 && (rc = boinc_upload_check(parts, n, err)) != BOINC_OK) {
+        for (size_t i = 0; i < n; i++)
+            free(part_names[i]);
+        free(part_names);
+        free(parts);
+        return rc;
     }
     if (built == 0)
         built = boinc_req_file_list(&req, "upload_files", p->authenticator,

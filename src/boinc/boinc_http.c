@@ -399,62 +399,15 @@ static int http_failure(long status, const transfer *t, const char *what,
     return BOINC_E_HTTP;
 }
 
-/* Check that every upload file is a readable regular file now, so a bad
- * path is a clear BOINC_E_IO before anything is sent. */
-static int check_upload_files(const boinc_upload_part *parts, size_t n,
-                              boinc_error *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        int fd = open(parts[i].local_path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-        int saved = errno;
-        if (fd >= 0)
-            close(fd);
-        if (!ok)
-            return boinc_fail(err, BOINC_E_IO, 0,
-                              "cannot read input file %s: %s",
-                              parts[i].local_path,
-                              fd >= 0 ? "not a regular file"
-                                      : strerror(saved));
-    }
-    return BOINC_OK;
-}
-
-static curl_mime *build_form(CURL *h, const char *request_xml,
-                             const boinc_upload_part *parts, size_t nparts)
-{
-    curl_mime *mime = curl_mime_init(h);
-    if (mime == NULL)
-        return NULL;
-    curl_mimepart *part = curl_mime_addpart(mime);
-    if (part == NULL || curl_mime_name(part, "request") != CURLE_OK ||
-        curl_mime_data(part, request_xml, CURL_ZERO_TERMINATED) != CURLE_OK)
-        goto fail;
-    for (size_t i = 0; i < nparts; i++) {
-        /* filedata streams the file from disk during the transfer (and
-         * sets the part's file name, which PHP needs for $_FILES). */
-        part = curl_mime_addpart(mime);
-        if (part == NULL ||
-            curl_mime_name(part, parts[i].part_name) != CURLE_OK ||
-            curl_mime_filedata(part, parts[i].local_path) != CURLE_OK ||
-            curl_mime_type(part, "application/octet-stream") != CURLE_OK)
-            goto fail;
-    }
-    return mime;
-fail:
-    curl_mime_free(mime);
-    return NULL;
-}
-
 static int post_once(boinc_curl_client *c, const char *url, const char *what,
                      const char *request_xml, const boinc_upload_part *parts,
                      size_t nparts, strbuf *reply, boinc_error *err)
 {
     transfer t = { .body = reply, .reason = STRBUF_INIT,
                    .limit = c->opts.max_reply_bytes, .curl = c->curl };
+    upload_fault fault = { 0, NULL };
     strbuf_reset(reply);
-    curl_mime *mime = build_form(c->curl, request_xml, parts, nparts);
+    curl_mime *mime = boinc_upload_form(c->curl, request_xml, parts, nparts, &fault);
     if (mime == NULL)
         return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
     CURLcode rc = setup_handle(c, url, &t);
@@ -482,6 +435,9 @@ static int post_once(boinc_curl_client *c, const char *url, const char *what,
         code = boinc_fail(err, BOINC_E_PARSE, status,
                           "%s: reply larger than the limit of %lld bytes "
                           "(--max-reply-bytes)", what, t.limit);
+    else if (fault.failed)      /* the body was cut short: nothing stored */
+        code = boinc_fail(err, BOINC_E_IO, 0, "%s: %s", what,
+                          fault.msg ? fault.msg : "an input file could not be read");
     else if (rc == CURLE_READ_ERROR && nparts > 0)
         code = boinc_fail(err, BOINC_E_IO, 0,
                           "%s: an input file could not be read while "
@@ -495,6 +451,7 @@ static int post_once(boinc_curl_client *c, const char *url, const char *what,
     /* Detach the form before freeing it: the handle outlives this call. */
     curl_easy_setopt(c->curl, CURLOPT_MIMEPOST, (curl_mime *)NULL);
     curl_mime_free(mime);
+    free(fault.msg);
     strbuf_free(&t.reason);
     return code;
 }
@@ -565,9 +522,7 @@ int boinc_http_post(boinc_curl_client *c, const char *project_url,
                     size_t nparts, boinc_retry_policy policy, strbuf *reply,
                     boinc_error *err)
 {
-    int rc = check_upload_files(parts, nparts, err);
-    if (rc != BOINC_OK)
-        return rc;
+    int rc;
     strbuf url = STRBUF_INIT;
     if (strbuf_printf(&url, "%s%s", project_url, script) != 0)
         return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");

@@ -14,6 +14,7 @@
 #include "boinc/boinc.h"
 #include "base/strbuf.h"
 
+#include <curl/curl.h>
 #include <stddef.h>
 
 /* ---- errors and text (boinc_util.c) ----------------------------------- */
@@ -197,11 +198,31 @@ typedef enum {
     BOINC_RETRY = 1     /* safe to repeat: retried within the budget */
 } boinc_retry_policy;
 
-/* A file part of an upload_files request. */
+/* A file part of an upload_files request (boinc_upload.c). */
 typedef struct {
     const char *part_name;      /* file_0, file_1, ... */
     const char *local_path;
+    const void *data;           /* the kept bytes; NULL: read local_path */
+    long long size;             /* the bytes sent; < 0: the file's (stat) */
+    const char *md5;            /* 32 hex digits the bytes read from the
+                                   file must hash to; NULL: not checked */
 } boinc_upload_part;
+
+/* Why an upload's read callback stopped the transfer (msg malloc'd). */
+typedef struct {
+    int failed;
+    char *msg;
+} upload_fault;
+
+/* The multipart form: the request field, then one streamed part per
+ * file; a part that fails its read or MD5 check fills *fault and aborts
+ * the transfer before the body is complete.  NULL: out of memory. */
+curl_mime *boinc_upload_form(CURL *h, const char *request_xml,
+                             const boinc_upload_part *parts, size_t nparts,
+                             upload_fault *fault);
+/* Check the parts read from disk (readable regular files) and fill in
+ * the sizes not given, before anything is sent: BOINC_OK or BOINC_E_IO. */
+int boinc_upload_check(boinc_upload_part *parts, size_t n, boinc_error *err);
 
 /*
  * POST request_xml as form field `request` (plus file parts) to

@@ -10,13 +10,39 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Append value XML-escaped: runs of plain characters in one copy (a
+ * 10,000-job submit_batch is 20,000 names; a printf or an append per
+ * character was a tenth of the submit's CPU). */
+static int put_escaped(strbuf *sb, const char *value)
+{
+    const char *run = value;
+    for (const char *p = value;; p++) {
+        const char *rep = NULL;
+        switch (*p) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&apos;"; break;
+        case '\0': return strbuf_append(sb, run, (size_t)(p - run));
+        default: continue;
+        }
+        if (strbuf_append(sb, run, (size_t)(p - run)) != 0 || strbuf_puts(sb, rep) != 0)
+            return -1;
+        run = p + 1;
+    }
+}
 
 /* Append "<tag>escaped value</tag>\n". */
 static int put_elem(strbuf *sb, const char *tag, const char *value)
 {
-    if (strbuf_printf(sb, "<%s>", tag) != 0 ||
-        strbuf_put_xml_escaped(sb, value != NULL ? value : "") != 0 ||
-        strbuf_printf(sb, "</%s>\n", tag) != 0)
+    size_t tlen = strlen(tag);
+    if (strbuf_putc(sb, '<') != 0 || strbuf_append(sb, tag, tlen) != 0 ||
+        strbuf_putc(sb, '>') != 0 || put_escaped(sb, value != NULL ? value : "") != 0 ||
+        strbuf_append(sb, "</", 2) != 0 || strbuf_append(sb, tag, tlen) != 0 ||
+        strbuf_append(sb, ">\n", 2) != 0)
         return -1;
     return 0;
 }

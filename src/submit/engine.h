@@ -74,7 +74,11 @@ typedef struct {
     create_batch_params create;
     size_t ninputs;             /* inputs over all jobs */
     char **input_phys;          /* phys name of each input, job order */
+    struct input_hold *hold;    /* new inputs' bytes kept from their hash for
+                                 * the upload (input_hold.h); NULL: none */
     exec_err error;             /* set once failed */
+    struct submit_progress *upload_progress;   /* while uploading: for the log
+                                                * (shared by the lanes) */
 } submit_run;
 
 /* The state the batch is at: a failed batch resumes at its resume_state. */

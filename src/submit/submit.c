@@ -42,6 +42,7 @@
 #include "submit/submit_batch_steps.h"
 #include "submit/submit_deadline.h"
 #include "submit/submit_files.h"
+#include "submit/input_hold.h"
 #include "submit/submit_identity.h"
 #include "submit/submit_inputs.h"
 #include "submit/submit_registry.h"
@@ -57,9 +58,9 @@
  * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
  * configuration says otherwise; submit_files.c lowers them further to
  * what the server taught (journal_files.h).  A query_files request of
- * 1000 names is about 60 KB of XML, far below any PHP limit. */
+ * 2000 names is about 120 KB of XML, far below any PHP limit. */
 static const submit_limits default_limits = {
-    .query_chunk_files = 1000,
+    .query_chunk_files = 2000,
     .upload_chunk_files = UPLOAD_DEFAULT_FILES,
     .upload_chunk_bytes = UPLOAD_DEFAULT_BYTES,
     .upload_connections = 1,
@@ -317,6 +318,7 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
     for (size_t i = 0; i < r.ninputs; i++)
         free(r.input_phys ? r.input_phys[i] : NULL);
     free(r.input_phys);
+    input_hold_free(r.hold);
     journal_batch_free(&r.batch);
     exec_err_clear(&r.error);
     return result;

@@ -5,6 +5,7 @@
 #include "submit/submit_files.h"
 
 #include "submit/file_claims.h"
+#include "submit/input_hold.h"
 
 #include "exec/exec_ctx.h"
 #include "base/files.h"
@@ -13,6 +14,7 @@
 #include "submit/engine.h"
 #include "base/testpoint.h"
 #include "submit/upload_limits.h"
+#include "submit/submit_progress.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -271,17 +273,39 @@ static int upload_announce(submit_run *r, void *arg)
     return announce_chunk(r, arg, BFILE_UPLOAD_SENT);
 }
 
+/* Each file's bytes: those kept from its hash when there are (read once),
+ * else the file, checked on the way against the size and MD5 it was
+ * journaled with (boinc_upload_src): bytes that do not match their name
+ * never complete a request. */
 static int upload_send(submit_run *r, void *arg, boinc_error *err)
 {
     file_chunk *c = arg;
-    return boinc_upload_files(r->ctx->client, &r->project, r->batch.server_batch_id,
-                              c->names, c->paths, c->len, err);
+    boinc_upload_src *src = calloc(c->len ? c->len : 1, sizeof *src);
+    if (src == NULL) {      /* not sent: the step fails as not acted */
+        err->code = BOINC_E_NOMEM;
+        return BOINC_E_NOMEM;
+    }
+    for (size_t i = 0; i < c->len; i++) {
+        long long kept_size = 0;
+        const void *kept = input_hold_get(r->hold, c->names[i], &kept_size);
+        src[i] = (boinc_upload_src){ c->paths[i], kept, kept ? kept_size : c->sizes[i] };
+    }
+    int rc = boinc_upload_files_src(r->ctx->client, &r->project, r->batch.server_batch_id,
+                                    c->names, src, c->len, err);
+    free(src);
+    return rc;
 }
 
 static int upload_record(submit_run *r, void *arg)
 {
-    (void)r;
+    const file_chunk *c = arg;
     defer_outcome(arg, 0);          /* the server took every file */
+    if (r->upload_progress != NULL) {
+        long long bytes = 0;
+        for (size_t i = 0; i < c->len; i++)
+            bytes += c->sizes[i];
+        submit_progress_add(r->upload_progress, c->len, bytes);
+    }
     return 0;
 }
 
@@ -293,8 +317,9 @@ static void upload_unannounce(submit_run *r, void *arg)
 }
 
 /* This project's upload limits: the configured ones (r->limits), lowered
- * to what the server taught earlier (journal_files.h). */
-static int current_limits(submit_run *r, upload_limits *lim)
+ * to what the server taught earlier (journal_files.h); *learned = whether
+ * it taught any (NULL: not wanted). */
+static int current_limits(submit_run *r, upload_limits *lim, int *learned)
 {
     lim->max_files = (long)r->limits.upload_chunk_files;
     lim->max_bytes = r->limits.upload_chunk_bytes;
@@ -308,6 +333,8 @@ static int current_limits(submit_run *r, upload_limits *lim)
         lim->max_files = files;
     if (found && bytes > UPLOAD_REQUEST_OVERHEAD && bytes < lim->max_bytes)
         lim->max_bytes = bytes;
+    if (learned != NULL)
+        *learned = found;
     return 0;
 }
 
@@ -366,9 +393,12 @@ static int upload_recover_refusal(submit_run *r, void *arg, const boinc_error *e
         return 0;
     int rc = -1;
     upload_limits lim;
+    int known = 0;
     if (all_present(r, c) >= 0 && record_presence(r, c) == 0 &&
-        current_limits(r, &lim) == 0) {
+        current_limits(r, &lim, &known) == 0) {
         long long chunk_bytes = upload_request_bytes(c->sizes, c->len);
+        if (!known)     /* the project's first refusal: a stock server */
+            upload_limits_assume_stock(&lim);
         if (kind == UPLOAD_LIMIT_FILESIZE ||
             upload_limits_shrink(&lim, kind, c->len, chunk_bytes, received) != 0)
             rc = fail_too_large(r, c, big_name, kind, err);
@@ -451,7 +481,8 @@ typedef struct {
     const step_def *step;   /* query_files_step or upload_files_step */
     const file_list *l;     /* paths and sizes NULL for queries */
     const size_t *starts;
-    size_t nchunks;
+    size_t nchunks;         /* chunks handed out: next .. nchunks - 1 */
+    size_t nplanned;        /* entries in starts (0: nchunks) */
     pthread_mutex_t mu;
     size_t next;            /* next chunk to hand out */
     int stop;               /* a chunk failed or taught a limit */
@@ -477,7 +508,8 @@ static int lane_run(submit_run *r, chunk_pool *p)
     int upload = p->step == &upload_files_step;
     struct deferred_done done = { NULL, 0, NULL, NULL, 0 };
     while (rc == 0 && take_chunk(p, &c)) {
-        size_t end = c + 1 < p->nchunks ? p->starts[c + 1] : p->l->count;
+        size_t planned = p->nplanned ? p->nplanned : p->nchunks;
+        size_t end = c + 1 < planned ? p->starts[c + 1] : p->l->count;
         size_t at = p->starts[c];
         file_chunk ch = { .names = p->l->names + at,
                           .paths = upload ? p->l->paths + at : NULL,
@@ -560,8 +592,8 @@ static int lane_join(submit_run *r, chunk_lane *ln)
 static int run_chunks(submit_run *r, chunk_pool *p)
 {
     size_t nlanes = r->limits.upload_connections;
-    if (nlanes > p->nchunks)
-        nlanes = p->nchunks;
+    if (nlanes > p->nchunks - p->next)
+        nlanes = p->nchunks - p->next;
     if (nlanes < 1 || r->ctx->config == NULL)
         nlanes = 1;
     chunk_lane *lanes = nlanes > 1 ? calloc(nlanes - 1, sizeof *lanes) : NULL;
@@ -586,6 +618,42 @@ static int run_chunks(submit_run *r, chunk_pool *p)
     return rc;
 }
 
+/*
+ * Plan l's chunks within lim.  While the project has taught no limit, the
+ * first chunk is a probe (upload_limits_probe: at most a stock request's
+ * bytes) that the caller sends alone: a stock server refuses it, wasting
+ * little, and its limits are learned before any other chunk leaves; a
+ * raised server takes it, and the rest go in large chunks.  *nprobe = 1
+ * when starts[0] is such a probe, else 0.
+ */
+static int plan_round(const file_list *l, const upload_limits *lim, int learned,
+                      size_t **starts, size_t *nchunks, size_t *nprobe)
+{
+    upload_limits probe;
+    *nprobe = 0;
+    if (learned || l->count == 0 || !upload_limits_probe(lim, &probe))
+        return upload_plan_chunks(l->sizes, l->count, lim, starts, nchunks);
+    size_t *first = NULL, nfirst = 0, *rest = NULL, nrest = 0;
+    if (upload_plan_chunks(l->sizes, l->count, &probe, &first, &nfirst) != 0)
+        return -1;
+    size_t head = nfirst > 1 ? first[1] : l->count;
+    free(first);
+    if (upload_plan_chunks(l->sizes + head, l->count - head, lim, &rest, &nrest) != 0)
+        return -1;
+    *starts = malloc((nrest + 1) * sizeof **starts);
+    if (*starts == NULL) {
+        free(rest);
+        return -1;
+    }
+    (*starts)[0] = 0;
+    for (size_t i = 0; i < nrest; i++)
+        (*starts)[i + 1] = head + rest[i];
+    free(rest);
+    *nchunks = nrest + 1;
+    *nprobe = 1;
+    return 0;
+}
+
 /* *left = the files still absent; when may_upload, upload each of them
  * once, in chunks within this project's limits (an unknown outcome's
  * resolution may leave some absent for the next round; a learned limit
@@ -595,11 +663,12 @@ static int upload_round(submit_run *r, size_t *left, int may_upload, int *learne
     journal_batch_file *f = NULL;
     size_t n = 0;
     file_list l = { 0 };
-    size_t *starts = NULL, nchunks = 0;
+    size_t *starts = NULL, nchunks = 0, nprobe = 0;
     upload_limits lim;
+    int known = 0;
     *left = 0;
     *learned = 0;
-    if (current_limits(r, &lim) != 0)
+    if (current_limits(r, &lim, &known) != 0)
         return -1;
     /* only the absent rows: a resubmit's 10,000 present files are not
      * copied out of the journal again */
@@ -607,18 +676,30 @@ static int upload_round(submit_run *r, size_t *left, int may_upload, int *learne
         return engine_fail_journal(r);
     int rc = -1;
     if (files_in_state(f, n, BFILE_ABSENT, &l) != 0 ||
-        upload_plan_chunks(l.sizes, l.count, &lim, &starts, &nchunks) != 0) {
+        plan_round(&l, &lim, known, &starts, &nchunks, &nprobe) != 0) {
         engine_fail_nomem(r);
         goto done;
     }
     *left = l.count;
     rc = 0;
-    if (may_upload && nchunks > 0) {
-        chunk_pool p = { .step = &upload_files_step, .l = &l, .starts = starts,
-                         .nchunks = nchunks };
-        rc = run_chunks(r, &p);
-        *learned = p.learned;
+    if (r->upload_progress != NULL && r->upload_progress->files_total == 0) {
+        long long bytes = 0;
+        for (size_t i = 0; i < l.count; i++)
+            bytes += l.sizes[i];
+        submit_progress_set_total(r->upload_progress, l.count, bytes);
     }
+    /* the probe alone (one lane), then the rest on every lane */
+    chunk_pool p = { .step = &upload_files_step, .l = &l, .starts = starts,
+                     .nchunks = nprobe ? 1 : nchunks, .nplanned = nchunks };
+    if (may_upload && nchunks > 0)
+        rc = run_chunks(r, &p);
+    if (may_upload && rc == 0 && nprobe && !p.stop && nchunks > 1) {
+        chunk_pool rest = { .step = &upload_files_step, .l = &l, .starts = starts,
+                            .nchunks = nchunks, .nplanned = nchunks, .next = 1 };
+        rc = run_chunks(r, &rest);
+        p.learned = rest.learned;
+    }
+    *learned = p.learned;
 done:
     free(starts);
     file_list_free(&l);
@@ -632,7 +713,7 @@ done:
  * these are bounded; the cap only guards against a server that lies. */
 #define LEARNED_ROUNDS 64
 
-static int upload_absent(submit_run *r)
+static int upload_rounds(submit_run *r)
 {
     int round = 0, learned_rounds = 0;
     while (round <= UPLOAD_ROUNDS) {
@@ -649,6 +730,18 @@ static int upload_absent(submit_run *r)
     }
     return engine_fail(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
                     "gave up after repeated unknown outcomes");
+}
+
+/* The upload rounds, with progress lines against what was absent at first. */
+static int upload_absent(submit_run *r)
+{
+    submit_progress progress;       /* its totals: the first round's files */
+    submit_progress_init(&progress, r->s->batch, "uploaded", 0, 0);
+    r->upload_progress = &progress;
+    int rc = upload_rounds(r);
+    r->upload_progress = NULL;
+    submit_progress_destroy(&progress);
+    return rc;
 }
 
 /* query_files with the batch id for the listed files, chunk by chunk. */
@@ -768,6 +861,9 @@ int submit_files_phase(submit_run *r)
         goto out;
     rc = 0;
 out:
+    /* the kept bytes are not needed past the upload: a resume reads again */
+    input_hold_free(r->hold);
+    r->hold = NULL;
     file_claims_release(claim);
     journal_batch_files_free(f, n);
     return rc;

@@ -6,6 +6,8 @@
 
 #include "base/files.h"
 #include "submit/hash_pool.h"
+#include "submit/input_hold.h"
+#include "submit/submit_progress.h"
 #include "journal/journal_files.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -30,6 +32,8 @@ typedef struct {
     long long *sizes;
     files_stat_key *keys;       /* slot -> stat key (the hashed one on a miss) */
     unsigned char *hit;         /* slot -> MD5 came from the cache */
+    unsigned char **kept;       /* slot -> its bytes from the hash (input_hold.h) */
+    long long *reserved;        /* slot -> bytes of the hold budget it reserved */
     char **errmsg;              /* slot -> message of a failed stat/hash */
     unsigned char *failed;      /* slot -> stat or hash failed */
     size_t n;
@@ -37,6 +41,7 @@ typedef struct {
     size_t *miss;               /* cache misses: slots to hash */
     size_t nmiss;
     double t_hash;              /* seconds spent hashing the misses */
+    submit_progress progress;   /* of the hashing, for the log */
 } input_plan;
 
 static void plan_free(input_plan *t)
@@ -45,7 +50,13 @@ static void plan_free(input_plan *t)
         free(t->paths[i]);
         files_stat_key_free(&t->keys[i]);
         free(t->errmsg[i]);
+        if (t->kept != NULL && t->kept[i] != NULL) {
+            free(t->kept[i]);
+            input_hold_unreserve(t->reserved[i]);
+        }
     }
+    free(t->kept);
+    free(t->reserved);
     free(t->cwd);
     free(t->paths);
     free(t->md5);
@@ -69,11 +80,13 @@ static int plan_alloc(input_plan *t, size_t ninputs)
     t->keys = calloc(cap, sizeof *t->keys);
     t->hit = calloc(cap, sizeof *t->hit);
     t->errmsg = calloc(cap, sizeof *t->errmsg);
+    t->kept = calloc(cap, sizeof *t->kept);
+    t->reserved = calloc(cap, sizeof *t->reserved);
     t->failed = calloc(cap, sizeof *t->failed);
     t->slot_of_input = calloc(cap, sizeof *t->slot_of_input);
     t->miss = calloc(cap, sizeof *t->miss);
     return t->index && t->paths && t->md5 && t->sizes && t->keys && t->hit &&
-                   t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
+                   t->kept && t->reserved && t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
 }
 
 static char *current_dir(void)
@@ -135,15 +148,25 @@ static void stat_slot(size_t slot, void *arg)
 }
 
 /* Pool item: hash cache miss number m.  Its key is replaced by the one
- * from the fstat of the hashed descriptor (files_md5_hex_keyed). */
+ * from the fstat of the hashed descriptor (files_md5_hex_keyed).  Its
+ * bytes are kept for the upload when the hold budget grants its size (a
+ * new file is likely absent on the server: read once, not twice). */
 static void hash_miss(size_t m, void *arg)
 {
     input_plan *t = arg;
     size_t slot = t->miss[m];
+    long long size = t->keys[slot].size;
+    int keep = input_hold_reserve(size);
     files_stat_key_free(&t->keys[slot]);
-    if (files_md5_hex_keyed(t->paths[slot], t->md5[slot], &t->sizes[slot],
-                            &t->keys[slot], &t->errmsg[slot]) != 0)
+    if (files_md5_hex_kept(t->paths[slot], t->md5[slot], &t->sizes[slot], &t->keys[slot],
+                           keep ? size : -1, keep ? &t->kept[slot] : NULL,
+                           &t->errmsg[slot]) != 0)
         t->failed[slot] = 1;
+    if (keep && t->kept[slot] == NULL)
+        input_hold_unreserve(size);
+    else if (keep)
+        t->reserved[slot] = size;
+    submit_progress_add(&t->progress, 1, t->sizes[slot]);
 }
 
 /* The first failed slot in first-use order fails the submit, with the
@@ -184,9 +207,14 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
         if (!t->hit[i])
             t->miss[t->nmiss++] = i;
     }
+    long long miss_bytes = 0;
+    for (size_t m = 0; m < t->nmiss; m++)
+        miss_bytes += t->sizes[t->miss[m]];
+    submit_progress_init(&t->progress, r->s->batch, "hashed", t->nmiss, miss_bytes);
     t->t_hash = monotonic_seconds();
     hash_pool_run(t->nmiss, hash_miss, t);
     t->t_hash = monotonic_seconds() - t->t_hash;
+    submit_progress_destroy(&t->progress);
     if (first_failure(r, t) != 0)
         return -1;
     *nread = t->nmiss;
@@ -227,17 +255,29 @@ static int index_input(submit_run *r, input_plan *t, const char *src, size_t k)
     return 0;
 }
 
-/* Physical name of every job input, from its slot's MD5. */
+/* Physical name of every job input, from its slot's MD5; a slot's kept
+ * bytes go to r->hold under the name of its first input. */
 static int name_inputs(submit_run *r, input_plan *t)
 {
     size_t k = 0;
     for (size_t i = 0; i < r->s->njobs; i++) {
         for (size_t f = 0; f < r->s->jobs[i].ninputs; f++, k++) {
             const char *src = r->s->jobs[i].inputs[f].src_path;
-            r->input_phys[k] = files_phys_name(t->md5[t->slot_of_input[k]], base_name(src));
+            size_t slot = t->slot_of_input[k];
+            r->input_phys[k] = files_phys_name(t->md5[slot], base_name(src));
             if (r->input_phys[k] == NULL)
                 return engine_fail(r, -1, EXEC_E_LOCAL, "input file",
                                 "cannot form a physical name");
+            if (t->kept[slot] == NULL)
+                continue;
+            if (r->hold == NULL && (r->hold = input_hold_new(t->nmiss)) == NULL)
+                return engine_fail_nomem(r);
+            /* the store takes the bytes and their reservation */
+            int kept = input_hold_put(r->hold, r->input_phys[k], t->kept[slot],
+                                      t->sizes[slot]);
+            t->kept[slot] = NULL;
+            if (kept < 0)
+                return engine_fail_nomem(r);
         }
     }
     return 0;

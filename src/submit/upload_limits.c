@@ -115,6 +115,24 @@ int upload_limits_shrink(upload_limits *lim, upload_limit_kind kind, size_t nfil
     return -1;
 }
 
+void upload_limits_assume_stock(upload_limits *lim)
+{
+    if (lim->max_files > UPLOAD_DEFAULT_FILES)
+        lim->max_files = UPLOAD_DEFAULT_FILES;
+    if (lim->max_bytes > UPLOAD_DEFAULT_BYTES)
+        lim->max_bytes = UPLOAD_DEFAULT_BYTES;
+}
+
+int upload_limits_probe(const upload_limits *lim, upload_limits *probe)
+{
+    *probe = *lim;
+    /* Only the bytes are capped: a file count above a stock server's is
+     * exactly what the probe learns, and costs no more than the bytes. */
+    if (probe->max_bytes > UPLOAD_DEFAULT_BYTES)
+        probe->max_bytes = UPLOAD_DEFAULT_BYTES;
+    return probe->max_bytes != lim->max_bytes || lim->max_files > UPLOAD_DEFAULT_FILES;
+}
+
 const char *upload_limit_setting(upload_limit_kind kind)
 {
     switch (kind) {

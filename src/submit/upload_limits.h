@@ -64,6 +64,25 @@ upload_limit_kind upload_limit_kind_of(const char *server_msg);
 int upload_limits_shrink(upload_limits *lim, upload_limit_kind kind, size_t nfiles,
                          long long chunk_bytes, long received);
 
+/*
+ * The first refusal a project gives (no limit learned yet): a server that
+ * refuses the large default chunks is taken to have stock PHP limits, so
+ * lim drops at once to at most UPLOAD_DEFAULT_FILES files and
+ * UPLOAD_DEFAULT_BYTES bytes (upload_limits_shrink then lowers it further
+ * by what the refusal says) instead of halving down to them request by
+ * request, each wasting a large upload.
+ */
+void upload_limits_assume_stock(upload_limits *lim);
+
+/*
+ * The limits of the probe chunk, the one request sent alone first while a
+ * project has no learned limits: the configured file count, at most a
+ * stock request's bytes, so that a stock server's refusal wastes little.
+ * Returns 1 when the probe differs from lim (a probe is worth sending
+ * alone), else 0.
+ */
+int upload_limits_probe(const upload_limits *lim, upload_limits *probe);
+
 /* The php.ini setting to raise for a limit error. */
 const char *upload_limit_setting(upload_limit_kind kind);
 

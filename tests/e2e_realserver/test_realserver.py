@@ -20,11 +20,15 @@ def jobs_for(paths, prefix):
     return [("%s#%d" % (prefix, i), [], [(p, "in")]) for i, p in enumerate(paths)]
 
 
-def assert_within_stock_limits(c):
+def assert_within_stock_limits(c, probes=0):
+    """No request beyond a stock server's limits, except `probes` refused
+    probes (the first upload to a project with no learned limits: many
+    files, under 8 MB), each by the file count only."""
     lim = c["php_limits"]
-    assert lim["over_post_max_size"] == 0 and lim["over_max_file_uploads"] == 0
+    assert lim["over_post_max_size"] == 0 and lim["over_max_file_uploads"] == probes
     assert lim["over_upload_max_filesize"] == 0
-    assert lim["most_files_in_post"] <= 20
+    if probes == 0:
+        assert lim["most_files_in_post"] <= 20
     assert lim["largest_post"] < 8 * MB
 
 
@@ -37,7 +41,9 @@ def test_many_small_and_some_large_inputs_fit_a_stock_server(client, emulator, i
     assert c["files_uploaded"] == 70
     assert len(c["uploads_by_name"]) == 70
     assert all(v == 1 for v in c["uploads_by_name"].values())
-    assert_within_stock_limits(c)
+    # the default chunks are large: the stock server's limits are learned
+    # from its one refusal of the probe, before any other upload
+    assert_within_stock_limits(c, probes=1)
     assert len(c["jobs_by_name"]) == 70
 
 

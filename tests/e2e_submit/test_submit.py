@@ -235,8 +235,12 @@ def test_large_batch_is_chunked(client, emulator, inputs):
     c = emulator.counters()
     assert c["files_uploaded"] == n + 1
     assert all(v == 1 for v in c["uploads_by_name"].values())
-    assert c["rpc"]["query_files"] == 2          # 1000 names per request
-    assert c["rpc"]["upload_files"] == 76        # 20 files per request (stock PHP)
+    # 2000 names per request, and the batch-less query after the refused probe
+    assert c["rpc"]["query_files"] == 2
+    # the probe (refused by the emulator's stock PHP: limits learned), then
+    # 20 files per request
+    assert c["rpc"]["upload_files"] == 1 + 76
+    assert c["php_limits"]["over_max_file_uploads"] == 1
     assert len(c["jobs_by_name"]) == n + 1
 
 

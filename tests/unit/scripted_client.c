@@ -265,11 +265,11 @@ static int s_query_files(boinc_client *c, const boinc_project *p, long batch_id,
 }
 
 static int s_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
-                          const char *const *names, const char *const *paths, size_t n,
+                          const char *const *names, const boinc_upload_src *src, size_t n,
                           boinc_error *err)
 {
     (void)p;
-    (void)paths;
+    (void)src;
     sc_world *w;
     sc_outcome o = begin(c, K_UPLOAD, err, &w);
     if (sc_acts(o) && batch_index(w, batch_id) < 0)
