@@ -1,6 +1,6 @@
 """query_files chunks of one submit in flight at once (--upload-connections,
-issue 12): a batch whose 2,500 inputs the server already holds is queried
-in three chunks of 1,000 names on three connections.  A real server treats
+issue 12): a batch whose 5,000 inputs the server already holds is queried
+in three chunks of at most 2,000 names on three connections.  A real server treats
 a file listed twice for one batch as fatal (duplicate association), so a
 successful submit proves no name was queried twice; a SIGKILL with several
 chunks in flight is resolved after the restart the same way."""
@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 CONC = ("--retry-budget", "5", "--upload-connections", "3")
-N = 2500
+N = 5000   # three query_files chunks of at most 2,000 names
 
 
 def make_jobs(inputs, prefix):
