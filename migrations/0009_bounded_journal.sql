@@ -7,14 +7,15 @@
 
 -- 1 when the request's result is about the moment it was computed (a
 -- ping, a status query: commands that are never replayed): the result is
--- kept only until it is delivered or closed, then set to NULL.  A status
+-- kept only until it is delivered, then set to NULL (a result start-up
+-- closed stays for the audit until the retention prunes the row).  A status
 -- reply of a 10,000-job batch is ~430 KB; polled every minute, keeping it
 -- grew the journal by that much a minute.
 ALTER TABLE requests ADD COLUMN transient INTEGER NOT NULL DEFAULT 0;
 UPDATE requests SET transient = 1
 WHERE command = 'BOINC_PING' OR command = 'BOINC_QUERY_BATCHES';
 UPDATE requests SET result = NULL
-WHERE transient = 1 AND (state = 'delivered' OR closed_at IS NOT NULL);
+WHERE transient = 1 AND state = 'delivered';
 
 -- Session in which the client confirmed an earlier run's submit without
 -- re-issuing it: a status query naming its batch got a group of its jobs

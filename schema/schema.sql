@@ -58,7 +58,7 @@ CREATE TABLE requests (
                                          -- answered (stored result replayed, or the re-issue ran)
     transient    INTEGER NOT NULL DEFAULT 0,
                                          -- (0009) 1: a result about its moment (ping, status
-                                         -- query): set to NULL once delivered or closed
+                                         -- query): set to NULL once delivered
     confirmed_in INTEGER REFERENCES sessions(id)
                                          -- (0009) an earlier run's submit the client confirmed
                                          -- in this session by a status query of its batch

@@ -142,7 +142,7 @@ typedef struct {
     double completed_at;
     const char *result;         /* result tail after "<id> " */
     int transient;              /* 1: the result is about its moment (ping,
-                                 * query): dropped once delivered or closed */
+                                 * query): dropped once delivered */
 } journal_completion;
 
 /* Record n completions in ONE transaction (group commit). */

@@ -114,8 +114,7 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         " AND r.closed_at IS NULL AND r.replayed_by IS NULL"
         " AND r.confirmed_in IS NULL ORDER BY r.id" },
     [JSTMT_REQUEST_CLOSE] = { "close requests",
-        "UPDATE requests SET closed_at = ?1,"
-        " result = CASE WHEN transient = 1 THEN NULL ELSE result END WHERE id = ?2" },
+        "UPDATE requests SET closed_at = ?1 WHERE id = ?2" },
     [JSTMT_REQUEST_RESUMED] = { "mark resumed",
         "UPDATE requests SET resumed_session = ?1 WHERE id = ?2" },
     /* A success wins over an error, then the oldest (requests_command_args
