@@ -12,6 +12,14 @@
 -- reply of a 10,000-job batch is ~430 KB; polled every minute, keeping it
 -- grew the journal by that much a minute.
 ALTER TABLE requests ADD COLUMN transient INTEGER NOT NULL DEFAULT 0;
+-- Such a result waits for its delivery here, not in requests.result: a
+-- 430 KB value written into a requests row and cleared again left its
+-- b-tree pages split and half empty (about 2 KB a poll, measured), while a
+-- row of this table goes whole, its pages freed.
+CREATE TABLE transient_results (
+    request_id INTEGER PRIMARY KEY REFERENCES requests(id),  -- the request
+    result     TEXT NOT NULL             -- its result tail, until delivered
+);
 UPDATE requests SET transient = 1
 WHERE command = 'BOINC_PING' OR command = 'BOINC_QUERY_BATCHES';
 UPDATE requests SET result = NULL
@@ -34,7 +42,9 @@ DROP VIEW audit_batches;
 
 CREATE VIEW audit_undelivered AS
 SELECT r.id, r.session_id, r.client_id, r.command, r.args, p.url AS project_url,
-       r.state, r.accepted_at, r.started_at, r.completed_at, r.result
+       r.state, r.accepted_at, r.started_at, r.completed_at,
+       coalesce(r.result, (SELECT t.result FROM transient_results t
+                           WHERE t.request_id = r.id)) AS result
 FROM requests r LEFT JOIN projects p ON p.id = r.project_id
 WHERE r.state <> 'delivered' AND r.closed_at IS NULL AND r.replayed_by IS NULL
   AND r.confirmed_in IS NULL;
@@ -60,7 +70,8 @@ SELECT s.id AS session_id,
                  THEN 'resumed in session ' || r.resumed_session || ', running'
             WHEN r.closed_at IS NOT NULL THEN 'closed (re-issue runs it fresh)'
             ELSE 'waiting for re-issue' END AS what_became_of_it,
-       r.result
+       coalesce(r.result, (SELECT t.result FROM transient_results t
+                           WHERE t.request_id = r.id)) AS result
 FROM requests r
 JOIN sessions s ON s.id = r.session_id
 LEFT JOIN projects p ON p.id = r.project_id

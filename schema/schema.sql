@@ -58,7 +58,7 @@ CREATE TABLE requests (
                                          -- answered (stored result replayed, or the re-issue ran)
     transient    INTEGER NOT NULL DEFAULT 0,
                                          -- (0009) 1: a result about its moment (ping, status
-                                         -- query): set to NULL once delivered
+                                         -- query): kept in transient_results until delivered
     confirmed_in INTEGER REFERENCES sessions(id)
                                          -- (0009) an earlier run's submit the client confirmed
                                          -- in this session by a status query of its batch
@@ -67,6 +67,14 @@ CREATE TABLE requests (
 CREATE INDEX requests_state ON requests (state, id);
 -- Re-issued requests are matched by command and arguments.
 CREATE INDEX requests_command_args ON requests (command, args);
+
+-- (0009) The result of a transient request (ping, status query) until it
+-- is delivered: kept apart so that a large reply leaves no half-empty
+-- pages in requests once it goes.
+CREATE TABLE transient_results (
+    request_id INTEGER PRIMARY KEY REFERENCES requests(id),  -- the request
+    result     TEXT NOT NULL             -- its result tail, until delivered
+);
 
 -- BOINC batches this server created or is creating (filled by BOINC_SUBMIT).
 CREATE TABLE batches (
@@ -171,7 +179,9 @@ CREATE TABLE upload_limits (
 -- delivered by RESULTS (and neither closed nor answered through a re-issue).
 CREATE VIEW audit_undelivered AS
 SELECT r.id, r.session_id, r.client_id, r.command, r.args, p.url AS project_url,
-       r.state, r.accepted_at, r.started_at, r.completed_at, r.result
+       r.state, r.accepted_at, r.started_at, r.completed_at,
+       coalesce(r.result, (SELECT t.result FROM transient_results t
+                           WHERE t.request_id = r.id)) AS result
 FROM requests r LEFT JOIN projects p ON p.id = r.project_id
 WHERE r.state <> 'delivered' AND r.closed_at IS NULL AND r.replayed_by IS NULL
   AND r.confirmed_in IS NULL;
@@ -201,7 +211,8 @@ SELECT s.id AS session_id,
                  THEN 'resumed in session ' || r.resumed_session || ', running'
             WHEN r.closed_at IS NOT NULL THEN 'closed (re-issue runs it fresh)'
             ELSE 'waiting for re-issue' END AS what_became_of_it,
-       r.result
+       coalesce(r.result, (SELECT t.result FROM transient_results t
+                           WHERE t.request_id = r.id)) AS result
 FROM requests r
 JOIN sessions s ON s.id = r.session_id
 LEFT JOIN projects p ON p.id = r.project_id

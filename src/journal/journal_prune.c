@@ -52,6 +52,7 @@ static int prune_in_txn(journal *j, void *arg)
         run_counted(j, JSTMT_FILES_PRUNE, p->cutoff, &c->files) != 0 ||
         run_counted(j, JSTMT_JOBS_PRUNE, p->cutoff, &c->jobs) != 0 ||
         run_counted(j, JSTMT_BATCHES_PRUNE, p->cutoff, &c->batches) != 0 ||
+        run_counted(j, JSTMT_TRANSIENT_RESULTS_PRUNE, p->cutoff, &queries) != 0 ||
         run_counted(j, JSTMT_REQUESTS_PRUNE, p->cutoff, &c->requests) != 0 ||
         run_counted(j, JSTMT_SESSIONS_PRUNE, p->cutoff, &c->sessions) != 0 ||
         run_counted(j, JSTMT_MD5_PRUNE, p->cutoff, &md5) != 0)

@@ -30,7 +30,9 @@
     " CASE WHEN p.url_password IS NULL OR instr(p.url, ':***@') = 0 THEN p.url" \
     " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
     " || substr(p.url, instr(p.url, ':***@') + 4) END," \
-    " p.authenticator, r.state, r.result"
+    " p.authenticator, r.state," \
+    " coalesce(r.result, (SELECT t.result FROM transient_results t" \
+    "                     WHERE t.request_id = r.id))"
 
 /* The rows of earlier sessions that a re-issue of (command, args, project)
  * answers: neither delivered, closed nor already answered. */
@@ -76,8 +78,17 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         JOURNAL_ACCEPTED "', ?)" },
     [JSTMT_REQUEST_COMPLETE] = { "request complete",
         "UPDATE requests SET state = '" JOURNAL_COMPLETED "',"
-        " started_at = coalesce(started_at, ?), completed_at = ?, result = ?,"
-        " transient = ? WHERE id = ?" },
+        " started_at = coalesce(started_at, ?1), completed_at = ?2,"
+        " result = CASE WHEN ?4 THEN NULL ELSE ?3 END, transient = ?4 WHERE id = ?5" },
+    /* A transient result waits for its delivery apart (migration 0009). */
+    [JSTMT_TRANSIENT_RESULT_STORE] = { "transient result",
+        "INSERT OR REPLACE INTO transient_results (request_id, result) VALUES (?1, ?2)" },
+    [JSTMT_TRANSIENT_RESULT_DROP] = { "transient result delivered",
+        "DELETE FROM transient_results WHERE request_id = ?1" },
+    /* retention: the results of closed requests about to be pruned */
+    [JSTMT_TRANSIENT_RESULTS_PRUNE] = { "prune transient results",
+        "DELETE FROM transient_results WHERE request_id IN (SELECT id FROM requests"
+        " WHERE state = '" JOURNAL_DELIVERED "' OR (closed_at IS NOT NULL AND closed_at < ?1))" },
     /* A transient result (a ping's, a query's: about its moment) serves
      * nothing once delivered: it goes (issue 19, migration 0009). */
     [JSTMT_REQUEST_DELIVERED] = { "request delivered",
@@ -318,6 +329,9 @@ static int complete_rows(journal *j, void *arg)
         if (journal_run(j, JSTMT_REQUEST_COMPLETE, "ddtii", c->started_at, c->completed_at,
                         c->result, (long long)(c->transient != 0), c->request_row) != 0)
             return -1;
+        if (c->transient && journal_run(j, JSTMT_TRANSIENT_RESULT_STORE, "it",
+                                        c->request_row, c->result) != 0)
+            return -1;
     }
     return 0;
 }
@@ -358,11 +372,28 @@ static int update_rows(journal *j, row_update *u)
     return u->n == 0 ? 0 : journal_txn(j, update_each_row, u);
 }
 
+typedef struct {
+    const long long *rows;
+    size_t n;
+    double at;
+} delivery;
+
+/* Each row delivered, and its transient result (if any) gone with it. */
+static int deliver_rows(journal *j, void *arg)
+{
+    const delivery *d = arg;
+    for (size_t i = 0; i < d->n; i++)
+        if (journal_run(j, JSTMT_REQUEST_DELIVERED, "di", d->at, d->rows[i]) != 0 ||
+            journal_run(j, JSTMT_TRANSIENT_RESULT_DROP, "i", d->rows[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int journal_requests_delivered(journal *j, const long long *rows, size_t n,
                                double delivered_at)
 {
-    row_update u = { JSTMT_REQUEST_DELIVERED, rows, n, 'd', delivered_at, 0 };
-    return update_rows(j, &u);
+    delivery d = { rows, n, delivered_at };
+    return n == 0 ? 0 : journal_txn(j, deliver_rows, &d);
 }
 
 int journal_request_args(journal *j, long long request_row, char **args)

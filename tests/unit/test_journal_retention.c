@@ -202,11 +202,17 @@ static void test_transient_results_go_once_delivered(void **state)
     journal_completion c[] = { { rows[0], 1, 2, "NULL", 0 }, { rows[1], 1, 2, "NULL 5 big", 1 },
                                { rows[2], 1, 2, "NULL 6 big", 1 } };
     assert_int_equal(journal_requests_complete(j, c, 3), 0);
-    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE result LIKE '%big'"), 2);
+    /* kept apart until delivered (requests.result NULL) */
+    assert_int_equal(query_int("SELECT count(*) FROM transient_results WHERE result LIKE '%big'"),
+                     2);
+    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE result IS NULL"), 2);
+    assert_int_equal(query_int("SELECT count(*) FROM audit_undelivered WHERE result LIKE '%big'"),
+                     2);
     assert_int_equal(journal_requests_delivered(j, rows, 2, journal_now()), 0);
-    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE result IS NULL"), 1);
     /* one not delivered yet keeps it */
-    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE result = 'NULL 6 big'"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM transient_results"), 1);
+    assert_int_equal(query_int("SELECT count(*) FROM transient_results WHERE result = 'NULL 6 big'"),
+                     1);
     char *kept = query_text("SELECT result FROM requests WHERE command = 'BOINC_FETCH_OUTPUT'");
     assert_string_equal(kept, "NULL");
     free(kept);
