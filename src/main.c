@@ -56,7 +56,7 @@ static journal *open_journal(const gahp_config *cfg)
     /* The full prune once before recovery; the pruner thread (started
      * after recovery) then runs it while the server runs. */
     journal_prune_counts pruned;
-    if (journal_prune(j, cfg->retention_days, &pruned) == 0 &&
+    if (journal_prune_report(j, cfg->retention_days, &pruned) == 0 &&
         pruned.requests + pruned.batches + pruned.submit_texts > 0)
         log_info("pruned (older than %g days) %lld requests and %lld batches with "
                  "%lld jobs; %lld submit texts dropped", cfg->retention_days,

@@ -153,7 +153,8 @@ int journal_requests_delivered(journal *j, const long long *rows, size_t n,
                                double delivered_at);
 
 /*
- * Retention (journal_prune.c, doc/journal.md "Retention"): one full prune.
+ * Retention (journal_prune.c, doc/journal.md "Retention"): one full prune,
+ * journal_prune_report (with the counts) or journal_prune (a total).
  * Older than retention_days (scaled by the test clock): delivered, closed
  * and confirmed requests, ended sessions left without requests, retired
  * and expired batches with their jobs, files and file queries, unused MD5
@@ -172,7 +173,11 @@ typedef struct {
     long long pages_freed;      /* pages returned by the incremental vacuum */
 } journal_prune_counts;
 
-int journal_prune(journal *j, double retention_days, journal_prune_counts *counts);
+int journal_prune_report(journal *j, double retention_days, journal_prune_counts *counts);
+
+/* The same (the signature operator commands call): *deleted (may be NULL)
+ * = rows deleted, requests + sessions + batches + jobs + files. */
+int journal_prune(journal *j, double retention_days, long long *deleted);
 
 /*
  * Prune while the server runs (issue 19): a thread with its own connection

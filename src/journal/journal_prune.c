@@ -101,7 +101,7 @@ static int vacuum_free_pages(journal *j, long long *freed)
     return 0;
 }
 
-int journal_prune(journal *j, double retention_days, journal_prune_counts *counts)
+int journal_prune_report(journal *j, double retention_days, journal_prune_counts *counts)
 {
     journal_prune_counts local;
     journal_prune_counts *c = counts != NULL ? counts : &local;
@@ -112,6 +112,15 @@ int journal_prune(journal *j, double retention_days, journal_prune_counts *count
     if (journal_txn(j, prune_in_txn, &p) != 0)
         return -1;
     return vacuum_free_pages(j, &c->pages_freed);
+}
+
+int journal_prune(journal *j, double retention_days, long long *deleted)
+{
+    journal_prune_counts c;
+    int rc = journal_prune_report(j, retention_days, &c);
+    if (deleted != NULL)
+        *deleted = rc == 0 ? c.requests + c.sessions + c.batches + c.jobs + c.files : 0;
+    return rc;
 }
 
 /* ---- the pruner thread --------------------------------------------------- */
@@ -161,7 +170,7 @@ static void *pruner_main(void *arg)
             break;
         pthread_mutex_unlock(&pruner_mu);
         journal_prune_counts c;
-        if (journal_prune(pruner.j, pruner.retention_days, &c) == 0)
+        if (journal_prune_report(pruner.j, pruner.retention_days, &c) == 0)
             log_counts(&c, pruner.retention_days);
         else
             log_warn("journal prune failed (tried again later): %s",

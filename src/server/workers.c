@@ -290,14 +290,14 @@ static void run_one(worker *wk, gahp_request *req)
     }
     c->request_row = req->journal_id;
     c->client_id = req->id;
+    /* A command never replayed (ping, query) answers about now: the
+     * journal drops its result once delivered (issue 19). */
+    const command_row *crow = command_of(req->cmd);
+    c->transient = crow != NULL && !crow->replayable;
     c->started_at = started;
     c->completed_at = journal_now();
     c->tail = tail;
     c->background = req->background;
-    /* A command never replayed (ping, query) answers about now: the
-     * journal drops its result once delivered (issue 19). */
-    const command_row *row = command_of(req->cmd);
-    c->transient = row != NULL && !row->replayable;
     push_completion(wk->pool, c);
 }
 

@@ -194,7 +194,7 @@ static void test_prune_keeps_unfinished(void **state)
     assert_int_equal(journal_requests_complete(j, done, 2), 0);
     assert_int_equal(journal_requests_delivered(j, rows, 1, journal_now() - 30 * 86400.0), 0);
     journal_prune_counts pc;
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.requests, 1);
     assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
     int n = 0;
@@ -205,7 +205,7 @@ static void test_prune_keeps_unfinished(void **state)
     assert_int_equal(n, 1);
     /* Recent deliveries survive. */
     assert_int_equal(journal_requests_delivered(j, &rows[1], 1, journal_now()), 0);
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.requests, 0);
     journal_close(j);
 }
@@ -240,7 +240,7 @@ static void test_prune_respects_references(void **state)
              pid, rows[0], rows[1], rows[2], old, closed_row);
     assert_int_equal(sqlite3_exec(journal_db(j), sql, NULL, NULL, NULL), SQLITE_OK);
     journal_prune_counts pc;
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.requests, 2);               /* rows[2] and the closed one */
     assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
     assert_int_equal(query_int("SELECT count(*) FROM pragma_foreign_key_check"), 0);

@@ -171,7 +171,7 @@ static void test_old_batches_go_with_their_rows(void **state)
     batch_with_rows(j, pid, "unfinished_old", running, 1, old, "NULL");
 
     journal_prune_counts pc;
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.batches, 2);
     assert_int_equal(pc.jobs, 200);
     assert_int_equal(pc.files, 6);
@@ -238,7 +238,7 @@ static void test_submit_text_dropped_once_identity_stored(void **state)
     exec_ok(j, "UPDATE batches SET job_set_md5 = NULL WHERE name = 'b3'");
     assert_int_equal(journal_commit(j), 0);
     journal_prune_counts pc;
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.submit_texts, 1);
     char *t = query_text("SELECT args FROM requests r JOIN batches b ON b.request_id = r.id"
                          " WHERE b.name = 'b1'");
@@ -246,7 +246,7 @@ static void test_submit_text_dropped_once_identity_stored(void **state)
     free(t);
     assert_int_equal(query_int("SELECT count(*) FROM requests WHERE args LIKE '%long text'"), 2);
     /* a second prune finds nothing more to do */
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.submit_texts, 0);
     journal_close(j);
 }
@@ -307,7 +307,7 @@ static void test_prune_returns_free_pages(void **state)
     exec_ok(j, "PRAGMA wal_checkpoint(TRUNCATE)");
     long long pages_before = query_int("PRAGMA page_count");
     journal_prune_counts pc;
-    assert_int_equal(journal_prune(j, 7, &pc), 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
     assert_int_equal(pc.batches, 40);
     assert_true(pc.pages_freed > 0);
     assert_int_equal(query_int("PRAGMA freelist_count"), 0);
