@@ -1,5 +1,6 @@
--- schema.sql: the current journal schema (migrations 0001 to 0007;
--- PRAGMA user_version = 7: the runner counts the files in order), as the
+-- schema.sql: the current journal schema (migrations 0001 to 0009;
+-- PRAGMA user_version = 9: the runner counts the files in order; since
+-- 0009 PRAGMA auto_vacuum = INCREMENTAL), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
 
@@ -37,7 +38,9 @@ CREATE TABLE requests (
     session_id   INTEGER NOT NULL REFERENCES sessions(id),  -- run that accepted it
     client_id    INTEGER NOT NULL,       -- the client's request id (reused across runs)
     command      TEXT NOT NULL,          -- e.g. BOINC_SUBMIT
-    args         TEXT NOT NULL,          -- escaped arguments after the request id
+    args         TEXT NOT NULL,          -- escaped arguments after the request id (an answered
+                                         -- submit whose batch has its job_set_md5: a short note
+                                         -- instead, from the first prune after; 0009)
     project_id   INTEGER REFERENCES projects(id),  -- selected project (NULL: none)
     state        TEXT NOT NULL CHECK (state IN ('accepted', 'started', 'completed', 'delivered')),
                                          -- life cycle of the request
@@ -50,14 +53,28 @@ CREATE TABLE requests (
                                          -- (0002) run that resumed this unfinished submit at start-up
     closed_at    REAL,                   -- (0002) start-up gave up answering it (earlier run; ping,
                                          -- query, or unfinished non-submit): never replayed
-    replayed_by  INTEGER REFERENCES requests(id)
+    replayed_by  INTEGER REFERENCES requests(id),
                                          -- (0002) re-issued request through which this one was
                                          -- answered (stored result replayed, or the re-issue ran)
+    transient    INTEGER NOT NULL DEFAULT 0,
+                                         -- (0009) 1: a result about its moment (ping, status
+                                         -- query): kept in transient_results until delivered
+    confirmed_in INTEGER REFERENCES sessions(id)
+                                         -- (0009) an earlier run's submit the client confirmed
+                                         -- in this session by a status query of its batch
 );
 -- Recovery and pruning look requests up by state.
 CREATE INDEX requests_state ON requests (state, id);
 -- Re-issued requests are matched by command and arguments.
 CREATE INDEX requests_command_args ON requests (command, args);
+
+-- (0009) The result of a transient request (ping, status query) until it
+-- is delivered: kept apart so that a large reply leaves no half-empty
+-- pages in requests once it goes.
+CREATE TABLE transient_results (
+    request_id INTEGER PRIMARY KEY REFERENCES requests(id),  -- the request
+    result     TEXT NOT NULL             -- its result tail, until delivered
+);
 
 -- BOINC batches this server created or is creating (filled by BOINC_SUBMIT).
 CREATE TABLE batches (
@@ -162,9 +179,12 @@ CREATE TABLE upload_limits (
 -- delivered by RESULTS (and neither closed nor answered through a re-issue).
 CREATE VIEW audit_undelivered AS
 SELECT r.id, r.session_id, r.client_id, r.command, r.args, p.url AS project_url,
-       r.state, r.accepted_at, r.started_at, r.completed_at, r.result
+       r.state, r.accepted_at, r.started_at, r.completed_at,
+       coalesce(r.result, (SELECT t.result FROM transient_results t
+                           WHERE t.request_id = r.id)) AS result
 FROM requests r LEFT JOIN projects p ON p.id = r.project_id
-WHERE r.state <> 'delivered' AND r.closed_at IS NULL AND r.replayed_by IS NULL;
+WHERE r.state <> 'delivered' AND r.closed_at IS NULL AND r.replayed_by IS NULL
+  AND r.confirmed_in IS NULL;
 
 -- What was pending when each server run stopped or died: requests accepted
 -- in a run that ended (or crashed) before delivering them, with what became
@@ -180,19 +200,26 @@ SELECT s.id AS session_id,
                  THEN 'resumed in session ' || r.resumed_session
                       || '; answered through re-issued request ' || r.replayed_by
             WHEN r.replayed_by IS NOT NULL THEN 'answered through re-issued request ' || r.replayed_by
+            WHEN r.confirmed_in IS NOT NULL AND r.resumed_session IS NOT NULL
+                 THEN 'resumed in session ' || r.resumed_session
+                      || '; confirmed by a status query in session ' || r.confirmed_in
+            WHEN r.confirmed_in IS NOT NULL
+                 THEN 'confirmed by a status query in session ' || r.confirmed_in
             WHEN r.resumed_session IS NOT NULL AND r.completed_at IS NOT NULL
                  THEN 'resumed in session ' || r.resumed_session || ', finished'
             WHEN r.resumed_session IS NOT NULL
                  THEN 'resumed in session ' || r.resumed_session || ', running'
             WHEN r.closed_at IS NOT NULL THEN 'closed (re-issue runs it fresh)'
             ELSE 'waiting for re-issue' END AS what_became_of_it,
-       r.result
+       coalesce(r.result, (SELECT t.result FROM transient_results t
+                           WHERE t.request_id = r.id)) AS result
 FROM requests r
 JOIN sessions s ON s.id = r.session_id
 LEFT JOIN projects p ON p.id = r.project_id
 WHERE s.id < (SELECT max(id) FROM sessions)
   AND (r.delivered_at IS NULL OR r.replayed_by IS NOT NULL
-       OR r.resumed_session IS NOT NULL OR r.closed_at IS NOT NULL);
+       OR r.resumed_session IS NOT NULL OR r.closed_at IS NOT NULL
+       OR r.confirmed_in IS NOT NULL);
 
 -- Submits that start-up resumed in the background.
 CREATE VIEW audit_resumed AS
@@ -212,8 +239,11 @@ INSERT INTO submit_state_names (state, name) VALUES
 -- Every batch with its submit progress, jobs and input files.
 CREATE VIEW audit_batches AS
 SELECT b.id, p.url AS project_url, b.name, b.app, b.server_batch_id,
-       (SELECT name FROM submit_state_names WHERE state = b.state) AS step,
-       (SELECT name FROM submit_state_names WHERE state = b.resume_state) AS failed_step,
+       CASE WHEN b.state = 0 AND b.error IS NOT NULL THEN 'failed'
+            ELSE (SELECT name FROM submit_state_names WHERE state = b.state) END AS step,
+       CASE WHEN b.state = 0 AND b.error IS NOT NULL THEN 'new'
+            ELSE (SELECT name FROM submit_state_names WHERE state = b.resume_state)
+            END AS failed_step,
        b.error, b.njobs,
        (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id) AS jobs_recorded,
        (SELECT count(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'DONE') AS jobs_done,

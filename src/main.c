@@ -2,7 +2,8 @@
  * main.c - start-up and shutdown of the boinc_gahp server.
  *
  *   options -> log -> journal (lock, migrate, prune) -> session row
- *   -> worker pool -> start-up hooks (recovery) -> banner -> reader loop
+ *   -> worker pool -> start-up hooks (recovery) -> pruner thread -> banner
+ *   -> reader loop
  *   -> QUIT/EOF: stop committer, end session, close journal, exit.
  */
 #include "admin/admin.h"
@@ -136,10 +137,14 @@ static journal *open_journal(const gahp_config *cfg)
         free(err);
         return NULL;
     }
-    long long pruned = 0;
-    if (journal_prune(j, cfg->retention_days, &pruned) == 0 && pruned > 0)
-        log_info("pruned %lld delivered requests older than %g days", pruned,
-                 cfg->retention_days);
+    /* The full prune once before recovery; the pruner thread (started
+     * after recovery) then runs it while the server runs. */
+    journal_prune_counts pruned;
+    if (journal_prune_report(j, cfg->retention_days, &pruned) == 0 &&
+        pruned.requests + pruned.batches + pruned.submit_texts > 0)
+        log_info("pruned (older than %g days) %lld requests and %lld batches with "
+                 "%lld jobs; %lld submit texts dropped", cfg->retention_days,
+                 pruned.requests, pruned.batches, pruned.jobs, pruned.submit_texts);
     return j;
 }
 
@@ -259,6 +264,12 @@ int main(int argc, char **argv)
         startup_error("start-up recovery failed (see the log lines above)");
         die(1);
     }
+    if (journal_pruner_start(j, cfg.retention_days, &err) != 0) {
+        /* not fatal: the journal then only grows until the next start */
+        log_warn("%s", err ? err : "cannot start the journal pruner");
+        free(err);
+        err = NULL;
+    }
     if (cfg.project_url != NULL &&
         protocol_select_project(p, cfg.project_url, cfg.authenticator) != 0) {
         startup_error("bad project_url in the config file");
@@ -272,6 +283,7 @@ int main(int argc, char **argv)
 
     /* Prompt shutdown: commit what is finished, never wait for the network. */
     size_t still_running = workers_shutdown(w);
+    journal_pruner_stop();
     if (journal_session_end(j, session_id, run_rc == 0) != 0)
         log_warn("could not record the end of session %lld", session_id);
     status = run_rc == 0 ? 0 : 1;

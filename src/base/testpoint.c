@@ -96,6 +96,12 @@ int testfault(const char *point, const char *subject)
     return 1;
 }
 
+double test_time_scale(void)
+{
+    pthread_once(&tp_once, tp_init);
+    return time_scale;
+}
+
 void pause_ms(long ms)
 {
     pthread_once(&tp_once, tp_init);

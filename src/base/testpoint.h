@@ -25,5 +25,8 @@
 void testpoint(const char *name);
 int testfault(const char *point, const char *subject);
 void pause_ms(long ms);
+/* The factor pause_ms applies (1 unless the test clock is set): designed
+ * durations that are not pauses (the journal's retention) scale with it. */
+double test_time_scale(void);
 
 #endif

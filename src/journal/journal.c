@@ -385,6 +385,108 @@ static int apply_migration(journal *j, void *arg)
     return 0;
 }
 
+/*
+ * Before a journal is migrated, a copy of it as it is (issue 19): SQLite's
+ * online backup API into "<journal>.v<version>.bak" beside it, mode 0600
+ * (it holds the authenticators).  An upgrade that goes wrong, or a
+ * downgrade, can then go back to it.  A copy that cannot be made stops
+ * the migration: the journal stays as it was.
+ */
+static int backup_before_migration(journal *j, int version, char **err)
+{
+    char *dest_path = str_printf("%s.v%d.bak", j->path, version);
+    if (dest_path == NULL) {
+        *err = str_printf("out of memory");
+        return -1;
+    }
+    sqlite3 *dest = NULL;
+    int rc = -1;
+    int fd = open(dest_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || fchmod(fd, 0600) != 0) {
+        *err = str_printf("cannot create the backup copy %s: %s", dest_path,
+                          strerror(errno));
+    } else if (sqlite3_open_v2(dest_path, &dest, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        *err = str_printf("cannot open the backup copy %s: %s", dest_path,
+                          dest ? sqlite3_errmsg(dest) : "out of memory");
+    } else {
+        sqlite3_backup *b = sqlite3_backup_init(dest, "main", j->db, "main");
+        int step = b != NULL ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+        int fin = b != NULL ? sqlite3_backup_finish(b) : SQLITE_ERROR;
+        if (step != SQLITE_DONE || fin != SQLITE_OK)
+            *err = str_printf("cannot copy journal %s to %s before migrating it: %s",
+                              j->path, dest_path, sqlite3_errmsg(dest));
+        else
+            rc = 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (dest != NULL && sqlite3_close(dest) != SQLITE_OK && rc == 0) {
+        *err = str_printf("cannot close the backup copy %s", dest_path);
+        rc = -1;
+    }
+    if (rc == 0)
+        log_info("journal %s: copied to %s (schema version %d) before migrating it",
+                 j->path, dest_path, version);
+    free(dest_path);
+    return rc;
+}
+
+/* The message for a journal written by a newer boinc_gahp: which version
+ * it is, and the two ways out (doc/journal.md, "Upgrades"). */
+static char *newer_journal_message(const journal *j, int version)
+{
+    /* the newest backup copy an upgrade left, if any */
+    char *bak = NULL;
+    for (int v = MIGRATION_COUNT; v >= 1 && bak == NULL; v--) {
+        char *p = str_printf("%s.v%d.bak", j->path, v);
+        if (p != NULL && access(p, F_OK) == 0)
+            bak = p;
+        else
+            free(p);
+    }
+    char *msg = str_printf(
+        "journal %s has schema version %d, but this boinc_gahp knows schema "
+        "versions up to %d only: a newer boinc_gahp wrote it.  Install that "
+        "newer boinc_gahp again, or stop here and restore the copy made before "
+        "the upgrade%s%s%s (doc/journal.md, \"Upgrades\")", j->path, version,
+        MIGRATION_COUNT, bak ? " (" : ", <journal>.v<N>.bak beside it,",
+        bak ? bak : "", bak ? ") over the journal" : " over the journal");
+    free(bak);
+    return msg;
+}
+
+/*
+ * Incremental vacuum (issue 19, migration 0009): free pages go back to the
+ * file system after each prune (PRAGMA incremental_vacuum).  The mode can
+ * only be turned on for an existing database by a VACUUM, which cannot run
+ * in a transaction: done once here, after the migrations (a new journal
+ * pays a VACUUM of an empty file).  The VACUUM rewrites the file through a
+ * temporary copy: it needs as much free space as the journal again.
+ */
+#define AUTO_VACUUM_INCREMENTAL 2
+
+static int ensure_incremental_vacuum(journal *j, char **err)
+{
+    sqlite3_stmt *st = NULL;
+    int mode = -1;
+    if (sqlite3_prepare_v2(j->db, "PRAGMA auto_vacuum", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        mode = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (mode == AUTO_VACUUM_INCREMENTAL)
+        return 0;
+    double t0 = journal_now();
+    if (exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", "vacuum") != 0) {
+        *err = str_printf("cannot turn on the incremental vacuum of journal %s "
+                          "(a one-time VACUUM, which needs free space as large "
+                          "as the journal): %s", j->path, j->errmsg);
+        return -1;
+    }
+    log_info("journal %s: incremental vacuum turned on (one-time VACUUM, %.2f s)",
+             j->path, journal_now() - t0);
+    return 0;
+}
+
 static int apply_migrations(journal *j, char **err)
 {
     int version;
@@ -393,10 +495,12 @@ static int apply_migrations(journal *j, char **err)
         return -1;
     }
     if (version > MIGRATION_COUNT) {
-        *err = str_printf("journal %s has schema version %d, newer than this "
-                          "program (%d)", j->path, version, MIGRATION_COUNT);
+        *err = newer_journal_message(j, version);
         return -1;
     }
+    if (version > 0 && version < MIGRATION_COUNT &&
+        backup_before_migration(j, version, err) != 0)
+        return -1;
     for (int n = version + 1; n <= MIGRATION_COUNT; n++) {
         if (journal_txn(j, apply_migration, &n) != 0) {
             *err = str_printf("cannot apply migration %d: %s", n, j->errmsg);
@@ -404,7 +508,7 @@ static int apply_migrations(journal *j, char **err)
         }
         log_info("journal migrated to schema version %d", n);
     }
-    return 0;
+    return ensure_incremental_vacuum(j, err);
 }
 
 static journal *journal_alloc(const char *path, int sync_full, long busy_ms)

@@ -141,6 +141,8 @@ typedef struct {
     double started_at;
     double completed_at;
     const char *result;         /* result tail after "<id> " */
+    int transient;              /* 1: the result is about its moment (ping,
+                                 * query): dropped once delivered */
 } journal_completion;
 
 /* Record n completions in ONE transaction (group commit). */
@@ -150,9 +152,43 @@ int journal_requests_complete(journal *j, const journal_completion *c, size_t n)
 int journal_requests_delivered(journal *j, const long long *rows, size_t n,
                                double delivered_at);
 
-/* Delete delivered requests older than retention_days, and ended sessions
- * left without requests.  Never touches undelivered or unfinished work. */
+/*
+ * Retention (journal_prune.c, doc/journal.md "Retention"): one full prune,
+ * journal_prune_report (with the counts) or journal_prune (a total).
+ * Older than retention_days (scaled by the test clock): delivered, closed
+ * and confirmed requests, ended sessions left without requests, retired
+ * and expired batches with their jobs, files and file queries, unused MD5
+ * cache rows.  Also: the text of answered submits whose batch stores its
+ * job-set identity is replaced by a note; then the free pages go back to
+ * the file system (PRAGMA incremental_vacuum).  Never touches unanswered
+ * or unfinished work.  counts may be NULL.  0, or -1 (journal_errmsg).
+ */
+typedef struct {
+    long long requests;         /* request rows deleted */
+    long long sessions;         /* session rows deleted */
+    long long batches;          /* batch rows deleted ... */
+    long long jobs;             /* ... with their job rows */
+    long long files;            /* ... and batch_files rows */
+    long long submit_texts;     /* submit texts replaced by a note */
+    long long pages_freed;      /* pages returned by the incremental vacuum */
+} journal_prune_counts;
+
+int journal_prune_report(journal *j, double retention_days, journal_prune_counts *counts);
+
+/* The same (the signature operator commands call): *deleted (may be NULL)
+ * = rows deleted, requests + sessions + batches + jobs + files. */
 int journal_prune(journal *j, double retention_days, long long *deleted);
+
+/*
+ * Prune while the server runs (issue 19): a thread with its own connection
+ * to primary's file runs journal_prune every tenth of the retention, at
+ * least hourly (test clock: BOINC_GAHP_TEST_TIME_SCALE shortens the period
+ * as it shortens the retention).  0, or -1 with *err malloc'd.
+ * journal_pruner_stop ends it (waits for a prune under way); harmless when
+ * it was not started.
+ */
+int journal_pruner_start(const journal *primary, double retention_days, char **err);
+void journal_pruner_stop(void);
 
 /* Iterate over requests in a state (oldest first): for recovery. */
 typedef struct {

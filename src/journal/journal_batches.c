@@ -37,8 +37,19 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     [JSTMT_BATCH_SET_JOB_SET] = { "batch job set",
         "UPDATE batches SET job_set_md5 = ?1 WHERE id = ?2" },
     /* with its files recorded, a new batch is hashed (journal_files.c) */
+    /* (and an error noted at state new, below, is over) */
     [JSTMT_BATCH_HASHED] = { "batch state",
-        "UPDATE batches SET state = ?, updated_at = ? WHERE id = ? AND state = ?" },
+        "UPDATE batches SET state = ?, error = NULL, updated_at = ?"
+        " WHERE id = ? AND state = ?" },
+    /* A submit that failed before its inputs were hashed (a missing or
+     * unreadable input): nothing to resume from, the batch stays new, but
+     * its error is kept so that audit_batches shows it failed at 'new'
+     * (issue 19). */
+    [JSTMT_BATCH_NOTE_ERROR] = { "batch error",
+        "UPDATE batches SET error = ?1, updated_at = ?2"
+        " WHERE id = ?3 AND state = 0" },
+    [JSTMT_BATCHES_PRUNE] = { "prune batches",
+        "DELETE FROM batches WHERE id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
     [JSTMT_BATCH_SUBMITTED] = { "batch submitted",
         "UPDATE batches SET state = ?, resume_state = NULL,"
         " error = NULL, updated_at = ? WHERE id = ?" },
@@ -92,6 +103,8 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         "   AND batch_id = (SELECT id FROM batches WHERE project_id = ?4 AND name = ?5)"
         /* updated_at means "when status last changed": leave equal rows be. */
         "   AND status IS NOT ?1" },
+    [JSTMT_JOBS_PRUNE] = { "prune jobs",
+        "DELETE FROM jobs WHERE batch_id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
     [JSTMT_JOB_ABORTED] = { "mark job aborted",
         "UPDATE jobs SET aborted = 1"
         " WHERE aborted = 0 AND name = ?2 AND batch_id IN"
@@ -430,11 +443,33 @@ int journal_jobs_mark_aborted(journal *j, long long project_id, const char *job)
     return journal_run_txn(j, JSTMT_JOB_ABORTED, "it", project_id, job);
 }
 
+typedef struct {
+    long long project_id, session_id;
+    const char *batch;
+} client_batch;
+
+static int client_batch_in_txn(journal *j, void *arg)
+{
+    const client_batch *c = arg;
+    if (journal_run(j, JSTMT_BATCH_CLIENT_SESSION, "iti", c->project_id, c->batch,
+                    c->session_id) != 0)
+        return -1;
+    /* An earlier run's submit of this batch is answered now (issue 19). */
+    return journal_run(j, JSTMT_REQUEST_CONFIRM, "iti", c->project_id, c->batch,
+                       c->session_id);
+}
+
 int journal_batch_set_client_session(journal *j, long long project_id, const char *batch,
                                      long long session_id)
 {
-    return journal_run_txn(j, JSTMT_BATCH_CLIENT_SESSION, "iti", project_id, batch,
-                           session_id);
+    client_batch c = { project_id, session_id, batch };
+    return journal_txn(j, client_batch_in_txn, &c);
+}
+
+int journal_batch_note_error(journal *j, long long batch_row, const char *error)
+{
+    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tdi", error, journal_now(),
+                           batch_row);
 }
 
 /* ---- a job's batch (fetch) ----------------------------------------------- */

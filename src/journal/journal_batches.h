@@ -131,9 +131,18 @@ int journal_jobs_each(journal *j, long long project_id, const char *batch,
 int journal_jobs_mark_aborted(journal *j, long long project_id, const char *job);
 
 /* The client took batch (project_id, name) as submitted in this session:
- * it got the submit's success, or a query group of the batch's jobs. */
+ * it got the submit's success, or a query group of the batch's jobs.  An
+ * earlier run's submit of the batch that is still unanswered is then
+ * answered (requests.confirmed_in = session_id): the client knows its
+ * outcome without re-issuing it (doc/recovery.md). */
 int journal_batch_set_client_session(journal *j, long long project_id, const char *batch,
                                      long long session_id);
+
+/* A submit of the new batch batch_row failed before its inputs were
+ * hashed (missing or unreadable input): keep error (the client's error
+ * token) on the row, which stays at state new; audit_batches shows it as
+ * failed at step 'new'.  Only while the row is at state new. */
+int journal_batch_note_error(journal *j, long long batch_row, const char *error);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

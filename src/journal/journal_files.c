@@ -49,6 +49,9 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
     [JSTMT_FILES_STATE] = { "batch files state",
         "UPDATE batch_files SET state = ?1, updated_at = ?2"
         " WHERE batch_id = ?3 AND phys_name IN (SELECT value FROM json_each(?4))" },
+    /* retention: the files of the batches that go (journal_prune.c) */
+    [JSTMT_FILES_PRUNE] = { "prune batch files",
+        "DELETE FROM batch_files WHERE batch_id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
 
     /* ---- batch_file_queries ---- */
     [JSTMT_QUERY_INSERT] = { "query announcement",
@@ -57,6 +60,8 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
         "DELETE FROM batch_file_queries WHERE id = ?" },
     [JSTMT_QUERIES_FORGET] = { "query announcements forgotten",
         "DELETE FROM batch_file_queries WHERE batch_id = ?" },
+    [JSTMT_QUERIES_PRUNE] = { "prune query announcements",
+        "DELETE FROM batch_file_queries WHERE batch_id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
 
     /* ---- file_md5_cache ---- */
     [JSTMT_MD5_FIND] = { "md5 cache lookup",
@@ -65,6 +70,11 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
     [JSTMT_MD5_STORE] = { "md5 cache store",
         "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
         " hashed_at) VALUES (?, ?, ?, ?, ?, ?)" },
+    /* retention: digests older than the cutoff of files no batch names
+     * any more (a file used again is simply hashed again) */
+    [JSTMT_MD5_PRUNE] = { "prune md5 cache",
+        "DELETE FROM file_md5_cache WHERE hashed_at < ?1"
+        " AND path NOT IN (SELECT local_path FROM batch_files)" },
 
     /* ---- upload_limits ---- */
     [JSTMT_LIMITS_GET] = { "read upload limits",

@@ -54,6 +54,9 @@ typedef enum {
     /* journal_requests.c: requests */
     JSTMT_REQUEST_INSERT,
     JSTMT_REQUEST_COMPLETE,
+    JSTMT_TRANSIENT_RESULT_STORE,
+    JSTMT_TRANSIENT_RESULT_DROP,
+    JSTMT_TRANSIENT_RESULTS_PRUNE,
     JSTMT_REQUEST_DELIVERED,
     JSTMT_REQUEST_ARGS,
     JSTMT_REQUESTS_IN_STATE,
@@ -64,6 +67,8 @@ typedef enum {
     JSTMT_REPLAY_FIND,
     JSTMT_REPLAY_MARK,
     JSTMT_SUPERSEDE,
+    JSTMT_REQUEST_CONFIRM,
+    JSTMT_REQUESTS_COMPACT_SUBMITS,
 
     /* journal_batches.c: batches */
     JSTMT_BATCH_FIND,
@@ -82,31 +87,51 @@ typedef enum {
     JSTMT_BATCH_LEASE,
     JSTMT_BATCH_CLIENT_SESSION,
     JSTMT_BATCH_OF_JOB,
+    JSTMT_BATCH_NOTE_ERROR,
+    JSTMT_BATCHES_PRUNE,
     /* journal_batches.c: jobs */
     JSTMT_JOB_INSERT,
     JSTMT_JOB_STATUS,
     JSTMT_JOB_ABORTED,
     JSTMT_JOBS_ALL,
     JSTMT_JOBS_CHANGED,
+    JSTMT_JOBS_PRUNE,
 
     /* journal_files.c: batch_files */
     JSTMT_FILE_INSERT,
     JSTMT_FILES_LIST,
     JSTMT_FILE_STATE,
     JSTMT_FILES_STATE,
+    JSTMT_FILES_PRUNE,
     /* journal_files.c: batch_file_queries */
     JSTMT_QUERY_INSERT,
     JSTMT_QUERY_ANSWERED,
     JSTMT_QUERIES_FORGET,
+    JSTMT_QUERIES_PRUNE,
     /* journal_files.c: file_md5_cache */
     JSTMT_MD5_FIND,
     JSTMT_MD5_STORE,
+    JSTMT_MD5_PRUNE,
     /* journal_files.c: upload_limits */
     JSTMT_LIMITS_GET,
     JSTMT_LIMITS_LEARN,
 
     JSTMT_COUNT
 } jstmt;
+
+/*
+ * Retention (journal_prune.c): the batches that go with their jobs, files
+ * and queries, ?1 being the cutoff time.  Retired ones whose last change,
+ * and expired ones whose lease, is older than the cutoff - unless their
+ * submit is still unfinished (a resumed submit running in the background).
+ * The client asks nothing more of such a batch; the server still holds its
+ * files, which a later submit's query_files finds again.
+ */
+#define JOURNAL_PRUNABLE_BATCHES \
+    "SELECT b.id FROM batches b WHERE" \
+    " ((b.retired = 1 AND b.updated_at < ?1) OR (b.lease IS NOT NULL AND b.lease < ?1))" \
+    " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.request_id" \
+    "                 AND r.state = '" JOURNAL_ACCEPTED "')"
 
 /* One entry of a statement table: what names the statement in errors
  * ("<what>: <sqlite error>"), sql is its text. */

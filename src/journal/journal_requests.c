@@ -2,7 +2,8 @@
  * journal_requests.c - the SQL of the tables sessions, projects and
  * requests: server runs, projects and their secrets, accepted requests
  * (write-ahead, group-committed completions, delivery), crash recovery
- * and replay (journal_requests.h), and retention.
+ * and replay (journal_requests.h), and the statements of retention
+ * (run by journal_prune.c).
  *
  * Every statement is in the table below and runs through journal_run /
  * journal_query (journal_internal.h); writes run inside journal_txn.
@@ -29,7 +30,9 @@
     " CASE WHEN p.url_password IS NULL OR instr(p.url, ':***@') = 0 THEN p.url" \
     " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
     " || substr(p.url, instr(p.url, ':***@') + 4) END," \
-    " p.authenticator, r.state, r.result"
+    " p.authenticator, r.state," \
+    " coalesce(r.result, (SELECT t.result FROM transient_results t" \
+    "                     WHERE t.request_id = r.id))"
 
 /* The rows of earlier sessions that a re-issue of (command, args, project)
  * answers: neither delivered, closed nor already answered. */
@@ -49,7 +52,9 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         "DELETE FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?1"
         " AND id NOT IN (SELECT session_id FROM requests)"
         " AND id NOT IN (SELECT resumed_session FROM requests"
-        " WHERE resumed_session IS NOT NULL)" },
+        " WHERE resumed_session IS NOT NULL)"
+        " AND id NOT IN (SELECT confirmed_in FROM requests"
+        " WHERE confirmed_in IS NOT NULL)" },
 
     /* ---- projects ---- */
     [JSTMT_PROJECT_FIND] = { "project lookup",
@@ -73,10 +78,22 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         JOURNAL_ACCEPTED "', ?)" },
     [JSTMT_REQUEST_COMPLETE] = { "request complete",
         "UPDATE requests SET state = '" JOURNAL_COMPLETED "',"
-        " started_at = coalesce(started_at, ?), completed_at = ?, result = ?"
-        " WHERE id = ?" },
+        " started_at = coalesce(started_at, ?1), completed_at = ?2,"
+        " result = CASE WHEN ?4 THEN NULL ELSE ?3 END, transient = ?4 WHERE id = ?5" },
+    /* A transient result waits for its delivery apart (migration 0009). */
+    [JSTMT_TRANSIENT_RESULT_STORE] = { "transient result",
+        "INSERT OR REPLACE INTO transient_results (request_id, result) VALUES (?1, ?2)" },
+    [JSTMT_TRANSIENT_RESULT_DROP] = { "transient result delivered",
+        "DELETE FROM transient_results WHERE request_id = ?1" },
+    /* retention: the results of closed requests about to be pruned */
+    [JSTMT_TRANSIENT_RESULTS_PRUNE] = { "prune transient results",
+        "DELETE FROM transient_results WHERE request_id IN (SELECT id FROM requests"
+        " WHERE state = '" JOURNAL_DELIVERED "' OR (closed_at IS NOT NULL AND closed_at < ?1))" },
+    /* A transient result (a ping's, a query's: about its moment) serves
+     * nothing once delivered: it goes (issue 19, migration 0009). */
     [JSTMT_REQUEST_DELIVERED] = { "request delivered",
-        "UPDATE requests SET state = '" JOURNAL_DELIVERED "', delivered_at = ?"
+        "UPDATE requests SET state = '" JOURNAL_DELIVERED "', delivered_at = ?,"
+        " result = CASE WHEN transient = 1 THEN NULL ELSE result END"
         " WHERE id = ? AND state = '" JOURNAL_COMPLETED "'" },
     [JSTMT_REQUEST_ARGS] = { "request args lookup",
         "SELECT args FROM requests WHERE id = ?" },
@@ -95,7 +112,8 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
     [JSTMT_REQUESTS_PRUNE] = { "prune requests",
         "DELETE FROM requests WHERE"
         " ((state = '" JOURNAL_DELIVERED "' AND delivered_at < ?1)"
-        "  OR (closed_at IS NOT NULL AND closed_at < ?1))"
+        "  OR (closed_at IS NOT NULL AND closed_at < ?1)"
+        "  OR (confirmed_in IS NOT NULL AND completed_at < ?1))"
         " AND id NOT IN (SELECT request_id FROM batches WHERE request_id IS NOT NULL)"
         " AND id NOT IN (SELECT replayed_by FROM requests WHERE replayed_by IS NOT NULL)" },
     /* requests_state (state, id) serves this: undelivered rows only. */
@@ -104,7 +122,8 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
         " WHERE r.state IN ('" JOURNAL_ACCEPTED "', '" JOURNAL_COMPLETED "')"
         " AND r.session_id < ?1"
-        " AND r.closed_at IS NULL AND r.replayed_by IS NULL ORDER BY r.id" },
+        " AND r.closed_at IS NULL AND r.replayed_by IS NULL"
+        " AND r.confirmed_in IS NULL ORDER BY r.id" },
     [JSTMT_REQUEST_CLOSE] = { "close requests",
         "UPDATE requests SET closed_at = ?1 WHERE id = ?2" },
     [JSTMT_REQUEST_RESUMED] = { "mark resumed",
@@ -119,6 +138,34 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         "UPDATE requests SET state = '" JOURNAL_DELIVERED "',"
         " delivered_at = ?5, replayed_by = ?6 WHERE" SAME_REQUEST_EARLIER
         " AND state = '" JOURNAL_COMPLETED "'" },
+    /*
+     * The client confirmed an earlier run's submit of batch (?1, ?2) in
+     * session ?3 without re-issuing it: a status query gave it a group of
+     * the batch's jobs (issue 19).  The submit is then answered, like one
+     * replayed: not undelivered, not kept for replay.  A re-issue still
+     * finds it (SAME_REQUEST_EARLIER ignores confirmed_in) and marks it
+     * replayed_by as before.
+     */
+    [JSTMT_REQUEST_CONFIRM] = { "confirm submit by query",
+        "UPDATE requests SET confirmed_in = ?3"
+        " WHERE id = (SELECT request_id FROM batches WHERE project_id = ?1 AND name = ?2)"
+        " AND session_id < ?3 AND state <> '" JOURNAL_DELIVERED "'"
+        " AND closed_at IS NULL AND replayed_by IS NULL AND confirmed_in IS NULL" },
+    /*
+     * Retention (journal_prune.c): the text of an answered submit whose
+     * batch stores its job-set identity serves nothing any more (re-issues
+     * are matched on the identity; replay and recovery only read
+     * unanswered rows): a short note replaces it.  A 10,000-job submit's
+     * text is about 1.3 MB, in the row and in requests_command_args.
+     */
+    [JSTMT_REQUESTS_COMPACT_SUBMITS] = { "compact submit texts",
+        "UPDATE requests SET args = '(submit text of ' || length(args)"
+        " || ' characters dropped: its batch''s job_set_md5 identifies it)'"
+        " WHERE command = 'BOINC_SUBMIT' AND completed_at IS NOT NULL"
+        " AND (state = '" JOURNAL_DELIVERED "' OR replayed_by IS NOT NULL"
+        "      OR closed_at IS NOT NULL OR confirmed_in IS NOT NULL)"
+        " AND id IN (SELECT request_id FROM batches WHERE job_set_md5 IS NOT NULL)"
+        " AND substr(args, 1, 16) <> '(submit text of '" },
     [JSTMT_SUPERSEDE] = { "supersede",
         "UPDATE requests SET replayed_by = ?5 WHERE" SAME_REQUEST_EARLIER
         " AND id <> ?5" },
@@ -279,8 +326,11 @@ static int complete_rows(journal *j, void *arg)
     const completions *cs = arg;
     for (size_t i = 0; i < cs->n; i++) {
         const journal_completion *c = &cs->c[i];
-        if (journal_run(j, JSTMT_REQUEST_COMPLETE, "ddti", c->started_at, c->completed_at,
-                        c->result, c->request_row) != 0)
+        if (journal_run(j, JSTMT_REQUEST_COMPLETE, "ddtii", c->started_at, c->completed_at,
+                        c->result, (long long)(c->transient != 0), c->request_row) != 0)
+            return -1;
+        if (c->transient && journal_run(j, JSTMT_TRANSIENT_RESULT_STORE, "it",
+                                        c->request_row, c->result) != 0)
             return -1;
     }
     return 0;
@@ -322,11 +372,28 @@ static int update_rows(journal *j, row_update *u)
     return u->n == 0 ? 0 : journal_txn(j, update_each_row, u);
 }
 
+typedef struct {
+    const long long *rows;
+    size_t n;
+    double at;
+} delivery;
+
+/* Each row delivered, and its transient result (if any) gone with it. */
+static int deliver_rows(journal *j, void *arg)
+{
+    const delivery *d = arg;
+    for (size_t i = 0; i < d->n; i++)
+        if (journal_run(j, JSTMT_REQUEST_DELIVERED, "di", d->at, d->rows[i]) != 0 ||
+            journal_run(j, JSTMT_TRANSIENT_RESULT_DROP, "i", d->rows[i]) != 0)
+            return -1;
+    return 0;
+}
+
 int journal_requests_delivered(journal *j, const long long *rows, size_t n,
                                double delivered_at)
 {
-    row_update u = { JSTMT_REQUEST_DELIVERED, rows, n, 'd', delivered_at, 0 };
-    return update_rows(j, &u);
+    delivery d = { rows, n, delivered_at };
+    return n == 0 ? 0 : journal_txn(j, deliver_rows, &d);
 }
 
 int journal_request_args(journal *j, long long request_row, char **args)
@@ -447,27 +514,4 @@ int journal_supersede(journal *j, const char *command, const char *args,
 {
     return journal_run_txn(j, JSTMT_SUPERSEDE, "ttiii", command, args, project_id,
                            session_id, new_row);
-}
-
-/* ---- retention ----------------------------------------------------------- */
-
-typedef struct {
-    double cutoff;
-    long long *deleted;
-} prune_args;
-
-static int prune_in_txn(journal *j, void *arg)
-{
-    prune_args *p = arg;
-    if (journal_run(j, JSTMT_REQUESTS_PRUNE, "d", p->cutoff) != 0)
-        return -1;
-    *p->deleted = sqlite3_changes(journal_db(j));
-    return journal_run(j, JSTMT_SESSIONS_PRUNE, "d", p->cutoff);
-}
-
-int journal_prune(journal *j, double retention_days, long long *deleted)
-{
-    prune_args p = { journal_now() - retention_days * 86400.0, deleted };
-    *deleted = 0;
-    return journal_txn(j, prune_in_txn, &p);
 }

@@ -32,7 +32,9 @@ static const command_row rows[] = {
     { .name = "BOINC_FETCH_OUTPUT", .cmd = GAHP_CMD_FETCH_OUTPUT,
       .parse = gahp_parse_fetch, .exec = exec_fetch_output, .replayable = 1,
       .remove_leftovers = exec_fetch_remove_leftovers },
-    /* A ping or query always runs fresh: its answer is about now. */
+    /* A ping or query always runs fresh: its answer is about now.  Not
+     * replayable also means its stored result goes once delivered
+     * (workers.c marks it transient; doc/journal.md, "Retention"). */
     ASYNC("BOINC_PING", GAHP_CMD_PING, gahp_parse_ping, exec_ping, 0),
     ASYNC("BOINC_QUERY_BATCHES", GAHP_CMD_QUERY_BATCHES, gahp_parse_query,
           exec_query_batches, 0),

@@ -41,6 +41,7 @@ typedef struct completion {
     double started_at, completed_at;
     char *tail;
     int background;             /* commit only; no result for RESULTS */
+    int transient;              /* a result about its moment (not replayable) */
 } completion;
 
 typedef struct {
@@ -186,7 +187,7 @@ static void commit_completions(workers *w, journal *cj, completion *list)
     size_t i = 0;
     for (completion *c = list; c != NULL; c = c->next, i++)
         jc[i] = (journal_completion){ c->request_row, c->started_at,
-                                      c->completed_at, c->tail };
+                                      c->completed_at, c->tail, c->transient };
     /* Before the commit, outside any transaction: this commit then restarts
      * the WAL, not the next accept (journal.h, "WAL checkpoints"). */
     journal_checkpoint_if_due(w->cj, COMMITTER_CHECKPOINT_FRAMES);
@@ -289,6 +290,10 @@ static void run_one(worker *wk, gahp_request *req)
     }
     c->request_row = req->journal_id;
     c->client_id = req->id;
+    /* A command never replayed (ping, query) answers about now: the
+     * journal drops its result once delivered (issue 19). */
+    const command_row *crow = command_of(req->cmd);
+    c->transient = crow != NULL && !crow->replayable;
     c->started_at = started;
     c->completed_at = journal_now();
     c->tail = tail;

@@ -174,6 +174,28 @@ static int submit_jobs_step(submit_run *r)
     return rc;
 }
 
+/*
+ * The inputs could not be hashed (a missing or unreadable file): the
+ * failure is journaled like any other (issue 19), so audit_batches shows
+ * it.  A new batch has nothing to resume from: its error is noted and it
+ * stays new; a batch further on fails at the state it is at.
+ */
+static int note_hash_failure(submit_run *r)
+{
+    if (r->batch.id <= 0 || r->error.code != EXEC_E_LOCAL || r->error.msg == NULL)
+        return -1;
+    if (r->batch.state != BATCH_NEW) {
+        batch_state at = engine_state(r);
+        return engine_transition_ok(r->batch.state, r->batch.resume_state, BATCH_FAILED, at)
+            ? engine_fail_record_again(r, (int)at) : -1;
+    }
+    char *tok = gahp_escape(r->error.msg);
+    if (tok == NULL || journal_batch_note_error(r->ctx->journal, r->batch.id, tok) != 0)
+        log_warn("submit %s: could not journal the input failure", r->s->batch);
+    free(tok);
+    return -1;
+}
+
 static int run_steps(submit_run *r)
 {
     size_t nread = 0;
@@ -188,7 +210,7 @@ static int run_steps(submit_run *r)
     /* Hashing is cheap when the cache holds every file (no reads) and gives
      * the per-job physical names, so it runs on every attempt. */
     if (submit_inputs_plan(r, &nread) != 0)
-        return -1;
+        return note_hash_failure(r);
     log_info("submit %s: %zu inputs, %zu files read for hashing", r->s->batch,
              r->ninputs, nread);
     testpoint("submit.hashed");

@@ -157,7 +157,7 @@ static void test_request_life_cycle(void **state)
     char *err = NULL;
     journal *c = journal_connect(j, &err);
     assert_non_null(c);
-    journal_completion done[] = { { row1, journal_now(), journal_now(), "NULL" } };
+    journal_completion done[] = { { row1, journal_now(), journal_now(), "NULL", 0 } };
     assert_int_equal(journal_requests_complete(c, done, 1), 0);
     assert_int_equal(query_int("SELECT count(*) FROM requests WHERE state='completed'"
                                " AND result='NULL'"), 1);
@@ -190,12 +190,12 @@ static void test_prune_keeps_unfinished(void **state)
                                                 journal_now() - 30 * 86400.0, &rows[i]), 0);
     assert_int_equal(journal_commit(j), 0);
     /* rows[0] delivered 30 days ago, rows[1] completed, rows[2] accepted */
-    journal_completion done[] = { { rows[0], 1, 2, "NULL" }, { rows[1], 1, 2, "NULL" } };
+    journal_completion done[] = { { rows[0], 1, 2, "NULL", 0 }, { rows[1], 1, 2, "NULL", 0 } };
     assert_int_equal(journal_requests_complete(j, done, 2), 0);
     assert_int_equal(journal_requests_delivered(j, rows, 1, journal_now() - 30 * 86400.0), 0);
-    long long deleted = -1;
-    assert_int_equal(journal_prune(j, 7, &deleted), 0);
-    assert_int_equal(deleted, 1);
+    journal_prune_counts pc;
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
+    assert_int_equal(pc.requests, 1);
     assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
     int n = 0;
     assert_int_equal(journal_for_each_request(j, NULL, count_rows, &n), 0);
@@ -205,8 +205,8 @@ static void test_prune_keeps_unfinished(void **state)
     assert_int_equal(n, 1);
     /* Recent deliveries survive. */
     assert_int_equal(journal_requests_delivered(j, &rows[1], 1, journal_now()), 0);
-    assert_int_equal(journal_prune(j, 7, &deleted), 0);
-    assert_int_equal(deleted, 0);
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
+    assert_int_equal(pc.requests, 0);
     journal_close(j);
 }
 
@@ -227,8 +227,8 @@ static void test_prune_respects_references(void **state)
     assert_int_equal(journal_request_insert(j, sid, 9, "BOINC_PING", "", pid, old,
                                             &closed_row), 0);
     assert_int_equal(journal_commit(j), 0);
-    journal_completion done[] = { { rows[0], 1, 2, "NULL" }, { rows[1], 1, 2, "NULL" },
-                                  { rows[2], 1, 2, "NULL" } };
+    journal_completion done[] = { { rows[0], 1, 2, "NULL", 0 }, { rows[1], 1, 2, "NULL", 0 },
+                                  { rows[2], 1, 2, "NULL", 0 } };
     assert_int_equal(journal_requests_complete(j, done, 3), 0);
     assert_int_equal(journal_requests_delivered(j, rows, 3, old), 0);
     char sql[512];
@@ -239,9 +239,9 @@ static void test_prune_respects_references(void **state)
              "UPDATE requests SET closed_at = %f WHERE id = %lld;",
              pid, rows[0], rows[1], rows[2], old, closed_row);
     assert_int_equal(sqlite3_exec(journal_db(j), sql, NULL, NULL, NULL), SQLITE_OK);
-    long long deleted = -1;
-    assert_int_equal(journal_prune(j, 7, &deleted), 0);
-    assert_int_equal(deleted, 2);                   /* rows[2] and the closed one */
+    journal_prune_counts pc;
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
+    assert_int_equal(pc.requests, 2);               /* rows[2] and the closed one */
     assert_int_equal(query_int("SELECT count(*) FROM requests"), 2);
     assert_int_equal(query_int("SELECT count(*) FROM pragma_foreign_key_check"), 0);
     journal_close(j);
