@@ -130,10 +130,7 @@ static journal *open_journal(const gahp_config *cfg)
     journal *j = journal_open(&jo, &err);
     if (j == NULL) {
         const char *why = err ? err : "cannot open the journal";
-        startup_error("%s%s%s", strstr(why, "journal") ? "" : "journal: ", why,
-                      strstr(why, "newer than this program")
-                      ? " (run the boinc_gahp version that wrote it, or move the "
-                        "journal aside to start a new one)" : "");
+        startup_error("%s%s", strstr(why, "journal") ? "" : "journal: ", why);
         free(err);
         return NULL;
     }

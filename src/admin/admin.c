@@ -134,8 +134,9 @@ static int check_journal(const gahp_config *cfg, FILE *out)
     jadmin_close(a);
     if (version > journal_migration_count()) {
         fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than "
-                "this program (%d): run the boinc_gahp that wrote it, or move the "
-                "journal aside\n", cfg->journal_path, version,
+                "this program (%d): a newer boinc_gahp wrote it; install it again, or "
+                "restore the copy made before the upgrade (<journal>.v<N>.bak; "
+                "doc/journal.md, \"Upgrades\")\n", cfg->journal_path, version,
                 journal_migration_count());
         return 1;
     }

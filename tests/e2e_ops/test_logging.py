@@ -93,9 +93,10 @@ def test_newer_journal_reason_in_the_log(home, tmp_path):
     db.close()
     p = run(home, "--journal", str(j), stdin=b"QUIT\n")
     assert p.returncode == 1 and p.stdout == b""
-    assert p.stderr.count(b"newer than this program") == 1, p.stderr
+    assert p.stderr.count(b"a newer boinc_gahp wrote it") == 1, p.stderr
     text = (tmp_path / "boinc_gahp.log").read_text()
-    assert "newer than this program" in text and "move the journal aside" in text
+    assert "not started: journal" in text and "a newer boinc_gahp wrote it" in text \
+        and ".bak" in text, text
 
 
 def test_unwritable_home_is_status_1_and_says_journal(home, tmp_path):
