@@ -124,12 +124,18 @@ typedef enum {
  * and queries, ?1 being the cutoff time.  Retired ones whose last change,
  * and expired ones whose lease, is older than the cutoff - unless their
  * submit is still unfinished (a resumed submit running in the background).
+ * Failed ones too (state 8, or an error noted at state new) that were never
+ * leased, by their last change: HTCondor gives up a failed submit's batch
+ * name (a release makes a new batch), so each hold and release of a
+ * failing job would leave one for ever; a batch the client took as
+ * submitted is leased right after its submit and goes by its lease.
  * The client asks nothing more of such a batch; the server still holds its
  * files, which a later submit's query_files finds again.
  */
 #define JOURNAL_PRUNABLE_BATCHES \
     "SELECT b.id FROM batches b WHERE" \
-    " ((b.retired = 1 AND b.updated_at < ?1) OR (b.lease IS NOT NULL AND b.lease < ?1))" \
+    " ((b.retired = 1 AND b.updated_at < ?1) OR (b.lease IS NOT NULL AND b.lease < ?1)" \
+    "  OR (b.lease IS NULL AND (b.state = 8 OR b.error IS NOT NULL) AND b.updated_at < ?1))" \
     " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.request_id" \
     "                 AND r.state = '" JOURNAL_ACCEPTED "')"
 

@@ -186,6 +186,42 @@ static void test_old_batches_go_with_their_rows(void **state)
     journal_close(j);
 }
 
+/* Failed batches that were never leased go by their last change (a failed
+ * submit's name is never used again by HTCondor), with their submit; a
+ * recent failure, and an old failed batch that has a lease in the future,
+ * stay. */
+static void test_old_failed_batches_go(void **state)
+{
+    (void)state;
+    long long sid, pid;
+    journal *j = open_session(&sid);
+    assert_int_equal(journal_project_id(j, "http://127.0.0.1/p/", "k", &pid), 0);
+    double old = journal_now() - 30 * 86400.0, now = journal_now();
+    char future[64];
+    snprintf(future, sizeof future, "%f", now + 86400.0);
+    batch_with_rows(j, pid, "failed_old", submit_row(j, sid, pid, "f o", old, 1), 0, old, "NULL");
+    batch_with_rows(j, pid, "hash_failed_old", submit_row(j, sid, pid, "h o", old, 1), 0, old,
+                    "NULL");
+    batch_with_rows(j, pid, "failed_new", submit_row(j, sid, pid, "f n", now, 1), 0, now, "NULL");
+    batch_with_rows(j, pid, "failed_leased", submit_row(j, sid, pid, "f l", old, 1), 0, old,
+                    future);
+    assert_int_equal(journal_begin(j), 0);
+    exec_ok(j, "UPDATE batches SET state = 8, resume_state = 2, error = 'x'"
+               " WHERE name IN ('failed_old', 'failed_new', 'failed_leased');"
+               "UPDATE batches SET state = 0, error = 'input' WHERE name = 'hash_failed_old'");
+    assert_int_equal(journal_commit(j), 0);
+
+    journal_prune_counts pc;
+    assert_int_equal(journal_prune_report(j, 7, &pc), 0);
+    assert_int_equal(pc.batches, 2);
+    assert_int_equal(pc.requests, 2);
+    assert_int_equal(query_int("SELECT count(*) FROM batches WHERE name IN"
+                               " ('failed_new', 'failed_leased')"), 2);
+    assert_int_equal(query_int("SELECT count(*) FROM batches"), 2);
+    assert_int_equal(query_int("SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    journal_close(j);
+}
+
 /* A ping's or a query's result goes once delivered; a
  * replayable command's stays. */
 static void test_transient_results_go_once_delivered(void **state)
@@ -399,6 +435,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_old_batches_go_with_their_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_old_failed_batches_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transient_results_go_once_delivered, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_submit_text_dropped_once_identity_stored, setup,
