@@ -486,7 +486,17 @@ static char *with_token(char *groups, const reply_plan *plan, int recorded, long
         return NULL;
     long long token = recorded && !plan->early_stop ? current
                       : plan->since > 0 ? plan->since : 0;
-    char *tail = str_printf("NULL %lld%s", token, groups);
+    /* Not str_printf("...%s", groups): vsnprintf copies a multi-megabyte
+     * %s argument at about 35 instructions a byte (a tenth of a
+     * 10 x 10,000-job query's CPU, seen with callgrind). */
+    char head[32];
+    int hn = snprintf(head, sizeof head, "NULL %lld", token);
+    size_t glen = strlen(groups);
+    char *tail = hn > 0 && (size_t)hn < sizeof head ? malloc((size_t)hn + glen + 1) : NULL;
+    if (tail != NULL) {
+        memcpy(tail, head, (size_t)hn);
+        memcpy(tail + hn, groups, glen + 1);
+    }
     free(groups);
     return tail;
 }
