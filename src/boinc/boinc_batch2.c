@@ -23,6 +23,7 @@
 #include <libxml/parserInternals.h>
 #include <ctype.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,10 +347,26 @@ typedef struct {
     const char *p, *end;
 } plain_scan;
 
+/* Byte classes of the scan (one table look-up a byte): PLAIN_TEXT bytes
+ * may stand in a field's text; PLAIN_SPACE ones also between elements. */
+enum { PLAIN_TEXT = 1, PLAIN_SPACE = 2 };
+static unsigned char plain_class[256];
+static pthread_once_t plain_once = PTHREAD_ONCE_INIT;
+
+static void plain_classes(void)
+{
+    for (int c = 0x20; c < 0x7F; c++)
+        plain_class[c] = PLAIN_TEXT;
+    plain_class['&'] = plain_class['<'] = plain_class['>'] = 0;
+    plain_class[' '] = plain_class['\t'] = plain_class['\n'] = PLAIN_TEXT | PLAIN_SPACE;
+}
+
 static void skip_space(plain_scan *sc)
 {
-    while (sc->p < sc->end && is_space(*sc->p))
-        sc->p++;
+    const char *p = sc->p;
+    while (p < sc->end && (plain_class[(unsigned char)*p] & PLAIN_SPACE))
+        p++;
+    sc->p = p;
 }
 
 /* Consume the literal lit (a tag) if it comes next. */
@@ -367,14 +384,10 @@ static int take_text(plain_scan *sc, const char *close, size_t cn,
 {
     const char *b = sc->p;
     const char *q = b;
-    while (q < sc->end) {
-        unsigned char c = (unsigned char)*q;
-        if (c == '<')
-            break;
-        if (c == '&' || c == '>' || c >= 0x7F || (c < 0x20 && c != '\t' && c != '\n'))
-            return 0;
+    while (q < sc->end && (plain_class[(unsigned char)*q] & PLAIN_TEXT))
         q++;
-    }
+    if (q == sc->end || *q != '<')
+        return 0;
     sc->p = q;
     if (!take(sc, close, cn))
         return 0;
@@ -445,6 +458,8 @@ static int plain_pass(const char *body, size_t len, batch2_sax *st)
     plain_scan sc = { body, body + len };
     const char *s;
     size_t n;
+    if (pthread_once(&plain_once, plain_classes) != 0)
+        return 0;
     if (!take_declaration(&sc))
         return 0;
     skip_space(&sc);

@@ -57,12 +57,6 @@ const char *exec_protocol_status(const char *server_status)
     return "IN_PROGRESS";
 }
 
-static int is_known_status(const char *s)
-{
-    return strcmp(s, "DONE") == 0 || strcmp(s, "ERROR") == 0 ||
-           strcmp(s, "IN_PROGRESS") == 0 || strcmp(s, "UNSENT") == 0;
-}
-
 /* An empty token would change the token count HTCondor reads. */
 static const char *check_reply(const boinc_query_result *r)
 {
@@ -79,20 +73,57 @@ static const char *check_reply(const boinc_query_result *r)
     return NULL;
 }
 
-/* " <job> <status>" for one job line. */
+/* The protocol word of a server status (exec_protocol_status) and whether
+ * the status is one the servers define: one pass of comparisons. */
+static const char *protocol_word(const char *s, int *known)
+{
+    *known = 1;
+    switch (s[0]) {
+    case 'D':
+        if (strcmp(s, "DONE") == 0)
+            return "DONE";
+        break;
+    case 'E':
+        if (strcmp(s, "ERROR") == 0)
+            return "ERROR";
+        break;
+    case 'I':
+        if (strcmp(s, "IN_PROGRESS") == 0)
+            return "IN_PROGRESS";
+        break;
+    case 'U':
+        if (strcmp(s, "UNSENT") == 0)
+            return "IN_PROGRESS";
+        break;
+    default:
+        break;
+    }
+    *known = 0;
+    return "IN_PROGRESS";
+}
+
+/* " <job> <status>" for one job line.  Runs once per job of a reply
+ * (120,000 times for a 10 x 10,000 query): one reservation, no printf. */
 static int put_job(strbuf *out, const char *name, const char *status)
 {
-    if (!is_known_status(status))
+    int known;
+    const char *word = protocol_word(status, &known);
+    if (!known)
         log_warn("query_batch2: job %s has unknown status %s; reported as "
                  "IN_PROGRESS", name, status);
-    int rc = strbuf_putc(out, ' ');
-    if (rc == 0)
-        rc = gahp_escape_append(out, name);
-    if (rc == 0)
-        rc = strbuf_putc(out, ' ');
-    if (rc == 0)     /* puts, not printf: this runs once per job of a reply */
-        rc = strbuf_puts(out, exec_protocol_status(status));
-    return rc;
+    size_t n = strlen(name), wn = strlen(word);
+    if (n > ((size_t)-1 - 2 - wn) / 2 || strbuf_reserve(out, 2 * n + 2 + wn) != 0)
+        return -1;
+    out->data[out->len++] = ' ';
+    if (gahp_escape_append(out, name) != 0)    /* room reserved: no realloc */
+        return -1;
+    char *d = out->data + out->len;
+    *d++ = ' ';
+    memcpy(d, word, wn);
+    d += wn;
+    out->len = (size_t)(d - out->data);
+    out->data[out->len] = '\0';
+    return 0;
 }
 
 static int put_server_group(strbuf *out, const boinc_batch_status *bs)
