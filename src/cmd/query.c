@@ -141,30 +141,57 @@ static int cmp_job_ptr(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* The server's newest status of job `name` in this reply, or NULL. */
-static const char *server_status(const boinc_job_status **index, size_t n,
-                                 const char *name)
+/* What put_journal_row needs: the reply's statuses, in the reply's order
+ * and (built at the first row found out of that order) sorted by name. */
+typedef struct {
+    strbuf *out;
+    const boinc_batch_status *bs;
+    size_t next;                        /* the reply's job expected next */
+    const boinc_job_status **index;     /* NULL until needed */
+} journal_group;
+
+/* The reply's status of job `name`: the server lists a batch's jobs in
+ * the order they were submitted, which is the journal's row order, so the
+ * job after the last one found is tried first; only a row out of that
+ * order (a partial reply, a job the server did not list) looks it up by
+ * name (the sorted index cost a qsort and a bsearch a job: 1,000
+ * instructions a job, callgrind).  -1: out of memory. */
+static int reply_status(journal_group *g, const char *name, const char **status)
 {
+    const boinc_batch_status *bs = g->bs;
+    *status = NULL;
+    if (g->next < bs->njobs && strcmp(bs->jobs[g->next].name, name) == 0) {
+        *status = bs->jobs[g->next++].status;
+        return 0;
+    }
+    if (g->index == NULL) {
+        g->index = calloc(bs->njobs ? bs->njobs : 1, sizeof *g->index);
+        if (g->index == NULL)
+            return -1;
+        for (size_t i = 0; i < bs->njobs; i++)
+            g->index[i] = &bs->jobs[i];
+        qsort(g->index, bs->njobs, sizeof *g->index, cmp_job_ptr);
+    }
     boinc_job_status key = { 0 };
     const boinc_job_status *kp = &key;
     key.name = (char *)name;
-    const boinc_job_status **hit = bsearch(&kp, index, n, sizeof *index, cmp_job_ptr);
-    return hit != NULL ? (*hit)->status : NULL;
+    const boinc_job_status **hit = bsearch(&kp, g->index, bs->njobs, sizeof *g->index,
+                                           cmp_job_ptr);
+    if (hit != NULL) {
+        *status = (*hit)->status;
+        g->next = (size_t)(*hit - bs->jobs) + 1;
+    }
+    return 0;
 }
-
-/* What put_journal_row needs: the reply's statuses, sorted by name. */
-typedef struct {
-    strbuf *out;
-    const boinc_job_status **index;
-    size_t nindex;
-} journal_group;
 
 /* One journal row straight into the reply (journal_job_visit_fn): the
  * server's status in this reply wins over the recorded one. */
 static int put_journal_row(void *arg, const char *name, const char *status)
 {
     journal_group *g = arg;
-    const char *st = server_status(g->index, g->nindex, name);
+    const char *st;
+    if (reply_status(g, name, &st) != 0)
+        return 2;
     if (st == NULL)
         st = status != NULL ? status : "IN_PROGRESS";
     return put_job(g->out, name, st) == 0 ? 0 : 2;
@@ -196,18 +223,12 @@ static int put_journal_group(exec_ctx *ctx, long long project_id,
                              const boinc_batch_status *bs, strbuf *out, size_t *n,
                              int *journal_failed)
 {
-    const boinc_job_status **index = calloc(bs->njobs ? bs->njobs : 1, sizeof *index);
-    if (index == NULL)
-        return -1;
-    for (size_t i = 0; i < bs->njobs; i++)
-        index[i] = &bs->jobs[i];
-    qsort(index, bs->njobs, sizeof *index, cmp_job_ptr);
-    journal_group g = { out, index, bs->njobs };
+    journal_group g = { out, bs, 0, NULL };
     size_t mark = out->len;
     *n = 0;
     int rc = journal_jobs_each(ctx->journal, project_id, batch, since, put_journal_row,
                                &g, n);
-    free(index);
+    free(g.index);
     if (rc != 0) {
         *journal_failed = rc != 2;
         return -1;
