@@ -39,7 +39,7 @@ CREATE TABLE requests (
     command      TEXT NOT NULL,          -- e.g. BOINC_SUBMIT
     args         TEXT NOT NULL,          -- escaped arguments after the request id
     project_id   INTEGER REFERENCES projects(id),  -- selected project (NULL: none)
-    state        TEXT NOT NULL CHECK (state IN ('accepted', 'started', 'completed', 'delivered')),
+    state        TEXT NOT NULL CHECK (state = 'accepted' OR state = 'started' OR state = 'completed' OR state = 'delivered'),
                                          -- life cycle of the request
     accepted_at  REAL NOT NULL,          -- committed to the journal
     started_at   REAL,                   -- a worker began executing it
