@@ -42,7 +42,7 @@ CREATE TABLE requests (
                                          -- submit whose batch has its job_set_md5: a short note
                                          -- instead, from the first prune after; 0009)
     project_id   INTEGER REFERENCES projects(id),  -- selected project (NULL: none)
-    state        TEXT NOT NULL CHECK (state IN ('accepted', 'started', 'completed', 'delivered')),
+    state        TEXT NOT NULL CHECK (state = 'accepted' OR state = 'started' OR state = 'completed' OR state = 'delivered'),
                                          -- life cycle of the request
     accepted_at  REAL NOT NULL,          -- committed to the journal
     started_at   REAL,                   -- a worker began executing it

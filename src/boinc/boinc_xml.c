@@ -152,7 +152,11 @@ static int is_elem(const xmlNode *n, const char *name)
            strcmp((const char *)n->name, name) == 0;
 }
 
-/* First element named name at or below n (pre-order, n itself included). */
+/* First element named name at or below n (pre-order, n itself included).
+ * Only elements are descended into: an entity reference's children are
+ * its declaration's nodes, shared by every reference, and a reply whose
+ * DTD nests entities made this walk recurse until the stack overflowed
+ * (found by tests/fuzz/fuzz_reply.c). */
 static xmlNode *find_elem(xmlNode *n, const char *name)
 {
     if (n == NULL)
@@ -160,6 +164,8 @@ static xmlNode *find_elem(xmlNode *n, const char *name)
     if (is_elem(n, name))
         return n;
     for (xmlNode *c = n->children; c != NULL; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
         xmlNode *hit = find_elem(c, name);
         if (hit != NULL)
             return hit;

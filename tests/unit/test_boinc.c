@@ -1190,6 +1190,45 @@ static void test_query_batch2_stream_any_split(void **state)
     boinc_error_clear(&e);
 }
 
+/* The plain scan takes the servers' own layout; the same reply written
+ * with what only XML allows (an attribute, a comment, a character
+ * reference, CDATA, a CR LF line end) goes on to the SAX pass and reads
+ * the same.  A plain reply that breaks a rule of the
+ * shape (a <job> beyond <batch_size>) is refused by both. */
+static void test_query_batch2_plain_and_xml_agree(void **state)
+{
+    (void)state;
+    static const char *const same[] = {
+        "<?xml version=\"1.0\" encoding=\"ISO-8859-1\" ?>\n<query_batch2>\n"
+        "<server_time>17.5</server_time>\n <batch_size>2</batch_size>\n"
+        "  <job>\n    <job_name> a_b </job_name>\n    <status>DONE</status>\n  </job>\n"
+        "  <job><job_name>c\td</job_name><status>UNSENT</status></job>\n"
+        "</query_batch2>\n\n",
+        "<?xml version=\"1.0\"?><query_batch2 x=\"1\"><!-- c -->"
+        "<server_time>17.5</server_time><batch_size>2</batch_size>"
+        "<job><job_name>a_&#98;</job_name><status>DONE</status></job>\r\n"
+        "<job><job_name><![CDATA[c\td]]></job_name><status>UNSENT</status></job>"
+        "</query_batch2>",
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        boinc_query_result r;
+        assert_int_equal(boinc_parse_query_batch2_stream(same[i], strlen(same[i]), 1,
+                                                         &r), BOINC_OK);
+        assert_string_equal(r.server_time, "17.5");
+        assert_int_equal(r.batches[0].njobs, 2);
+        check_job(&r.batches[0], 0, "a_b", "DONE");
+        check_job(&r.batches[0], 1, "c\td", "UNSENT");
+        boinc_query_result_free(&r);
+    }
+    static const char extra[] =
+        "<query_batch2><server_time>1</server_time><batch_size>1</batch_size>"
+        "<job><job_name>a</job_name><status>DONE</status></job>"
+        "<job><job_name>b</job_name><status>DONE</status></job></query_batch2>";
+    boinc_query_result r;
+    assert_int_equal(boinc_parse_query_batch2_stream(extra, strlen(extra), 1, &r), -1);
+    assert_null(r.batches);
+}
+
 /* Replies the SAX pass leaves to the tree parser (which then gives its
  * own result or error): a DTD, an undeclared entity, a second <job_name>,
  * markup inside a number, a <batch_size> larger than the reply could
@@ -1806,6 +1845,7 @@ int main(void)
         cmocka_unit_test(test_query_batch2_stream_takes_real_replies),
         cmocka_unit_test(test_query_batch2_stream_any_split),
         cmocka_unit_test(test_query_batch2_stream_irregular),
+        cmocka_unit_test(test_query_batch2_plain_and_xml_agree),
         cmocka_unit_test(test_query_batch2_long_names_in_pool),
         cmocka_unit_test(test_query_batch2_count_mismatch),
         cmocka_unit_test(test_query_batch2_unescaped_ampersand),
