@@ -342,9 +342,12 @@ def test_journal_of_an_older_schema_is_migrated_on_open(journal):
     db.execute("INSERT INTO requests (session_id, client_id, command, args, project_id,"
                " state, accepted_at, completed_at, result)"
                " VALUES (1, 7, 'BOINC_PING', '', 1, 'completed', 1, 2, 'NULL')")
+    # changed just now: an old failed batch would be pruned at start-up
+    now = time.time()
     db.execute("INSERT INTO batches (project_id, name, app, step, failed_step, error,"
                " spec_md5, njobs, created_at, updated_at)"
-               " VALUES (1, 'old', 'a', 'failed', 'submit_sent', 'e', 'x', 1, 1, 1)")
+               " VALUES (1, 'old', 'a', 'failed', 'submit_sent', 'e', 'x', 1, ?, ?)",
+               (now, now))
     db.commit()
     db.close()
     os.chmod(journal, 0o600)
