@@ -23,6 +23,13 @@
  * file that an unanswered query announcement names is 'query_sent'
  * (migration 0007).  Without announcements the IN list is empty and costs
  * one look-up of the batch_file_queries index.
+ *
+ * In insertion (rowid) order without a sort: a batch's files are inserted
+ * in one transaction, so they are one run of rowids, read in order between
+ * the batch's smallest and largest rowid (found in the primary key index);
+ * a row of another batch in that run is skipped (+batch_id: no index).
+ * Through the (batch_id, phys_name) index, the rows came in name order and
+ * were sorted again: a third more instructions for 10,000 files.
  */
 #define SQL_FILES_WITH_STATE \
     "SELECT phys_name, local_path, size, state FROM (" \
@@ -31,7 +38,10 @@
     "   (SELECT e.value FROM batch_file_queries q, json_each(q.names) e" \
     "    WHERE q.batch_id = ?1)" \
     "  THEN '" BFILE_QUERY_SENT "' ELSE state END AS state" \
-    " FROM batch_files WHERE batch_id = ?1)"
+    " FROM batch_files WHERE rowid BETWEEN" \
+    "  (SELECT min(rowid) FROM batch_files WHERE batch_id = ?1) AND" \
+    "  (SELECT max(rowid) FROM batch_files WHERE batch_id = ?1)" \
+    "  AND +batch_id = ?1)"
 
 /* One row of JSTMT_FILES_INSERT8 (?1 batch, ?2 time): name, path, size. */
 #define FILE_ROW(a, b, c) "(?1, ?" #a ", ?" #b ", ?" #c ", '" BFILE_HASHED "', ?2)"
