@@ -23,6 +23,13 @@
  * file that an unanswered query announcement names is 'query_sent'
  * (migration 0007).  Without announcements the IN list is empty and costs
  * one look-up of the batch_file_queries index.
+ *
+ * In insertion (rowid) order without a sort: a batch's files are inserted
+ * in one transaction, so they are one run of rowids, read in order between
+ * the batch's smallest and largest rowid (found in the primary key index);
+ * a row of another batch in that run is skipped (+batch_id: no index).
+ * Through the (batch_id, phys_name) index, the rows came in name order and
+ * were sorted again: a third more instructions for 10,000 files.
  */
 #define SQL_FILES_WITH_STATE \
     "SELECT phys_name, local_path, size, state FROM (" \
@@ -31,7 +38,15 @@
     "   (SELECT e.value FROM batch_file_queries q, json_each(q.names) e" \
     "    WHERE q.batch_id = ?1)" \
     "  THEN '" BFILE_QUERY_SENT "' ELSE state END AS state" \
-    " FROM batch_files WHERE batch_id = ?1)"
+    " FROM batch_files WHERE rowid BETWEEN" \
+    "  (SELECT min(rowid) FROM batch_files WHERE batch_id = ?1) AND" \
+    "  (SELECT max(rowid) FROM batch_files WHERE batch_id = ?1)" \
+    "  AND +batch_id = ?1)"
+
+/* One row of JSTMT_FILES_INSERT8 (?1 batch, ?2 time): name, path, size. */
+#define FILE_ROW(a, b, c) "(?1, ?" #a ", ?" #b ", ?" #c ", '" BFILE_HASHED "', ?2)"
+/* One row of JSTMT_MD5_STORE8 (?1 time): path, size, mtime, inode, md5. */
+#define MD5_ROW(a, b, c, d, e) "(?" #a ", ?" #b ", ?" #c ", ?" #d ", ?" #e ", ?1)"
 
 const journal_sql journal_sql_files[JSTMT_COUNT] = {
     /* ---- batch_files ---- */
@@ -39,6 +54,13 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
         "INSERT OR IGNORE INTO batch_files (batch_id, phys_name,"
         " local_path, size, state, updated_at)"
         " VALUES (?, ?, ?, ?, '" BFILE_HASHED "', ?)" },
+    /* eight files a statement: see JSTMT_JOBS_INSERT8 (journal_batches.c) */
+    [JSTMT_FILES_INSERT8] = { "batch files insert",
+        "INSERT OR IGNORE INTO batch_files (batch_id, phys_name,"
+        " local_path, size, state, updated_at) VALUES "
+        FILE_ROW(3, 4, 5) "," FILE_ROW(6, 7, 8) "," FILE_ROW(9, 10, 11) ","
+        FILE_ROW(12, 13, 14) "," FILE_ROW(15, 16, 17) "," FILE_ROW(18, 19, 20) ","
+        FILE_ROW(21, 22, 23) "," FILE_ROW(24, 25, 26) },
     [JSTMT_FILES_LIST] = { "batch files list",
         SQL_FILES_WITH_STATE " WHERE ?2 IS NULL OR state = ?2 ORDER BY rid" },
     /* one file: the fallback of JSTMT_FILES_STATE (names_json) */
@@ -70,6 +92,14 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
     [JSTMT_MD5_STORE] = { "md5 cache store",
         "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
         " hashed_at) VALUES (?, ?, ?, ?, ?, ?)" },
+    /* eight digests a statement, as JSTMT_FILES_INSERT8 */
+    [JSTMT_MD5_STORE8] = { "md5 cache store",
+        "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
+        " hashed_at) VALUES "
+        MD5_ROW(2, 3, 4, 5, 6) "," MD5_ROW(7, 8, 9, 10, 11) ","
+        MD5_ROW(12, 13, 14, 15, 16) "," MD5_ROW(17, 18, 19, 20, 21) ","
+        MD5_ROW(22, 23, 24, 25, 26) "," MD5_ROW(27, 28, 29, 30, 31) ","
+        MD5_ROW(32, 33, 34, 35, 36) "," MD5_ROW(37, 38, 39, 40, 41) },
     /* retention: digests older than the cutoff of files no batch names
      * any more (a file used again is simply hashed again) */
     [JSTMT_MD5_PRUNE] = { "prune md5 cache",
@@ -138,11 +168,23 @@ int journal_md5_lookup_many(journal *j, const files_stat_key *const *keys, size_
     return journal_read_txn(j, md5_lookup, &m) == 0 ? 0 : -1;
 }
 
+/* The five columns of key k for a digest row (MD5_ROW). */
+#define MD5_ARGS(m, k) (m)->keys[k]->path, (long long)(m)->keys[k]->size, \
+    mtime_ns((m)->keys[k]), (long long)(m)->keys[k]->inode, (m)->store[k]
+
 static int md5_store(journal *j, void *arg)
 {
     const md5_keys *m = arg;
     double now = journal_now();
-    for (size_t i = 0; i < m->n; i++) {
+    size_t i = 0;
+    for (; i + 8 <= m->n; i += 8)
+        if (journal_run(j, JSTMT_MD5_STORE8, "d" "tiiit" "tiiit" "tiiit" "tiiit"
+                        "tiiit" "tiiit" "tiiit" "tiiit", now,
+                        MD5_ARGS(m, i), MD5_ARGS(m, i + 1), MD5_ARGS(m, i + 2),
+                        MD5_ARGS(m, i + 3), MD5_ARGS(m, i + 4), MD5_ARGS(m, i + 5),
+                        MD5_ARGS(m, i + 6), MD5_ARGS(m, i + 7)) != 0)
+            return -1;
+    for (; i < m->n; i++) {
         const files_stat_key *k = m->keys[i];
         if (journal_run(j, JSTMT_MD5_STORE, "tiiitd", k->path, (long long)k->size,
                         mtime_ns(k), (long long)k->inode, m->store[i], now) != 0)
@@ -168,11 +210,23 @@ typedef struct {
     size_t n;
 } new_files;
 
+/* The three columns of file k for a file row (FILE_ROW). */
+#define FILE_ARGS(v, k) (v)[k].phys_name, (v)[k].local_path, (v)[k].size
+
 static int files_insert(journal *j, void *arg)
 {
     const new_files *f = arg;
     double now = journal_now();
-    for (size_t i = 0; i < f->n; i++)
+    size_t i = 0;
+    for (; i + 8 <= f->n; i += 8) {
+        const journal_batch_file *v = f->files + i;
+        if (journal_run(j, JSTMT_FILES_INSERT8, "id" "tti" "tti" "tti" "tti" "tti" "tti"
+                        "tti" "tti", f->batch_row, now, FILE_ARGS(v, 0), FILE_ARGS(v, 1),
+                        FILE_ARGS(v, 2), FILE_ARGS(v, 3), FILE_ARGS(v, 4), FILE_ARGS(v, 5),
+                        FILE_ARGS(v, 6), FILE_ARGS(v, 7)) != 0)
+            return -1;
+    }
+    for (; i < f->n; i++)
         if (journal_run(j, JSTMT_FILE_INSERT, "ittid", f->batch_row, f->files[i].phys_name,
                         f->files[i].local_path, f->files[i].size, now) != 0)
             return -1;
@@ -264,13 +318,21 @@ static int names_json(strbuf *sb, const char *const *names, size_t n)
     for (size_t i = 0; i < n; i++) {
         if ((i > 0 && strbuf_putc(sb, ',') != 0) || strbuf_putc(sb, '"') != 0)
             return -1;
-        for (const unsigned char *p = (const unsigned char *)names[i]; *p != '\0'; p++) {
+        /* runs without a quote or backslash in one append (a byte a
+         * time was 85 M instructions of a 10,000-file submit) */
+        const unsigned char *p = (const unsigned char *)names[i], *run = p;
+        for (;; p++) {
+            if (*p != '\0' && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x7f)
+                continue;
+            if (strbuf_append(sb, run, (size_t)(p - run)) != 0)
+                return -1;
+            if (*p == '\0')
+                break;
             if (*p < 0x20 || *p >= 0x7f)
                 return -1;
-            if ((*p == '"' || *p == '\\') && strbuf_putc(sb, '\\') != 0)
+            if (strbuf_putc(sb, '\\') != 0 || strbuf_putc(sb, (char)*p) != 0)
                 return -1;
-            if (strbuf_putc(sb, (char)*p) != 0)
-                return -1;
+            run = p + 1;
         }
         if (strbuf_putc(sb, '"') != 0)
             return -1;

@@ -91,6 +91,7 @@ typedef enum {
     JSTMT_BATCHES_PRUNE,
     /* journal_batches.c: jobs */
     JSTMT_JOB_INSERT,
+    JSTMT_JOBS_INSERT8,
     JSTMT_JOB_STATUS,
     JSTMT_JOB_ABORTED,
     JSTMT_JOBS_ALL,
@@ -99,6 +100,7 @@ typedef enum {
 
     /* journal_files.c: batch_files */
     JSTMT_FILE_INSERT,
+    JSTMT_FILES_INSERT8,
     JSTMT_FILES_LIST,
     JSTMT_FILE_STATE,
     JSTMT_FILES_STATE,
@@ -111,6 +113,7 @@ typedef enum {
     /* journal_files.c: file_md5_cache */
     JSTMT_MD5_FIND,
     JSTMT_MD5_STORE,
+    JSTMT_MD5_STORE8,
     JSTMT_MD5_PRUNE,
     /* journal_files.c: upload_limits */
     JSTMT_LIMITS_GET,

@@ -723,6 +723,67 @@ static void test_query_announcements(void **state)
     journal_close(j);
 }
 
+/*
+ * Jobs, batch files and digests go in eight rows a statement, the rest
+ * one a statement (issue 22): every row lands once, in the caller's
+ * order, duplicates ignored (files, jobs) or replaced (digests), across
+ * a block's edge and in the tail.
+ */
+static void test_rows_in_blocks_of_eight(void **state)
+{
+    (void)state;
+    long long sid;
+    journal *j = open_session(&sid);
+    enum { N = 19 };
+    char fname[N + 1][16], jname[N + 1][16];
+    const char *fp[N + 1], *jp[N + 1];
+    for (int i = 0; i < N; i++) {
+        /* descending names: name order is not insertion order */
+        snprintf(fname[i], sizeof fname[i], "f%02d.dat", N - i);
+        snprintf(jname[i], sizeof jname[i], "j%02d", N - i);
+        fp[i] = fname[i];
+        jp[i] = jname[i];
+    }
+    fp[N] = fp[3];          /* a duplicate in the tail */
+    jp[N] = jp[9];          /* and one inside the second block */
+    jp[9] = jp[2];
+    long long batch = new_batch_with_files(j, sid, fp, N + 1);
+    journal_batch_file *f = NULL;
+    size_t n = 0;
+    assert_int_equal(journal_batch_files_list(j, batch, NULL, &f, &n), 0);
+    assert_int_equal(n, N);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(f[i].phys_name, fname[i]);
+    journal_batch_files_free(f, n);
+    assert_int_equal(journal_batch_set_submitted(j, batch, jp, N + 1), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), N);
+    /* jobs.id follows the given order: names descend, but for the
+     * duplicate's place (j17 given again at 9, j10 only at 19) */
+    assert_int_equal(query_int("SELECT count(*) FROM jobs a JOIN jobs b ON b.id = a.id + 1"
+                               " WHERE b.name > a.name"), 1);
+    assert_int_equal(query_int("SELECT max(id) FROM jobs WHERE name = 'j10'"),
+                     query_int("SELECT max(id) FROM jobs"));
+    files_stat_key k[N];
+    const files_stat_key *kp[N];
+    const char *md5[N];
+    char md5s[N][33], got[N][33];
+    unsigned char hit[N];
+    for (int i = 0; i < N; i++) {
+        k[i] = (files_stat_key){ fname[i], i, 100 + i, i, 1000 + i, 1 };
+        kp[i] = &k[i];
+        snprintf(md5s[i], sizeof md5s[i], "%032d", i);
+        md5[i] = md5s[i];
+    }
+    assert_int_equal(journal_md5_store(j, kp, md5, N), 0);
+    assert_int_equal(journal_md5_lookup_many(j, kp, N, got, hit), 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(hit[i]);
+        assert_string_equal(got[i], md5s[i]);
+    }
+    assert_int_equal(query_int("SELECT count(*) FROM file_md5_cache"), N);
+    journal_close(j);
+}
+
 /* 0007 rebuilds batch_files: rows keep their order, states and CHECK. */
 static void test_migration_0007_keeps_batch_files(void **state)
 {
@@ -767,6 +828,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_maps_old_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_announcements, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_in_blocks_of_eight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migration_0007_keeps_batch_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_before_commit_restarts_wal,
                                         setup, teardown),
