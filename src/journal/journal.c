@@ -338,7 +338,7 @@ static int take_server_lock(journal *j, char **err)
         *err = e == EAGAIN || e == EACCES
             ? str_printf("journal %s is in use by another boinc_gahp process "
                          "(the database file, device %llu inode %llu, is "
-                         "locked)", j->path,
+                         "locked; `boinc_gahp journal status` names its pid)", j->path,
                          known ? (unsigned long long)st.st_dev : 0ULL,
                          known ? (unsigned long long)st.st_ino : 0ULL)
             : str_printf("cannot lock journal %s: %s", j->path, strerror(e));
