@@ -37,13 +37,18 @@ EMU_LIMITS = {20: "max_file_uploads=20,post_max_size=64M,upload_max_filesize=64M
               200: "none"}
 
 
-def fdatasync_ms(tmp, rounds):
+def fdatasync_ms(tmp, rounds, idle_s=0.0):
+    """Median write(4 KB) + fdatasync, back to back, or after idle_s of an
+    idle disk each (what an isolated request meets: on a virtual disk a
+    sync after 10 ms of idle costs several times a back-to-back one)."""
     path = os.path.join(tmp, "fdatasync.probe")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
     block = os.urandom(4096)
     times = []
     try:
         for i in range(rounds):
+            if idle_s:
+                time.sleep(idle_s)
             os.pwrite(fd, block, (i % 16) * 4096)
             t0 = time.perf_counter()
             os.fdatasync(fd)
