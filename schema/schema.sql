@@ -134,6 +134,8 @@ CREATE TABLE file_md5_cache (
 
 -- Input files of each batch and how far their upload got.
 CREATE TABLE batch_files (
+    id         INTEGER PRIMARY KEY,      -- (0011) stable row id: a submit changes
+                                         -- states by id, which VACUUM keeps
     batch_id   INTEGER NOT NULL REFERENCES batches(id),  -- the batch
     phys_name  TEXT NOT NULL,            -- BOINC physical name (md5 + extension)
     local_path TEXT NOT NULL,            -- where the content is read from
@@ -148,7 +150,7 @@ CREATE TABLE batch_files (
                                          -- server lacks it / server had it (now associated) /
                                          -- upload_files sent / we uploaded it
     updated_at REAL NOT NULL,            -- last state change
-    PRIMARY KEY (batch_id, phys_name)
+    UNIQUE (batch_id, phys_name)
 );
 
 -- (0007) query_files chunks sent with the batch id whose answer is not

@@ -32,7 +32,7 @@
  * were sorted again: a third more instructions for 10,000 files.
  */
 #define SQL_FILES_WITH_STATE \
-    "SELECT phys_name, local_path, size, state FROM (" \
+    "SELECT phys_name, local_path, size, state, rid FROM (" \
     " SELECT rowid AS rid, phys_name, local_path, size," \
     "  CASE WHEN state = '" BFILE_HASHED "' AND phys_name IN" \
     "   (SELECT e.value FROM batch_file_queries q, json_each(q.names) e" \
@@ -71,6 +71,16 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
     [JSTMT_FILES_STATE] = { "batch files state",
         "UPDATE batch_files SET state = ?1, updated_at = ?2"
         " WHERE batch_id = ?3 AND phys_name IN (SELECT value FROM json_each(?4))" },
+    /* a run of consecutive row ids (?4 .. ?5), and a list of them as a
+     * JSON array (file_ids_update): a seek in the table per run or id
+     * instead of one in the name index per file.  +batch_id: through the
+     * batch_id index the planner would scan the whole batch for each. */
+    [JSTMT_FILES_STATE_RANGE] = { "batch files state",
+        "UPDATE batch_files SET state = ?1, updated_at = ?2"
+        " WHERE id BETWEEN ?4 AND ?5 AND +batch_id = ?3" },
+    [JSTMT_FILES_STATE_IDS] = { "batch files state",
+        "UPDATE batch_files SET state = ?1, updated_at = ?2"
+        " WHERE id IN (SELECT value FROM json_each(?4)) AND +batch_id = ?3" },
     /* retention: the files of the batches that go (journal_prune.c) */
     [JSTMT_FILES_PRUNE] = { "prune batch files",
         "DELETE FROM batch_files WHERE batch_id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
@@ -275,6 +285,7 @@ static int add_file_row(sqlite3_stmt *st, journal_batch_file **v, size_t *len, s
     f->local_path = dup_col(st, 1);
     f->size = sqlite3_column_int64(st, 2);
     f->state = dup_col(st, 3);
+    f->id = sqlite3_column_int64(st, 4);
     (*len)++;
     return f->phys_name == NULL || f->local_path == NULL || f->state == NULL ? -1 : 0;
 }
@@ -340,12 +351,63 @@ static int names_json(strbuf *sb, const char *const *names, size_t n)
     return strbuf_putc(sb, ']');
 }
 
+/* Append v in decimal (a JSON number) to sb. */
+static int put_id(strbuf *sb, long long v)
+{
+    char buf[24], *p = buf + sizeof buf;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--p = '-';
+    return strbuf_append(sb, p, (size_t)(buf + sizeof buf - p));
+}
+
+/*
+ * The group's files by row id.  A chunk is a slice of a list read in id
+ * order, so its ids mostly come in runs of consecutive values: each run
+ * of at least RUN_MIN ids is one range update (a seek and a walk along the
+ * table), the rest one update through a JSON array of ids.
+ */
+#define RUN_MIN 8
+static int update_by_ids(journal *j, long long batch_row, const journal_file_group *g,
+                         double now)
+{
+    strbuf json = STRBUF_INIT;
+    int rc = 0, nomem = strbuf_putc(&json, '[') != 0;
+    size_t listed = 0;
+    for (size_t i = 0; rc == 0 && !nomem && i < g->n;) {
+        size_t e = i + 1;
+        while (e < g->n && g->ids[e] == g->ids[e - 1] + 1)
+            e++;
+        if (e - i >= RUN_MIN) {
+            rc = journal_run(j, JSTMT_FILES_STATE_RANGE, "tdiii", g->state, now, batch_row,
+                             g->ids[i], g->ids[e - 1]);
+            i = e;
+        }
+        for (; !nomem && i < e; i++)    /* a short run: into the list */
+            nomem = (listed++ > 0 && strbuf_putc(&json, ',') != 0) ||
+                    put_id(&json, g->ids[i]) != 0;
+    }
+    if (rc == 0 && !nomem && listed > 0) {
+        nomem = strbuf_putc(&json, ']') != 0;
+        if (!nomem)
+            rc = journal_run(j, JSTMT_FILES_STATE_IDS, "tdit", g->state, now, batch_row,
+                             strbuf_str(&json));
+    }
+    strbuf_free(&json);
+    return nomem ? journal_refuse(j, "batch files state", "out of memory") : rc;
+}
+
 /* Set the state of the group's files, inside the caller's transaction. */
 static int update_file_states(journal *j, long long batch_row, const journal_file_group *g,
                               double now)
 {
     if (g->n == 0)
         return 0;
+    if (g->ids != NULL)
+        return update_by_ids(j, batch_row, g, now);
     strbuf json = STRBUF_INIT;
     int rc = 0;
     if (names_json(&json, g->names, g->n) == 0) {
@@ -412,7 +474,7 @@ int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state)
 {
-    journal_file_group g = { phys_names, n, state };
+    journal_file_group g = { phys_names, n, state, NULL };
     return journal_batch_files_advance(j, batch_row, &g, 1, 0, NULL, 0, NULL);
 }
 

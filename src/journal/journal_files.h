@@ -39,6 +39,8 @@ typedef struct {
     char *local_path;
     long long size;
     char *state;
+    long long id;       /* its row id (batch_files.id; set by _list, not read by _add):
+                           stable for the row's life (migration 0011) */
 } journal_batch_file;
 
 /* Insert the files not yet recorded (state hashed), one transaction;
@@ -54,11 +56,14 @@ void journal_batch_files_free(journal_batch_file *f, size_t n);
 int journal_batch_files_set_state(journal *j, long long batch_row,
                                   const char *const *phys_names, size_t n,
                                   const char *state);
-/* Named files and the state they get. */
+/* Named files and the state they get.  With ids (journal_batch_file.id of
+ * the same files, in the same order) the rows are found by id, a run of
+ * consecutive ids as one range: cheaper than by name; NULL: by name. */
 typedef struct {
     const char *const *names;
     size_t n;
     const char *state;
+    const long long *ids;
 } journal_file_group;
 
 /*

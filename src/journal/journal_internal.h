@@ -105,6 +105,8 @@ typedef enum {
     JSTMT_FILE_STATE,
     JSTMT_FILES_STATE,
     JSTMT_FILES_PRUNE,
+    JSTMT_FILES_STATE_RANGE,
+    JSTMT_FILES_STATE_IDS,
     /* journal_files.c: batch_file_queries */
     JSTMT_QUERY_INSERT,
     JSTMT_QUERY_ANSWERED,

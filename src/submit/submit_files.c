@@ -24,6 +24,8 @@
 /* One chunk of files a step works on. */
 typedef struct {
     const char *const *names;
+    const long long *ids;           /* the files' journal row ids (faster
+                                       updates than by name), or NULL */
     const char *const *paths;       /* upload only */
     const long long *sizes;         /* upload only */
     size_t len;
@@ -46,40 +48,61 @@ typedef struct {
  */
 struct deferred_done {
     const char *const *names;   /* the round's file list outlives the lane */
+    const long long *ids;
     size_t len;
     unsigned char *absent;      /* owned; NULL: every file is present */
     const char *present_state;
     long long query_id;         /* the query announcement it answers, 0: none */
 };
 
+/* The split name and id lists of outcome_groups (group_buf_free). */
+typedef struct {
+    const char **names;
+    long long *ids;
+} group_buf;
+
+static void group_buf_free(group_buf *b)
+{
+    free(b->names);
+    free(b->ids);
+}
+
 /*
  * The journal groups of an outcome: the present files get present_state,
- * the absent ones BFILE_ABSENT.  *buf owns the split name lists (free it).
- * Returns the number of groups (1 or 2), -1 out of memory.
+ * the absent ones BFILE_ABSENT; with their row ids when ids is not NULL.
+ * *buf owns the split lists (group_buf_free).  Returns the number of
+ * groups (1 or 2), -1 out of memory.
  */
-static int outcome_groups(const char *const *names, size_t len, const unsigned char *absent,
-                          const char *present_state, journal_file_group g[2],
-                          const char ***buf)
+static int outcome_groups(const char *const *names, const long long *ids, size_t len,
+                          const unsigned char *absent, const char *present_state,
+                          journal_file_group g[2], group_buf *buf)
 {
-    *buf = NULL;
+    *buf = (group_buf){ NULL, NULL };
     if (absent == NULL) {
-        g[0] = (journal_file_group){ names, len, present_state };
+        g[0] = (journal_file_group){ names, len, present_state, ids };
         return 1;
     }
-    const char **split = calloc(len ? len : 1, sizeof *split);
-    if (split == NULL)
+    size_t cells = len ? len : 1;
+    const char **split = calloc(cells, sizeof *split);
+    long long *split_ids = ids != NULL ? calloc(cells, sizeof *split_ids) : NULL;
+    if (split == NULL || (ids != NULL && split_ids == NULL)) {
+        free(split);
+        free(split_ids);
         return -1;
+    }
     size_t np = 0;
     for (size_t i = 0; i < len; i++)
-        if (!absent[i])
-            split[np++] = names[i];
-    size_t nm = np;
-    for (size_t i = 0; i < len; i++)
-        if (absent[i])
-            split[nm++] = names[i];
-    g[0] = (journal_file_group){ split, np, present_state };
-    g[1] = (journal_file_group){ split + np, len - np, BFILE_ABSENT };
-    *buf = split;
+        np += !absent[i];
+    for (size_t i = 0, pi = 0, ai = np; i < len; i++) {  /* present, then absent */
+        size_t at = absent[i] ? ai++ : pi++;
+        split[at] = names[i];
+        if (ids != NULL)
+            split_ids[at] = ids[i];
+    }
+    g[0] = (journal_file_group){ split, np, present_state, split_ids };
+    g[1] = (journal_file_group){ split + np, len - np, BFILE_ABSENT,
+                                 split_ids ? split_ids + np : NULL };
+    *buf = (group_buf){ split, split_ids };
     return 2;
 }
 
@@ -97,13 +120,13 @@ static int flush_done(submit_run *r, struct deferred_done *d)
     if (d->len == 0)
         return 0;
     journal_file_group g[2];
-    const char **buf = NULL;
-    int ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
+    group_buf buf;
+    int ng = outcome_groups(d->names, d->ids, d->len, d->absent, d->present_state, g, &buf);
     int rc = ng < 0 ? engine_fail_nomem(r)
              : journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng,
                                            d->query_id, NULL, 0, NULL) != 0
                  ? engine_fail_journal(r) : 0;
-    free(buf);
+    group_buf_free(&buf);
     deferred_clear(d);
     return rc;
 }
@@ -117,22 +140,22 @@ static int flush_done(submit_run *r, struct deferred_done *d)
 static int announce_chunk(submit_run *r, file_chunk *c, const char *sent_state)
 {
     journal_file_group g[3];
-    const char **buf = NULL;
+    group_buf buf = { NULL, NULL };
     int ng = 0;
     long long answered = 0;
     struct deferred_done *d = c->done;
     if (d->len > 0) {
-        ng = outcome_groups(d->names, d->len, d->absent, d->present_state, g, &buf);
+        ng = outcome_groups(d->names, d->ids, d->len, d->absent, d->present_state, g, &buf);
         if (ng < 0)
             return engine_fail_nomem(r);
         answered = d->query_id;
     }
     int query = strcmp(sent_state, BFILE_QUERY_SENT) == 0;
     if (!query)
-        g[ng++] = (journal_file_group){ c->names, c->len, sent_state };
+        g[ng++] = (journal_file_group){ c->names, c->len, sent_state, c->ids };
     int rc = journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng, answered,
                                          query ? c->names : NULL, c->len, &c->query_id);
-    free(buf);
+    group_buf_free(&buf);
     if (rc != 0)
         return engine_fail_journal(r);
     deferred_clear(d);
@@ -146,6 +169,7 @@ static void defer_outcome(file_chunk *c, int with_absent)
     struct deferred_done *d = c->done;
     deferred_clear(d);
     d->names = c->names;
+    d->ids = c->ids;
     d->len = c->len;
     d->present_state = c->present_state;
     d->query_id = c->query_id;
@@ -160,13 +184,13 @@ static void defer_outcome(file_chunk *c, int with_absent)
 static int record_presence(submit_run *r, const file_chunk *c)
 {
     journal_file_group g[2];
-    const char **buf = NULL;
-    int ng = outcome_groups(c->names, c->len, c->absent, c->present_state, g, &buf);
+    group_buf buf;
+    int ng = outcome_groups(c->names, c->ids, c->len, c->absent, c->present_state, g, &buf);
     if (ng < 0)
         return engine_fail_nomem(r);
     int rc = journal_batch_files_advance(r->ctx->journal, r->batch.id, g, (size_t)ng,
                                          c->query_id, NULL, 0, NULL);
-    free(buf);
+    group_buf_free(&buf);
     return rc == 0 ? 0 : engine_fail_journal(r);
 }
 
@@ -200,12 +224,13 @@ static resolve_result resolve_chunk(submit_run *r, file_chunk *c)
 }
 
 /* Resolve a list of names, chunk by chunk (a crash left them *_sent). */
-static int resolve_names(submit_run *r, const char *const *names, size_t n,
-                         const char *present_state)
+static int resolve_names(submit_run *r, const char *const *names, const long long *ids,
+                         size_t n, const char *present_state)
 {
     size_t max = r->limits.query_chunk_files;
     for (size_t start = 0; start < n; start += max) {
-        file_chunk c = { .names = names + start, .len = n - start < max ? n - start : max,
+        file_chunk c = { .names = names + start, .ids = ids + start,
+                         .len = n - start < max ? n - start : max,
                          .present_state = present_state };
         c.absent = calloc(c.len, 1);
         if (c.absent == NULL)
@@ -426,6 +451,7 @@ static const step_def upload_files_step = {
 /* Names, sizes and local paths of the batch files in one state. */
 typedef struct {
     const char **names;
+    long long *ids;         /* their journal row ids */
     const char **paths;
     long long *sizes;
     size_t count;
@@ -434,6 +460,7 @@ typedef struct {
 static void file_list_free(file_list *l)
 {
     free(l->names);
+    free(l->ids);
     free(l->paths);
     free(l->sizes);
     memset(l, 0, sizeof *l);
@@ -444,15 +471,17 @@ static int files_in_state(const journal_batch_file *f, size_t n, const char *sta
 {
     memset(out, 0, sizeof *out);
     out->names = calloc(n ? n : 1, sizeof *out->names);
+    out->ids = calloc(n ? n : 1, sizeof *out->ids);
     out->paths = calloc(n ? n : 1, sizeof *out->paths);
     out->sizes = calloc(n ? n : 1, sizeof *out->sizes);
-    if (out->names == NULL || out->paths == NULL || out->sizes == NULL) {
+    if (out->names == NULL || out->ids == NULL || out->paths == NULL || out->sizes == NULL) {
         file_list_free(out);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         if (strcmp(f[i].state, state) == 0) {
             out->names[out->count] = f[i].phys_name;
+            out->ids[out->count] = f[i].id;
             out->paths[out->count] = f[i].local_path;
             out->sizes[out->count] = f[i].size;
             out->count++;
@@ -506,12 +535,12 @@ static int lane_run(submit_run *r, chunk_pool *p)
     size_t c;
     int rc = 0;
     int upload = p->step == &upload_files_step;
-    struct deferred_done done = { NULL, 0, NULL, NULL, 0 };
+    struct deferred_done done = { NULL, NULL, 0, NULL, NULL, 0 };
     while (rc == 0 && take_chunk(p, &c)) {
         size_t planned = p->nplanned ? p->nplanned : p->nchunks;
         size_t end = c + 1 < planned ? p->starts[c + 1] : p->l->count;
         size_t at = p->starts[c];
-        file_chunk ch = { .names = p->l->names + at,
+        file_chunk ch = { .names = p->l->names + at, .ids = p->l->ids + at,
                           .paths = upload ? p->l->paths + at : NULL,
                           .sizes = upload ? p->l->sizes + at : NULL, .len = end - at,
                           .present_state = upload ? BFILE_UPLOADED : BFILE_CONFIRMED,
@@ -773,7 +802,7 @@ static int learn_presence(submit_run *r, const journal_batch_file *f, size_t n)
     for (size_t u = 0; u < 2; u++) {
         if (files_in_state(f, n, uncertain[u].state, &l) != 0)
             return engine_fail_nomem(r);
-        int rc = resolve_names(r, l.names, l.count, uncertain[u].present_state);
+        int rc = resolve_names(r, l.names, l.ids, l.count, uncertain[u].present_state);
         size_t resolved = l.count;
         file_list_free(&l);
         if (rc != 0)

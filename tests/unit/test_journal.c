@@ -673,7 +673,7 @@ static long long new_batch_with_files(journal *j, long long sid, const char *con
                      0);
     journal_batch_file *bf = calloc(n, sizeof *bf);
     for (size_t i = 0; i < n; i++)
-        bf[i] = (journal_batch_file){ (char *)names[i], (char *)"/in", 1, NULL };
+        bf[i] = (journal_batch_file){ (char *)names[i], (char *)"/in", 1, NULL, 0 };
     assert_int_equal(journal_batch_files_add(j, batch, bf, n), 0);
     free(bf);
     return batch;
@@ -698,7 +698,8 @@ static void test_query_announcements(void **state)
                                " WHERE state = 'query_sent'"), 2);
     /* its answer with the next chunk's announcement: one transaction */
     const char *present[] = { "c.dat" }, *absent[] = { "a.dat" };
-    journal_file_group g[2] = { { present, 1, BFILE_CONFIRMED }, { absent, 1, BFILE_ABSENT } };
+    journal_file_group g[2] = { { present, 1, BFILE_CONFIRMED, NULL },
+                               { absent, 1, BFILE_ABSENT, NULL } };
     assert_int_equal(journal_batch_files_advance(j, batch, g, 2, q1, names + 2, 2, &q2), 0);
     l = listed_states(j, batch);
     assert_string_equal(l, "c.dat=confirmed,a.dat=absent,b.dat=query_sent,d.dat=query_sent");
