@@ -80,7 +80,6 @@ typedef enum {
     JSTMT_BATCH_HASHED,
     JSTMT_BATCH_SUBMITTED,
     JSTMT_BATCH_SERVER_ID_KNOWN,
-    JSTMT_BATCH_REPLY_CURRENT,
     JSTMT_BATCH_SET_SERVER_TIME,
     JSTMT_BATCH_POLL_STATE,
     JSTMT_BATCH_RETIRE,
@@ -92,11 +91,15 @@ typedef enum {
     /* journal_batches.c: jobs */
     JSTMT_JOB_INSERT,
     JSTMT_JOBS_INSERT8,
-    JSTMT_JOB_STATUS,
     JSTMT_JOB_ABORTED,
     JSTMT_JOBS_ALL,
     JSTMT_JOBS_CHANGED,
     JSTMT_JOBS_PRUNE,
+    /* journal_batches.c: status recording (issue 22) */
+    JSTMT_BATCH_STATUS_TARGET,
+    JSTMT_BATCH_JOB_RANGE,
+    JSTMT_JOBS_STATUS_READ,
+    JSTMT_JOBS_STATUS_SET,
 
     /* journal_files.c: batch_files */
     JSTMT_FILE_INSERT,
