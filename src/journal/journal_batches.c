@@ -114,15 +114,18 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
      * ids (batches.job_lo .. job_hi, migration 0012), read by a rowid
      * range that needs no sort (through an index, ORDER BY jobs.id built
      * a temporary b-tree of the batch: 23 M instructions per 10,000 jobs).
-     * Changed rows: through the (batch_id, status_seq) index, which reads
-     * only those. */
+     * ?1..?2 the range, ?3 the batch. */
     [JSTMT_JOBS_ALL] = { "job list",
-        "SELECT jobs.name, jobs.status FROM batches CROSS JOIN jobs"
-        "  ON jobs.id BETWEEN batches.job_lo AND batches.job_hi"
-        "  AND +jobs.batch_id = batches.id"
-        " WHERE batches.project_id = ?1 AND batches.name = ?2"
-        "   AND jobs.aborted = 0"
-        " ORDER BY jobs.id" },
+        "SELECT name, status FROM jobs"
+        " WHERE id BETWEEN ?1 AND ?2 AND +batch_id = ?3 AND aborted = 0"
+        " ORDER BY id" },
+    /* The same for a batch whose range is not recorded (rows written by
+     * another program): through the batch_id index, then a sort. */
+    [JSTMT_JOBS_ALL_SORTED] = { "job list",
+        "SELECT name, status FROM jobs WHERE batch_id = ?1 AND aborted = 0"
+        " ORDER BY id" },
+    /* Changed rows: through the (batch_id, status_seq) index, which reads
+     * only those. */
     [JSTMT_JOBS_CHANGED] = { "job list",
         "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
         "  ON jobs.batch_id = batches.id"
@@ -147,6 +150,10 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     [JSTMT_JOBS_STATUS_READ] = { "job statuses",
         "SELECT id, name, status FROM jobs"
         " WHERE id BETWEEN ?1 AND ?2 AND +batch_id = ?3 ORDER BY id" },
+    /* The same without a recorded range, in the index's order (the
+     * comparison finds a row's reply job by name when out of order). */
+    [JSTMT_JOBS_STATUS_READ_BATCH] = { "job statuses",
+        "SELECT id, name, status FROM jobs WHERE batch_id = ?1" },
     /* The rows (a JSON array of row ids, ?4) that took status ?1: one
      * statement per chunk of changed rows of one status, not one per job
      * (a statement per job, finding its row by name and its batch and
@@ -396,15 +403,46 @@ static int add_change(status_reply *s, long long id, const char *status)
     return 0;
 }
 
-/* Compare the batch's rows (batch_id, ids lo..hi) with the reply in C:
- * the rows whose recorded status differs go to s->ch. */
+/* A batch as a status query sees it (JSTMT_BATCH_STATUS_TARGET). */
+typedef struct {
+    int found;                  /* the journal knows it */
+    int current;                /* the reply is at least as new as its record */
+    long long id;
+    int ranged;                 /* job_lo .. job_hi recorded (0012) */
+    long long lo, hi;
+} batch_target;
+
+static int target_of(journal *j, long long project_id, const char *batch,
+                     double server_time, batch_target *t)
+{
+    memset(t, 0, sizeof *t);
+    int rc = journal_query(j, JSTMT_BATCH_STATUS_TARGET, "itd", project_id, batch,
+                           server_time);
+    if (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BATCH_STATUS_TARGET);
+        t->found = 1;
+        t->id = sqlite3_column_int64(st, 0);
+        t->ranged = sqlite3_column_type(st, 1) != SQLITE_NULL &&
+                    sqlite3_column_type(st, 2) != SQLITE_NULL;
+        t->lo = sqlite3_column_int64(st, 1);
+        t->hi = sqlite3_column_int64(st, 2);
+        t->current = sqlite3_column_int(st, 3) != 0;
+    }
+    journal_reset(j, JSTMT_BATCH_STATUS_TARGET);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Compare the batch's rows with the reply in C: the rows whose recorded
+ * status differs go to s->ch. */
 static int find_changes(journal *j, status_reply *s, const journal_batch_report *rep,
-                        long long batch_id, long long lo, long long hi)
+                        const batch_target *t)
 {
     size_t next = 0;
-    int rc = journal_query(j, JSTMT_JOBS_STATUS_READ, "iii", lo, hi, batch_id);
+    jstmt id = t->ranged ? JSTMT_JOBS_STATUS_READ : JSTMT_JOBS_STATUS_READ_BATCH;
+    int rc = t->ranged ? journal_query(j, id, "iii", t->lo, t->hi, t->id)
+                       : journal_query(j, id, "i", t->id);
     while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_JOBS_STATUS_READ);
+        sqlite3_stmt *st = journal_row(j, id);
         const char *name = (const char *)sqlite3_column_text(st, 1);
         const char *old = (const char *)sqlite3_column_text(st, 2);
         const journal_job_status *job = NULL;
@@ -414,9 +452,9 @@ static int find_changes(journal *j, status_reply *s, const journal_batch_report 
                  add_change(s, sqlite3_column_int64(st, 0), job->status) != 0)
             rc = journal_refuse(j, "job statuses", "out of memory");
         else
-            rc = journal_next(j, JSTMT_JOBS_STATUS_READ);
+            rc = journal_next(j, id);
     }
-    journal_reset(j, JSTMT_JOBS_STATUS_READ);
+    journal_reset(j, id);
     return rc < 0 ? -1 : 0;
 }
 
@@ -463,28 +501,20 @@ static int write_changes(journal *j, status_reply *s)
  * is recorded and the rows whose status changed are written. */
 static int record_batch(journal *j, status_reply *s, const journal_batch_report *rep)
 {
-    int rc = journal_query(j, JSTMT_BATCH_STATUS_TARGET, "itd", s->project_id, rep->batch,
-                           s->server_time);
-    sqlite3_stmt *st = journal_row(j, JSTMT_BATCH_STATUS_TARGET);
-    int known = rc == 1 && sqlite3_column_int(st, 3) != 0;
-    int rows = known && sqlite3_column_type(st, 2) != SQLITE_NULL;
-    long long batch_id = known ? sqlite3_column_int64(st, 0) : 0;
-    long long lo = rows ? sqlite3_column_int64(st, 1) : 0;
-    long long hi = rows ? sqlite3_column_int64(st, 2) : 0;
-    journal_reset(j, JSTMT_BATCH_STATUS_TARGET);
-    if (rc < 0)
+    batch_target t;
+    if (target_of(j, s->project_id, rep->batch, s->server_time, &t) != 0)
         return -1;
-    if (!known)
+    if (!t.found || !t.current)
         return 0;
     if (s->server_time > 0 && journal_run(j, JSTMT_BATCH_SET_SERVER_TIME, "itd",
                                           s->project_id, rep->batch, s->server_time) != 0)
         return -1;
-    if (!rows || rep->njobs == 0)
+    if (rep->njobs == 0)
         return 0;
     s->nch = 0;
     free(s->index);
     s->index = NULL;
-    if (find_changes(j, s, rep, batch_id, lo, hi) != 0)
+    if (find_changes(j, s, rep, &t) != 0)
         return -1;
     return write_changes(j, s);
 }
@@ -543,13 +573,32 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
     return rc < 0 ? -1 : 0;
 }
 
+/* Start the statement that lists batch (project_id, batch)'s rows, *id:
+ * since < 0, all, by the batch's row id range (sorted without one); else
+ * the changed ones.  journal_query's result (0 for a batch the journal
+ * does not know). */
+static int jobs_list(journal *j, long long project_id, const char *batch, long long since,
+                     jstmt *id)
+{
+    *id = JSTMT_JOBS_CHANGED;
+    if (since >= 0)
+        return journal_query(j, *id, "iti", project_id, batch, since);
+    batch_target t;
+    if (target_of(j, project_id, batch, 0, &t) != 0)
+        return -1;
+    if (!t.found)
+        return 0;
+    *id = t.ranged ? JSTMT_JOBS_ALL : JSTMT_JOBS_ALL_SORTED;
+    return t.ranged ? journal_query(j, *id, "iii", t.lo, t.hi, t.id)
+                    : journal_query(j, *id, "i", t.id);
+}
+
 int journal_jobs_each(journal *j, long long project_id, const char *batch,
                       long long since, journal_job_visit_fn visit, void *arg, size_t *n)
 {
-    jstmt id = since < 0 ? JSTMT_JOBS_ALL : JSTMT_JOBS_CHANGED;
+    jstmt id;
     *n = 0;
-    int rc = since < 0 ? journal_query(j, id, "it", project_id, batch)
-                       : journal_query(j, id, "iti", project_id, batch, since);
+    int rc = jobs_list(j, project_id, batch, since, &id);
     int stopped = 0;
     while (rc == 1) {
         sqlite3_stmt *st = journal_row(j, id);

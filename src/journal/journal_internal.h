@@ -99,6 +99,8 @@ typedef enum {
     JSTMT_BATCH_STATUS_TARGET,
     JSTMT_BATCH_JOB_RANGE,
     JSTMT_JOBS_STATUS_READ,
+    JSTMT_JOBS_STATUS_READ_BATCH,
+    JSTMT_JOBS_ALL_SORTED,
     JSTMT_JOBS_STATUS_SET,
 
     /* journal_files.c: batch_files */
