@@ -161,6 +161,12 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     [JSTMT_JOBS_STATUS_SET] = { "update job status",
         "UPDATE jobs SET status = ?1, updated_at = ?2, status_seq = ?3"
         " WHERE id IN (SELECT value FROM json_each(?4))" },
+    /* The same for a run of consecutive row ids ?4..?5 (every job of a
+     * batch that changed alike): no list to parse and no temporary table
+     * of its ids. */
+    [JSTMT_JOBS_STATUS_SET_RUN] = { "update job status",
+        "UPDATE jobs SET status = ?1, updated_at = ?2, status_seq = ?3"
+        " WHERE id BETWEEN ?4 AND ?5" },
 };
 
 static char *dup_col(sqlite3_stmt *st, int i)
@@ -465,32 +471,85 @@ static int cmp_change(const void *a, const void *b)
     return c != 0 ? c : (x->id > y->id) - (x->id < y->id);
 }
 
-/* Rows per UPDATE: bounds the JSON text (about 8 bytes a row). */
+/* Rows per UPDATE of a list: bounds the JSON text (about 8 bytes a row). */
 #define STATUS_CHUNK 4096
+/* A run of at least this many consecutive row ids is one UPDATE by range. */
+#define STATUS_RUN 8
 
-/* Write s->ch: one UPDATE per chunk of rows that take the same status. */
+/* Append ",<id>" (the first without the comma) to the JSON list. */
+static int json_id(strbuf *sb, long long id)
+{
+    char num[24], *p = num + sizeof num;
+    unsigned long long v = id < 0 ? 0 : (unsigned long long)id;    /* row ids are > 0 */
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (sb->len > 1 && strbuf_putc(sb, ',') != 0)
+        return -1;
+    return strbuf_append(sb, p, (size_t)(num + sizeof num - p));
+}
+
+/* UPDATE the rows listed in s->json (then empty it) to status. */
+static int flush_list(journal *j, status_reply *s, const char *status)
+{
+    if (s->json.len <= 1)
+        return 0;
+    if (strbuf_putc(&s->json, ']') != 0)
+        return journal_refuse(j, "update job status", "out of memory");
+    if (journal_run(j, JSTMT_JOBS_STATUS_SET, "tdit", status, s->now, s->seq,
+                    s->json.data) != 0)
+        return -1;
+    s->changed += sqlite3_changes(journal_db(j));
+    s->json.len = 0;
+    return strbuf_putc(&s->json, '[') == 0 ? 0 : journal_refuse(j, "update job status",
+                                                              "out of memory");
+}
+
+/* Write the changes ch[0..n) (one status, ids ascending): runs of
+ * consecutive ids by range, the other rows by lists. */
+static int write_status(journal *j, status_reply *s, const status_change *ch, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t end = i + 1;
+        while (end < n && ch[end].id == ch[end - 1].id + 1)
+            end++;
+        if (end - i >= STATUS_RUN) {
+            if (journal_run(j, JSTMT_JOBS_STATUS_SET_RUN, "tdiii", ch[i].status, s->now,
+                            s->seq, ch[i].id, ch[end - 1].id) != 0)
+                return -1;
+            s->changed += sqlite3_changes(journal_db(j));
+        } else {
+            for (size_t k = i; k < end; k++)
+                if (json_id(&s->json, ch[k].id) != 0)
+                    return journal_refuse(j, "update job status", "out of memory");
+            if ((s->json.len >= 8 * STATUS_CHUNK || end == n) &&
+                flush_list(j, s, ch[i].status) != 0)
+                return -1;
+        }
+        i = end;
+    }
+    return flush_list(j, s, ch[0].status);
+}
+
+/* Write s->ch: the rows that take each status. */
 static int write_changes(journal *j, status_reply *s)
 {
     int grouped = 1;        /* the common case: every change one status */
     for (size_t i = 1; grouped && i < s->nch; i++)
-        grouped = strcmp(s->ch[i - 1].status, s->ch[i].status) <= 0;
+        grouped = strcmp(s->ch[i - 1].status, s->ch[i].status) <= 0 &&
+                  (s->ch[i - 1].id < s->ch[i].id ||
+                   strcmp(s->ch[i - 1].status, s->ch[i].status) != 0);
     if (!grouped)
         qsort(s->ch, s->nch, sizeof *s->ch, cmp_change);
+    s->json.len = 0;
+    if (strbuf_putc(&s->json, '[') != 0)
+        return journal_refuse(j, "update job status", "out of memory");
     for (size_t i = 0; i < s->nch;) {
         size_t end = i + 1;
-        while (end < s->nch && end - i < STATUS_CHUNK &&
-               strcmp(s->ch[end].status, s->ch[i].status) == 0)
+        while (end < s->nch && strcmp(s->ch[end].status, s->ch[i].status) == 0)
             end++;
-        s->json.len = 0;
-        int rc = strbuf_putc(&s->json, '[');
-        for (size_t k = i; rc == 0 && k < end; k++)
-            rc = strbuf_printf(&s->json, k > i ? ",%lld" : "%lld", s->ch[k].id);
-        if (rc != 0 || strbuf_putc(&s->json, ']') != 0)
-            return journal_refuse(j, "update job status", "out of memory");
-        if (journal_run(j, JSTMT_JOBS_STATUS_SET, "tdit", s->ch[i].status, s->now, s->seq,
-                        s->json.data) != 0)
+        if (write_status(j, s, s->ch + i, end - i) != 0)
             return -1;
-        s->changed += sqlite3_changes(journal_db(j));
         i = end;
     }
     return 0;

@@ -102,6 +102,7 @@ typedef enum {
     JSTMT_JOBS_STATUS_READ_BATCH,
     JSTMT_JOBS_ALL_SORTED,
     JSTMT_JOBS_STATUS_SET,
+    JSTMT_JOBS_STATUS_SET_RUN,
 
     /* journal_files.c: batch_files */
     JSTMT_FILE_INSERT,
