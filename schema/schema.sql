@@ -104,6 +104,9 @@ CREATE TABLE batches (
     status_server_time REAL,             -- (0004) server_time of the last recorded status query
     client_session  INTEGER,             -- (0008) session in which the client took the batch as
                                          -- submitted (until then a query lists all its jobs)
+    job_lo          INTEGER,             -- (0012) smallest jobs.id of its jobs (NULL: none): a
+    job_hi          INTEGER,             -- (0012) largest; a batch's jobs are one run of row ids,
+                                         -- read in submit order without a sort
     UNIQUE (project_id, name)
 );
 

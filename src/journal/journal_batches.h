@@ -100,7 +100,7 @@ int journal_jobs_record_statuses(journal *j, long long project_id,
 
 /* What the journal knows about a batch for a status query. */
 typedef struct {
-    long long njobs;            /* job rows (0: unknown batch or not submitted) */
+    long long njobs;            /* 1: it has job rows (0: unknown batch or not submitted) */
     int has_server_time;        /* status_server_time is set */
     double server_time;         /* last recorded reply's server_time */
     long long client_session;   /* session in which the client took the
