@@ -252,6 +252,32 @@ static int client_knows(const exec_ctx *ctx, const journal_batch_poll *poll)
 }
 
 /*
+ * HTCondor 9.0 names a batch "condor#SCHEDD#APP#SECOND": two grid managers
+ * of one user (GRIDMANAGER_SELECTION_EXPR) that start a batch of the same
+ * app in the same second give both the same name, a BOINC server keeps
+ * both, and a query by that name answers with one of them.  The other
+ * batch's jobs then never change for its grid manager.  Seen with the
+ * real HTCondor (tests/real/test_20_gridmanagers.py); the operator's
+ * remedy is in doc/operating.md.  Noticed here: the server lists jobs of
+ * a batch this journal knows, and the first of them is no job of ours.
+ */
+static void warn_if_shadowed(exec_ctx *ctx, long long project_id, const char *batch,
+                             const boinc_batch_status *bs, const journal_batch_poll *poll)
+{
+    long long server_batch = 0;
+    int found = 1;
+    if (poll->njobs == 0 || bs->njobs == 0 ||
+        journal_job_server_batch(ctx->journal, project_id, bs->jobs[0].name,
+                                 &server_batch, &found) != 0 || found)
+        return;
+    log_warn("query_batch2: the server's batch named %s is not the one this journal "
+             "submitted (its job %s is unknown here): another batch has the same name, "
+             "as when two grid managers of one user submit the same app in the same "
+             "second; see doc/operating.md, \"Several grid managers per user\"",
+             batch, bs->jobs[0].name);
+}
+
+/*
  * One group per requested batch, in request order, after "NULL <token>".
  * The client reads no further than the first batch it may be unsure of
  * (its reply loop stops there: it confirms the batch by a non-empty group,
@@ -268,6 +294,7 @@ static char *format_groups(exec_ctx *ctx, const gahp_request *req, reply_plan *p
         const journal_batch_poll *poll = &plan->poll[b];
         int knows = client_knows(ctx, poll);
         size_t n = bs->njobs;
+        warn_if_shadowed(ctx, req->project_id, req->u.query.batches[b], bs, poll);
         if (poll->njobs > 0)
             rc = put_journal_group(ctx, req->project_id, req->u.query.batches[b],
                                    knows ? plan->since : -1, bs, &out, &n,

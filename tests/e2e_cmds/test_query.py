@@ -1,5 +1,6 @@
 """BOINC_QUERY_BATCHES against the real emulator: full and incremental
 queries, status mapping, unknown batches, retried 5xx, journal updates."""
+import os
 import sqlite3
 
 import pytest
@@ -118,3 +119,31 @@ def test_query_updates_known_jobs_in_journal(make_session, emu, journal):
     assert len(rows) == 1
     assert rows[0][0] == "b1#j1" and rows[0][1] == "DONE" and rows[0][2] > 1
     db.close()
+
+
+def test_a_batch_shadowed_by_another_of_the_same_name_is_logged(make_session, emu, journal):
+    """HTCondor 9.0 can give two batches of one user the same name (two
+    grid managers, the same app, the same second); the server answers a
+    query of that name with the other one.  The batch's jobs then never
+    change: the server's log must say why (doc/operating.md)."""
+    _submit_two(emu)                       # the server's "b1": jobs j1, j2
+    s = make_session(emu)
+    s.call("BOINC_PING")
+    db = sqlite3.connect(journal, timeout=10)
+    pid = db.execute("SELECT id FROM projects").fetchone()[0]
+    with db:                               # this journal's own "b1", job mine
+        bid = db.execute(
+            "INSERT INTO batches (project_id, name, app, state, njobs, created_at,"
+            " updated_at, spec_md5) VALUES (?, 'b1', 'uppercase', 7, 1, 1, 1, 'x')",
+            (pid,)).lastrowid
+        db.execute("INSERT INTO jobs (batch_id, name, updated_at) VALUES (?, 'b1#mine', 1)",
+                   (bid,))
+    db.close()
+    _, (jobs,) = parse_query(s.query("0", "b1"), 1)
+    assert jobs == {"b1#mine": "IN_PROGRESS"}
+    log = os.path.join(os.path.dirname(journal), "boinc_gahp.log")
+    with open(log) as f:
+        text = f.read()
+    assert "the server's batch named b1 is not the one this journal submitted" in text, text
+    assert "b1#j1" in text
+

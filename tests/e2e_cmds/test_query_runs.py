@@ -5,6 +5,7 @@ alike, the others through one list.  Through the real submit path (so the
 batch has its row-id range) and the real emulator: every job is listed
 with the right status, each change once, and the journal holds exactly
 what the server said."""
+import os
 import sqlite3
 
 from cmds_helpers import parse_query
@@ -48,3 +49,7 @@ def test_runs_of_changed_rows_are_recorded_and_listed_once(make_client, emulator
     assert listed == {}
     assert statuses(journal, "rb") == recorded
     c.gahp.quit()
+    # its own batch is never taken for another one of the same name
+    log = os.path.join(os.path.dirname(journal), "boinc_gahp.log")
+    with open(log) as f:
+        assert "is not the one this journal submitted" not in f.read()
