@@ -304,19 +304,15 @@ static int ensure_private_file(const char *path, int must_create, char **err)
     return rc;
 }
 
-/*
- * The server lock follows the database file itself, not its name (issue
- * 10 #2): an open-file-description lock (F_OFD_SETLK) on one byte of the
- * database far past anything SQLite locks (SQLite uses the bytes from
- * 0x40000000 on, PENDING_BYTE).  Every path to the same inode (a hard
- * link, a symlink, a renamed file) finds the same lock, and there is no
- * lock file that could be deleted.  OFD locks, unlike classic fcntl locks,
- * belong to the descriptor, so SQLite opening and closing its own
- * descriptors of the file never drops ours (and ours conflicts with a
- * second server even inside one process).  The kernel releases it when
- * the process dies, SIGKILL included.
- */
-#define JOURNAL_LOCK_OFFSET ((off_t)1 << 62)
+/* The server lock: journal_internal.h, journal_server_lock_byte. */
+void journal_server_lock_byte(struct flock *fl)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = F_WRLCK;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = (off_t)1 << 62;
+    fl->l_len = 1;
+}
 
 static int take_server_lock(journal *j, char **err)
 {
@@ -326,11 +322,7 @@ static int take_server_lock(journal *j, char **err)
         return -1;
     }
     struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = JOURNAL_LOCK_OFFSET;
-    fl.l_len = 1;
+    journal_server_lock_byte(&fl);
     if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
         int e = errno;
         struct stat st;

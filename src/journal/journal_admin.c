@@ -3,7 +3,8 @@
  * a read-only connection, status reports, online backup, integrity
  * checks.  Kept apart from the server's statement table (journal.c,
  * journal_internal.h): these statements run once per command, never in a
- * server, and only read.
+ * server, and only read.  It shares only the server lock's byte with
+ * journal.c.
  */
 /* F_OFD_GETLK (Linux >= 3.15) is a GNU extension of <fcntl.h>. */
 #define _GNU_SOURCE
@@ -11,6 +12,7 @@
 #include "journal/journal_admin.h"
 
 #include "journal/batch_state.h"
+#include "journal/journal_internal.h"   /* the server lock's byte */
 #include "base/strbuf.h"
 
 #include <errno.h>
@@ -27,11 +29,6 @@ struct journal_admin {
     sqlite3 *db;
     char *path;
 };
-
-/* The byte journal.c's take_server_lock locks (JOURNAL_LOCK_OFFSET there);
- * the e2e test of `journal status` beside a running server checks that
- * both agree. */
-#define SERVER_LOCK_OFFSET ((off_t)1 << 62)
 
 /* state_name(n): the audit name of a batch state, for the reports. */
 static void sql_state_name(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -92,11 +89,7 @@ int jadmin_server_running(const char *path)
     /* F_OFD_GETLK needs no write access: it only asks whether our write
      * lock on the byte would conflict with someone's. */
     struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = SERVER_LOCK_OFFSET;
-    fl.l_len = 1;
+    journal_server_lock_byte(&fl);
     int rc = fcntl(fd, F_OFD_GETLK, &fl);
     int e = errno;
     close(fd);

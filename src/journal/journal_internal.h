@@ -27,6 +27,7 @@
 
 #include "journal/journal.h"
 
+#include <fcntl.h>
 #include <stddef.h>
 
 struct sqlite3;
@@ -149,6 +150,24 @@ typedef enum {
     "  OR (b.lease IS NULL AND (b.state = 8 OR b.error IS NOT NULL) AND b.updated_at < ?1))" \
     " AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = b.request_id" \
     "                 AND r.state = '" JOURNAL_ACCEPTED "')"
+
+/*
+ * The server lock follows the database file itself, not its name (issue
+ * 10 #2): an open-file-description lock (F_OFD_SETLK) on one byte of the
+ * database far past anything SQLite locks (SQLite uses the bytes from
+ * 0x40000000 on, PENDING_BYTE).  Every path to the same inode (a hard
+ * link, a symlink, a renamed file) finds the same lock, and there is no
+ * lock file that could be deleted.  OFD locks, unlike classic fcntl locks,
+ * belong to the descriptor, so SQLite opening and closing its own
+ * descriptors of the file never drops ours (and ours conflicts with a
+ * second server even inside one process).  The kernel releases it when
+ * the process dies, SIGKILL included.
+ *
+ * journal_server_lock_byte fills fl with that byte and a write lock, for
+ * journal.c (which takes it) and journal_admin.c (which asks whether a
+ * server holds it, F_OFD_GETLK).
+ */
+void journal_server_lock_byte(struct flock *fl);
 
 /* One entry of a statement table: what names the statement in errors
  * ("<what>: <sqlite error>"), sql is its text. */
