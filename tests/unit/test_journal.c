@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tmp_journal.h"
+
 #include "journal/journal.h"
 #include "journal/journal_internal.h"
 #include "journal/journal_requests.h"
@@ -25,39 +27,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TMPDIR_TEMPLATE "/tmp/test_journal.XXXXXX"
-static char tmpdir[sizeof TMPDIR_TEMPLATE];
-static char dbpath[256];
 
 static int setup(void **state)
 {
     (void)state;
-    /* mkdtemp rewrites the X's: start from the template for every test. */
-    memcpy(tmpdir, TMPDIR_TEMPLATE, sizeof TMPDIR_TEMPLATE);
-    if (mkdtemp(tmpdir) == NULL)
-        return -1;
-    snprintf(dbpath, sizeof dbpath, "%s/j.db", tmpdir);
-    return 0;
+    return tmp_journal_setup("test_journal");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    const char *suffix[] = { "", "-wal", "-shm", ".lock" };
-    for (size_t i = 0; i < 4; i++) {
-        char p[300];
-        snprintf(p, sizeof p, "%s%s", dbpath, suffix[i]);
-        unlink(p);
-    }
-    rmdir(tmpdir);
-    return 0;
+    return tmp_journal_teardown();
 }
 
 static journal *open_j(void)
 {
-    journal_options o = { dbpath, 1, 1000, 1 };
     char *err = NULL;
-    journal *j = journal_open(&o, &err);
+    journal *j = tmp_journal_open(&err);
     if (j == NULL)
         fail_msg("journal_open: %s", err ? err : "?");
     return j;
@@ -75,7 +61,7 @@ static journal *open_session(long long *sid)
 static long long query_int(const char *sql)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -94,7 +80,7 @@ static void test_open_migrate_modes(void **state)
     assert_int_equal(v, journal_migration_count());
     assert_true(journal_migration_count() >= 1);
     struct stat st;
-    assert_int_equal(stat(dbpath, &st), 0);
+    assert_int_equal(stat(tmp_journal_path(), &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     journal_close(j);
     /* Reopening applies nothing new and keeps the version. */
@@ -107,13 +93,13 @@ static void test_open_migrate_modes(void **state)
 static void test_wide_mode_is_fixed(void **state)
 {
     (void)state;
-    FILE *fp = fopen(dbpath, "w");
+    FILE *fp = fopen(tmp_journal_path(), "w");
     assert_non_null(fp);
     fclose(fp);
-    assert_int_equal(chmod(dbpath, 0644), 0);
+    assert_int_equal(chmod(tmp_journal_path(), 0644), 0);
     journal *j = open_j();
     struct stat st;
-    assert_int_equal(stat(dbpath, &st), 0);
+    assert_int_equal(stat(tmp_journal_path(), &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     journal_close(j);
 }
@@ -122,7 +108,7 @@ static void test_lock_excludes_second_server(void **state)
 {
     (void)state;
     journal *j = open_j();
-    journal_options o = { dbpath, 1, 1000, 1 };
+    journal_options o = { tmp_journal_path(), 1, 1000, 1 };
     char *err = NULL;
     journal *j2 = journal_open(&o, &err);
     assert_null(j2);
@@ -420,7 +406,7 @@ static char *read_file(const char *path)
 static void wal_state(unsigned *seq, long long *size)
 {
     char p[300];
-    snprintf(p, sizeof p, "%s-wal", dbpath);
+    snprintf(p, sizeof p, "%s-wal", tmp_journal_path());
     FILE *fp = fopen(p, "rb");
     assert_non_null(fp);
     unsigned char h[16];
@@ -474,7 +460,7 @@ static void test_checkpoint_before_commit_restarts_wal(void **state)
     assert_true(size1 == size);         /* overwritten, not appended */
     journal_close(c);
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM requests", -1, &st, NULL),
                      SQLITE_OK);
@@ -519,7 +505,7 @@ static void test_large_commits_are_checkpointed(void **state)
     journal *j = open_session(&sid);
 
     char other[300];
-    snprintf(other, sizeof other, "%s/other.db", tmpdir);
+    snprintf(other, sizeof other, "%s/other.db", tmp_journal_dir());
     journal_options o = { other, 1, 1000, 0 };
     char *err = NULL;
     journal *k = journal_open(&o, &err);
@@ -530,11 +516,11 @@ static void test_large_commits_are_checkpointed(void **state)
     insert_big(k, sid2, 1);
     assert_true(file_size(other) > before + (5 << 20));
 
-    long long before_j = file_size(dbpath);
+    long long before_j = file_size(tmp_journal_path());
     insert_big(j, sid, 1);
-    for (int i = 0; i < 1000 && file_size(dbpath) < before_j + (5 << 20); i++)
+    for (int i = 0; i < 1000 && file_size(tmp_journal_path()) < before_j + (5 << 20); i++)
         usleep(10000);
-    assert_true(file_size(dbpath) > before_j + (5 << 20));
+    assert_true(file_size(tmp_journal_path()) > before_j + (5 << 20));
 
     journal_close(k);
     journal_close(j);
@@ -616,7 +602,7 @@ static void test_migration_maps_old_steps(void **state)
 {
     (void)state;
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     for (int n = 1; n <= 2; n++)
         assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
                          SQLITE_OK);
@@ -790,7 +776,7 @@ static void test_migration_0007_keeps_batch_files(void **state)
 {
     (void)state;
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
     for (int n = 1; n <= 6; n++)
         assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
@@ -811,7 +797,7 @@ static void test_migration_0007_keeps_batch_files(void **state)
     free(l);
     journal_close(j);
     assert_int_equal(query_int("PRAGMA user_version"), journal_migration_count());
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     assert_int_not_equal(sqlite3_exec(db, "UPDATE batch_files SET state = 'lost'", NULL, NULL,
                                       NULL), SQLITE_OK);
     sqlite3_close(db);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tmp_journal.h"
+
 #include "journal/journal.h"
 #include "journal/journal_requests.h"
 #include "journal/journal_batches.h"
@@ -23,38 +25,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TMPDIR_TEMPLATE "/tmp/test_journal_file_ids.XXXXXX"
-static char tmpdir[sizeof TMPDIR_TEMPLATE];
-static char dbpath[256];
 
 static int setup(void **state)
 {
     (void)state;
-    memcpy(tmpdir, TMPDIR_TEMPLATE, sizeof TMPDIR_TEMPLATE);
-    if (mkdtemp(tmpdir) == NULL)
-        return -1;
-    snprintf(dbpath, sizeof dbpath, "%s/j.db", tmpdir);
-    return 0;
+    return tmp_journal_setup("test_journal_file_ids");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    const char *suffix[] = { "", "-wal", "-shm", ".lock" };
-    for (size_t i = 0; i < 4; i++) {
-        char p[300];
-        snprintf(p, sizeof p, "%s%s", dbpath, suffix[i]);
-        unlink(p);
-    }
-    rmdir(tmpdir);
-    return 0;
+    return tmp_journal_teardown();
 }
 
 static journal *open_j(void)
 {
-    journal_options o = { dbpath, 1, 1000, 1 };
     char *err = NULL;
-    journal *j = journal_open(&o, &err);
+    journal *j = tmp_journal_open(&err);
     if (j == NULL)
         fail_msg("journal_open: %s", err ? err : "?");
     return j;
@@ -156,7 +143,7 @@ static void test_states_by_id(void **state)
 static long long query_int(const char *sql)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -172,7 +159,7 @@ static void test_migration_0011_keeps_rowids(void **state)
 {
     (void)state;
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL), SQLITE_OK);
     for (int n = 1; n <= 10; n++)
         assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
@@ -204,7 +191,7 @@ static void test_migration_0011_keeps_rowids(void **state)
     assert_int_equal(query_int("SELECT id FROM batch_files WHERE phys_name = 'm.dat'"), 10);
     assert_int_equal(query_int("SELECT count(*) FROM audit_batch_files"), 3);
     assert_int_equal(query_int("SELECT files FROM audit_batches"), 3);
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     assert_int_not_equal(sqlite3_exec(db, "INSERT INTO batch_files (batch_id, phys_name,"
                                       " local_path, size, state, updated_at)"
                                       " VALUES (1, 'a.dat', '/a', 1, 'hashed', 2)",

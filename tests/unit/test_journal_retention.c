@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tmp_journal.h"
+
 #include "journal/journal.h"
 #include "journal/journal_internal.h"
 #include "journal/journal_requests.h"
@@ -23,37 +25,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TMPDIR_TEMPLATE "/tmp/test_retention.XXXXXX"
-static char tmpdir[sizeof TMPDIR_TEMPLATE];
-static char dbpath[256];
 
 static int setup(void **state)
 {
     (void)state;
-    memcpy(tmpdir, TMPDIR_TEMPLATE, sizeof TMPDIR_TEMPLATE);
-    if (mkdtemp(tmpdir) == NULL)
-        return -1;
-    snprintf(dbpath, sizeof dbpath, "%s/j.db", tmpdir);
-    return 0;
+    return tmp_journal_setup("test_retention");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[400];
-    const char *suffix[] = { "", "-wal", "-shm", ".v8.bak" };
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(cmd, sizeof cmd, "%s%s", dbpath, suffix[i]);
-        unlink(cmd);
-    }
-    rmdir(tmpdir);
-    return 0;
+    return tmp_journal_teardown();
 }
 
 static journal *open_try(char **err)
 {
-    journal_options o = { dbpath, 1, 1000, 1 };
-    return journal_open(&o, err);
+    return tmp_journal_open(err);
 }
 
 static journal *open_session(long long *sid)
@@ -69,7 +56,7 @@ static journal *open_session(long long *sid)
 static long long query_int(const char *sql)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -83,7 +70,7 @@ static long long query_int(const char *sql)
 static char *query_text(const char *sql)
 {
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -383,7 +370,7 @@ static void test_backup_before_migration(void **state)
 {
     (void)state;
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     for (int n = 1; n <= 8; n++)
         assert_int_equal(sqlite3_exec(db, journal_migration_text(n), NULL, NULL, NULL),
                          SQLITE_OK);
@@ -396,7 +383,7 @@ static void test_backup_before_migration(void **state)
     assert_int_equal(query_int("PRAGMA user_version"), journal_migration_count());
     journal_close(j);
     char bak[300];
-    snprintf(bak, sizeof bak, "%s.v8.bak", dbpath);
+    snprintf(bak, sizeof bak, "%s.v8.bak", tmp_journal_path());
     struct stat st;
     assert_int_equal(stat(bak, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
@@ -419,7 +406,7 @@ static void test_newer_journal_message(void **state)
     long long sid;
     journal_close(open_session(&sid));
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(tmp_journal_path(), &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     char *err = NULL;
