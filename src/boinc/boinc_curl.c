@@ -541,40 +541,25 @@ static int curl_upload_files(boinc_client *client, const boinc_project *p, long 
     if (rc != BOINC_OK)
         return rc;
     boinc_upload_part *parts = calloc(n ? n : 1, sizeof *parts);
-    char **part_names = calloc(n ? n : 1, sizeof *part_names);
+    if (parts == NULL)
+        return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
+    /* bytes read back from a hashed file are checked against the MD5
+     * that names them; kept bytes are the hashed ones */
+    for (size_t i = 0; i < n; i++)
+        parts[i] = (boinc_upload_part){
+            src[i].local_path, src[i].data, src[i].size,
+            src[i].size >= 0 ? name_md5(phys_names[i]) : NULL };
+    rc = boinc_upload_check(parts, n, err);
     strbuf req = STRBUF_INIT;
-    int built = parts != NULL && part_names != NULL ? 0 : -1;
-    for (size_t i = 0; built == 0 && i < n; i++) {
-        strbuf name = STRBUF_INIT;
-        if (strbuf_printf(&name, "file_%zu", i) != 0 ||
-            (part_names[i] = strbuf_detach(&name)) == NULL)
-            built = -1;
-        strbuf_free(&name);
-        if (built == 0) {
-            /* bytes read back from a hashed file are checked against
-             * the MD5 that names them; kept bytes are the hashed ones */
-            parts[i] = (boinc_upload_part){
-                part_names[i], src[i].local_path, src[i].data, src[i].size,
-                src[i].size >= 0 ? name_md5(phys_names[i]) : NULL };
-        }
-    }
-    if (built == 0 && (rc = boinc_upload_check(parts, n, err)) != BOINC_OK) {
-        for (size_t i = 0; i < n; i++)
-            free(part_names[i]);
-        free(part_names);
-        free(parts);
-        return rc;
-    }
-    if (built == 0)
-        built = boinc_req_file_list(&req, "upload_files", p->authenticator,
-                                    batch_id, phys_names, n);
+    int built = rc == BOINC_OK
+                    ? boinc_req_file_list(&req, "upload_files", p->authenticator,
+                                          batch_id, phys_names, n)
+                    : -1;
     /* Never repeated: re-uploading a file the server already has is a
      * fatal error on real servers. */
-    rc = run_rpc(c, p, JOB_FILE, "upload_files", built, &req, parts, n,
-                 BOINC_ONCE, parse_success, NULL, err);
-    for (size_t i = 0; part_names != NULL && i < n; i++)
-        free(part_names[i]);
-    free(part_names);
+    if (rc == BOINC_OK)
+        rc = run_rpc(c, p, JOB_FILE, "upload_files", built, &req, parts, n,
+                     BOINC_ONCE, parse_success, NULL, err);
     free(parts);
     return rc;
 }

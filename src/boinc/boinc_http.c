@@ -407,12 +407,30 @@ static int post_once(boinc_curl_client *c, const char *url, const char *what,
                    .limit = c->opts.max_reply_bytes, .curl = c->curl };
     upload_fault fault = { 0, NULL };
     strbuf_reset(reply);
-    curl_mime *mime = boinc_upload_form(c->curl, request_xml, parts, nparts, &fault);
-    if (mime == NULL)
+    upload_body *body = boinc_upload_body_new(request_xml, parts, nparts, &fault);
+    if (body == NULL)
         return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
+    struct curl_slist *headers = curl_slist_append(NULL, boinc_upload_body_type(body));
+    if (headers == NULL) {
+        boinc_upload_body_free(body);
+        return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
+    }
     CURLcode rc = setup_handle(c, url, &t);
     if (rc == CURLE_OK)
-        rc = curl_easy_setopt(c->curl, CURLOPT_MIMEPOST, mime);
+        rc = curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, headers);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                              (curl_off_t)boinc_upload_body_size(body));
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c->curl, CURLOPT_READFUNCTION, boinc_upload_body_read);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c->curl, CURLOPT_READDATA, body);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c->curl, CURLOPT_SEEKFUNCTION, boinc_upload_body_seek);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(c->curl, CURLOPT_SEEKDATA, body);
     if (rc == CURLE_OK)
         rc = curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
     if (rc == CURLE_OK)
@@ -448,9 +466,13 @@ static int post_once(boinc_curl_client *c, const char *url, const char *what,
         code = http_failure(status, &t, what, err);
     else
         code = BOINC_OK;
-    /* Detach the form before freeing it: the handle outlives this call. */
-    curl_easy_setopt(c->curl, CURLOPT_MIMEPOST, (curl_mime *)NULL);
-    curl_mime_free(mime);
+    /* Detach the body and headers before freeing them: the handle
+     * outlives this call. */
+    curl_easy_setopt(c->curl, CURLOPT_READDATA, (void *)NULL);
+    curl_easy_setopt(c->curl, CURLOPT_SEEKDATA, (void *)NULL);
+    curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+    curl_slist_free_all(headers);
+    boinc_upload_body_free(body);
     free(fault.msg);
     strbuf_free(&t.reason);
     return code;

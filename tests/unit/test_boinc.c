@@ -3,8 +3,8 @@
  * parsers against the reply bodies of real BOINC server captures (PHP
  * warnings, truncated fatal errors, unescaped error text, stray <aborted>,
  * top-level <error>, CDATA stderr), request building and escaping, URL
- * normalisation, text squashing/unescaping, retry policy and argument
- * checks.  No network: the transport is tested in test_boinc_emu.c.
+ * normalisation, text squashing/unescaping, retry policy, argument
+ * checks and the upload form's bytes.  No network: the transport is tested in test_boinc_emu.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "boinc/boinc.h"
+#include "base/files.h"
 #include "base/url.h"
 #include "boinc/boinc_internal.h"
 
@@ -1794,6 +1796,136 @@ static void test_scrub_secret(void **state)
     assert_int_equal(e.code, BOINC_OK);
 }
 
+/* ---- the upload form body (boinc_upload.c) ---- */
+
+/* Read a whole body through boinc_upload_body_read, step bytes at a
+ * time: the bytes, or NULL when the callback aborted. */
+static char *read_body(upload_body *b, size_t step, size_t *len)
+{
+    size_t cap = (size_t)boinc_upload_body_size(b) + 1, n = 0;
+    char *out = malloc(cap + step);
+    assert_non_null(out);
+    for (;;) {
+        size_t r = boinc_upload_body_read(out + n, 1, step, b);
+        if (r == CURL_READFUNC_ABORT) {
+            free(out);
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        assert_true(r <= step);
+        n += r;
+        assert_true(n < cap);
+    }
+    *len = n;
+    return out;
+}
+
+static char *write_temp(const char *dir, const char *name, const char *text)
+{
+    char *path = malloc(strlen(dir) + strlen(name) + 2);
+    assert_non_null(path);
+    sprintf(path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+/* The body is the multipart form libcurl's form API would send: the
+ * request field, one part per file with its base name escaped as a
+ * browser does, a Content-Length that matches, the same bytes after a
+ * rewind and whatever the read sizes. */
+static void test_upload_body_bytes(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_boinc_body.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *plain = write_temp(dir, "in.dat", "hello");
+    char md5[FILES_MD5_HEX_LEN + 1];
+    assert_int_equal(files_md5_hex_mem("hello", 5, md5), 0);
+    boinc_upload_part parts[] = {
+        { "/x/a\"b\r\nc.txt", "kept", 4, NULL },
+        { plain, NULL, 5, md5 },
+    };
+    upload_fault fault = { 0, NULL };
+    upload_body *b = boinc_upload_body_new("<r>&amp;</r>", parts, 2, &fault);
+    assert_non_null(b);
+    const char *ct = boinc_upload_body_type(b);
+    const char *prefix = "Content-Type: multipart/form-data; boundary=";
+    assert_memory_equal(ct, prefix, strlen(prefix));
+    const char *bd = ct + strlen(prefix);
+    assert_int_equal(strlen(bd), 40);
+    assert_int_equal(strspn(bd, "-"), 24);
+    assert_int_equal(strspn(bd + 24, "0123456789abcdef"), 16);
+    char expect[2048];
+    snprintf(expect, sizeof expect,
+             "--%s\r\nContent-Disposition: form-data; name=\"request\"\r\n\r\n<r>&amp;</r>"
+             "\r\n--%s\r\nContent-Disposition: form-data; name=\"file_0\"; "
+             "filename=\"a%%22b%%0D%%0Ac.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nkept"
+             "\r\n--%s\r\nContent-Disposition: form-data; name=\"file_1\"; "
+             "filename=\"in.dat\"\r\nContent-Type: application/octet-stream\r\n\r\nhello"
+             "\r\n--%s--\r\n", bd, bd, bd, bd);
+    assert_int_equal(boinc_upload_body_size(b), (long long)strlen(expect));
+    size_t steps[] = { 65536, 1, 7, 100 };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (i > 0)
+            assert_int_equal(boinc_upload_body_seek(b, 0, SEEK_SET), CURL_SEEKFUNC_OK);
+        size_t len = 0;
+        char *got = read_body(b, steps[i], &len);
+        assert_non_null(got);
+        assert_int_equal(len, strlen(expect));
+        assert_memory_equal(got, expect, len);
+        free(got);
+    }
+    assert_int_equal(boinc_upload_body_seek(b, 5, SEEK_SET), CURL_SEEKFUNC_CANTSEEK);
+    assert_int_equal(fault.failed, 0);
+    boinc_upload_body_free(b);
+    unlink(plain);
+    free(plain);
+    rmdir(dir);
+}
+
+/* A file that changed after it was hashed never completes the body. */
+static void test_upload_body_changed_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_boinc_body.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char md5[FILES_MD5_HEX_LEN + 1];
+    assert_int_equal(files_md5_hex_mem("hello", 5, md5), 0);
+    struct { const char *text; const char *why; } cases[] = {
+        { "jello", "its MD5 is no longer" },
+        { "hel", "it is shorter" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *path = write_temp(dir, "in.dat", cases[i].text);
+        boinc_upload_part part = { path, NULL, 5, md5 };
+        upload_fault fault = { 0, NULL };
+        upload_body *b = boinc_upload_body_new("<r/>", &part, 1, &fault);
+        assert_non_null(b);
+        size_t len = 0;
+        assert_null(read_body(b, 4096, &len));
+        assert_int_equal(fault.failed, 1);
+        assert_non_null(strstr(fault.msg, cases[i].why));
+        assert_non_null(strstr(fault.msg, path));
+        free(fault.msg);
+        boinc_upload_body_free(b);
+        unlink(path);
+        free(path);
+    }
+    boinc_upload_part gone = { "/nonexistent/in.dat", NULL, 5, md5 };
+    upload_fault fault = { 0, NULL };
+    upload_body *b = boinc_upload_body_new("<r/>", &gone, 1, &fault);
+    size_t len = 0;
+    assert_null(read_body(b, 4096, &len));
+    assert_non_null(strstr(fault.msg, "cannot read input file /nonexistent/in.dat"));
+    free(fault.msg);
+    boinc_upload_body_free(b);
+    rmdir(dir);
+}
+
 static void test_argument_checks_without_network(void **state)
 {
     (void)state;
@@ -1832,6 +1964,8 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_success_replies),
+        cmocka_unit_test(test_upload_body_bytes),
+        cmocka_unit_test(test_upload_body_changed_file),
         cmocka_unit_test(test_server_errors_keep_server_text),
         cmocka_unit_test(test_top_level_errors),
         cmocka_unit_test(test_multiline_error_squashed),
