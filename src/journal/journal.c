@@ -351,8 +351,12 @@ static int connect_db(journal *j, char **err)
         return -1;
     }
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
+    /* temp_store=MEMORY: statement journals (every multi-row statement
+     * inside a transaction keeps one) and sorts stay in memory instead of
+     * spilling to files in /var/tmp past 64 KiB: a 10,000-job submit
+     * wrote 24,000 pages to such files, one syscall each. */
     char *pragmas = str_printf("PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
-                               " PRAGMA foreign_keys=ON;",
+                               " PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
                                j->sync_full ? "FULL" : "NORMAL");
     if (pragmas == NULL || exec_sql(j, pragmas, "pragmas") != 0) {
         *err = str_printf("cannot configure journal %s: %s", j->path, j->errmsg);
