@@ -107,6 +107,9 @@ CREATE TABLE batches (
     job_lo          INTEGER,             -- (0012) smallest jobs.id of its jobs (NULL: none): a
     job_hi          INTEGER,             -- (0012) largest; a batch's jobs are one run of row ids,
                                          -- read in submit order without a sort
+    unchanged_seq   INTEGER,             -- (0013) change number of its jobs whose status has not
+                                         -- changed since the submit (status_seq 0); NULL until a
+                                         -- query first recorded a group of its jobs
     UNIQUE (project_id, name)
 );
 
@@ -115,7 +118,8 @@ CREATE TABLE jobs (
     id         INTEGER PRIMARY KEY,      -- internal job number
     batch_id   INTEGER NOT NULL REFERENCES batches(id),  -- its batch
     name       TEXT NOT NULL,            -- job name as given by the client
-    status     TEXT,                     -- last status seen on the server (DONE, ERROR, ...)
+    status     TEXT,                     -- last status seen on the server (DONE, ERROR, ...); at
+                                         -- submit UNSENT, a new job's status on a server (0013)
     updated_at REAL NOT NULL,            -- when status last changed
     status_seq INTEGER NOT NULL DEFAULT 0,  -- (0008) change number of the last status change
     aborted    INTEGER NOT NULL DEFAULT 0,  -- (0008) 1 once BOINC_ABORT_JOBS named it: never

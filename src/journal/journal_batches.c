@@ -16,8 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * A job is recorded at submit with the status a server gives a job it has
+ * just created, UNSENT (reference: a real server's query_batch2 of a new
+ * batch), so that the first status query finds it unchanged and writes no
+ * row; the batch's unchanged_seq stands in for the change number that
+ * query would have given it (migration 0013, record_batch below).
+ */
+#define JOB_STATUS_AT_SUBMIT "'UNSENT'"
 /* One row of JSTMT_JOBS_INSERT8: its name is parameter n. */
-#define JOB_ROW(n) "(?1, ?" #n ", 'IN_PROGRESS', ?2)"
+#define JOB_ROW(n) "(?1, ?" #n ", " JOB_STATUS_AT_SUBMIT ", ?2)"
 
 const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     /* ---- batches ---- */
@@ -93,7 +101,7 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     /* ---- jobs ---- */
     [JSTMT_JOB_INSERT] = { "jobs insert",
         "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at)"
-        " VALUES (?, ?, 'IN_PROGRESS', ?)" },
+        " VALUES (?, ?, " JOB_STATUS_AT_SUBMIT ", ?)" },
     /* Eight jobs a statement (?1 batch, ?2 time, ?3..?10 names): a
      * statement's own work (its cursors on the table and both indexes,
      * its end) was more than half of a job's insert: 10,000 jobs took
@@ -124,13 +132,17 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     [JSTMT_JOBS_ALL_SORTED] = { "job list",
         "SELECT name, status FROM jobs WHERE batch_id = ?1 AND aborted = 0"
         " ORDER BY id" },
-    /* Changed rows: through the (batch_id, status_seq) index, which reads
-     * only those. */
+    /* Rows of batch ?1 changed after number ?2: through the (batch_id,
+     * status_seq) index, which reads only those. */
     [JSTMT_JOBS_CHANGED] = { "job list",
-        "SELECT jobs.name, jobs.status FROM jobs JOIN batches"
-        "  ON jobs.batch_id = batches.id"
-        " WHERE batches.project_id = ?1 AND batches.name = ?2"
-        "   AND jobs.status_seq > ?3 AND jobs.aborted = 0" },
+        "SELECT name, status FROM jobs"
+        " WHERE batch_id = ?1 AND status_seq > ?2 AND aborted = 0" },
+    /* The same when the batch's unchanged jobs (status_seq 0) carry a
+     * number after ?2 (batches.unchanged_seq, 0013): they are listed too,
+     * through the same index (two ranges of it). */
+    [JSTMT_JOBS_CHANGED_OR_UNCHANGED] = { "job list",
+        "SELECT name, status FROM jobs"
+        " WHERE batch_id = ?1 AND (status_seq = 0 OR status_seq > ?2) AND aborted = 0" },
 
     /* ---- batches and jobs: status recording (issue 22) ---- */
     /* The batch a reply's group is recorded into: its id, its job rows'
@@ -138,8 +150,13 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
      * least as new as the one recorded (two queries crossing). */
     [JSTMT_BATCH_STATUS_TARGET] = { "batch reply check",
         "SELECT id, job_lo, job_hi,"
-        "       (?3 <= 0 OR status_server_time IS NULL OR status_server_time <= ?3)"
+        "       (?3 <= 0 OR status_server_time IS NULL OR status_server_time <= ?3),"
+        "       unchanged_seq"
         "  FROM batches WHERE project_id = ?1 AND name = ?2" },
+    /* The first recorded group of a batch's jobs gives its unchanged jobs
+     * the reply's change number ?2 (0013). */
+    [JSTMT_BATCH_UNCHANGED_SEQ] = { "batch unchanged jobs",
+        "UPDATE batches SET unchanged_seq = ?2 WHERE id = ?1 AND unchanged_seq IS NULL" },
     /* After a submit's inserts: the range its job rows span. */
     [JSTMT_BATCH_JOB_RANGE] = { "batch job range",
         "UPDATE batches SET job_lo = (SELECT min(id) FROM jobs WHERE batch_id = ?1),"
@@ -416,6 +433,7 @@ typedef struct {
     long long id;
     int ranged;                 /* job_lo .. job_hi recorded (0012) */
     long long lo, hi;
+    long long unchanged_seq;    /* of its jobs with status_seq 0; -1: none yet (0013) */
 } batch_target;
 
 static int target_of(journal *j, long long project_id, const char *batch,
@@ -433,6 +451,8 @@ static int target_of(journal *j, long long project_id, const char *batch,
         t->lo = sqlite3_column_int64(st, 1);
         t->hi = sqlite3_column_int64(st, 2);
         t->current = sqlite3_column_int(st, 3) != 0;
+        t->unchanged_seq = sqlite3_column_type(st, 4) == SQLITE_NULL
+                               ? -1 : sqlite3_column_int64(st, 4);
     }
     journal_reset(j, JSTMT_BATCH_STATUS_TARGET);
     return rc < 0 ? -1 : 0;
@@ -570,6 +590,14 @@ static int record_batch(journal *j, status_reply *s, const journal_batch_report 
         return -1;
     if (rep->njobs == 0)
         return 0;
+    /* The batch's first recorded group: its jobs unchanged since the
+     * submit take this reply's number, as a rewrite of each would give
+     * them, so the client's next partial query lists them once. */
+    if (t.unchanged_seq < 0) {
+        if (journal_run(j, JSTMT_BATCH_UNCHANGED_SEQ, "ii", t.id, s->seq) != 0)
+            return -1;
+        s->changed += sqlite3_changes(journal_db(j));
+    }
     s->nch = 0;
     free(s->index);
     s->index = NULL;
@@ -634,19 +662,23 @@ int journal_jobs_poll_state(journal *j, long long project_id, const char *batch,
 
 /* Start the statement that lists batch (project_id, batch)'s rows, *id:
  * since < 0, all, by the batch's row id range (sorted without one); else
- * the changed ones.  journal_query's result (0 for a batch the journal
- * does not know). */
+ * the ones changed after since, the unchanged ones too when the batch's
+ * number for them is after since.  journal_query's result (0 for a batch
+ * the journal does not know). */
 static int jobs_list(journal *j, long long project_id, const char *batch, long long since,
                      jstmt *id)
 {
     *id = JSTMT_JOBS_CHANGED;
-    if (since >= 0)
-        return journal_query(j, *id, "iti", project_id, batch, since);
     batch_target t;
     if (target_of(j, project_id, batch, 0, &t) != 0)
         return -1;
     if (!t.found)
         return 0;
+    if (since >= 0) {
+        if (t.unchanged_seq > since)
+            *id = JSTMT_JOBS_CHANGED_OR_UNCHANGED;
+        return journal_query(j, *id, "ii", t.id, since);
+    }
     *id = t.ranged ? JSTMT_JOBS_ALL : JSTMT_JOBS_ALL_SORTED;
     return t.ranged ? journal_query(j, *id, "iii", t.lo, t.hi, t.id)
                     : journal_query(j, *id, "i", t.id);

@@ -10,6 +10,7 @@ a job named by BOINC_ABORT_JOBS is never listed again, and a partial
 query lists only the jobs changed since the change number the client
 brings back."""
 from htc import parse_groups
+from journal_db import rows, value
 
 
 def proc_of(job):
@@ -113,3 +114,51 @@ def test_aborted_job_is_not_listed_even_in_a_full_query(make_gm, emulator, input
         assert list(group) == [batch + "#6.0"], group
     # the journal says why, for an audit
     gm.gahp.kill()
+
+
+def test_first_query_of_a_new_batch_rewrites_no_job(make_gm, emulator, inputs, journal):
+    """Issue 22, migration 0013: a job is recorded at submit as UNSENT, what
+    a server says of a job it has just created, so the first query finds
+    every job unchanged and writes no job row; the batch's unchanged_seq
+    takes the reply's number instead."""
+    gm = make_gm()
+    batch = "condor#s#uppercase#700"
+    submit(gm, inputs, batch, ["7.0", "7.1", "7.2"])
+    before = rows(journal, "SELECT id, status, status_seq, updated_at FROM jobs ORDER BY id")
+    assert [r[1:3] for r in before] == [("UNSENT", 0)] * 3
+    assert value(journal, "SELECT unchanged_seq FROM batches WHERE name = ?", batch) is None
+    t, (group,) = parse_groups(gm.query("0", [batch]), 1)
+    assert set(group.values()) == {"IN_PROGRESS"} and len(group) == 3
+    assert rows(journal, "SELECT id, status, status_seq, updated_at FROM jobs ORDER BY id") == before
+    assert value(journal, "SELECT unchanged_seq FROM batches WHERE name = ?", batch) == int(t)
+    # a change is still written to each row, with the next number
+    emulator.run(7200)
+    emulator.advance(30)
+    t1, (group,) = parse_groups(gm.query(t, [batch]), 1)
+    assert set(group.values()) == {"DONE"} and len(group) == 3 and int(t1) > int(t)
+    assert rows(journal, "SELECT DISTINCT status, status_seq FROM jobs") == [("DONE", int(t1))]
+
+
+def test_new_jobs_are_listed_once_by_the_first_partial_query_that_sees_them(
+        make_gm, emulator, inputs):
+    """A batch submitted after the client took its number, and first queried
+    after another partial query moved that number on, is listed (every job,
+    IN_PROGRESS) by the partial query that first records it, and not again:
+    what the rewrite of every job by the first query gave before 0013."""
+    gm = make_gm()
+    a, b = "condor#s#uppercase#800", "condor#s#uppercase#900"
+    submit(gm, inputs, a, ["8.0"])
+    t, _ = parse_groups(gm.query("0", [a]), 1)
+    emulator.run(7200)
+    emulator.advance(30)
+    t, (group,) = parse_groups(gm.query(t, [a]), 1)
+    assert group == {a + "#8.0": "DONE"}
+    submit(gm, inputs, b, ["9.0", "9.1"])
+    # a partial query of the other batch only: nothing of b recorded yet
+    t2, (group,) = parse_groups(gm.query(t, [a]), 1)
+    assert group == {}
+    t3, groups = parse_groups(gm.query(t2, [a, b]), 2)
+    assert groups == [{}, {b + "#9.0": "IN_PROGRESS", b + "#9.1": "IN_PROGRESS"}]
+    assert int(t3) > int(t2)
+    _, groups = parse_groups(gm.query(t3, [a, b]), 2)
+    assert groups == [{}, {}]
