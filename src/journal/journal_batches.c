@@ -362,7 +362,8 @@ typedef struct {
     size_t nreports;
     double server_time, now;
     long long seq;                      /* the change number rows take */
-    long long changed;
+    long long changed;                  /* job rows changed */
+    int numbered;                       /* seq given to a batch's unchanged jobs */
     status_change *ch;                  /* one batch's changed rows */
     size_t nch, cap;
     const journal_job_status **index;   /* one batch's reply by name, lazily */
@@ -596,7 +597,7 @@ static int record_batch(journal *j, status_reply *s, const journal_batch_report 
     if (t.unchanged_seq < 0) {
         if (journal_run(j, JSTMT_BATCH_UNCHANGED_SEQ, "ii", t.id, s->seq) != 0)
             return -1;
-        s->changed += sqlite3_changes(journal_db(j));
+        s->numbered |= sqlite3_changes(journal_db(j)) > 0;
     }
     s->nch = 0;
     free(s->index);
@@ -610,6 +611,7 @@ static int record_reply(journal *j, void *arg)
 {
     status_reply *s = arg;
     s->changed = 0;
+    s->numbered = 0;
     /* Every row changed by this reply takes the project's next number;
      * the counter itself moves once, after the rows. */
     int rc = journal_query(j, JSTMT_PROJECT_STATUS_SEQ, "i", s->project_id);
@@ -621,7 +623,7 @@ static int record_reply(journal *j, void *arg)
         if (record_batch(j, s, &s->reports[b]) != 0)
             return -1;
     /* An unchanged poll writes nothing here. */
-    if (s->changed > 0)
+    if (s->changed > 0 || s->numbered)
         return journal_run(j, JSTMT_PROJECT_STATUS_SEQ_ADVANCE, "i", s->project_id);
     return 0;
 }
@@ -631,7 +633,7 @@ int journal_jobs_record_statuses(journal *j, long long project_id,
                                  size_t nreports, double server_time,
                                  double now, long long *changed)
 {
-    status_reply s = { project_id, reports, nreports, server_time, now, 0, 0,
+    status_reply s = { project_id, reports, nreports, server_time, now, 0, 0, 0,
                        NULL, 0, 0, NULL, STRBUF_INIT };
     if (changed != NULL)
         *changed = 0;
