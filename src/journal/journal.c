@@ -110,8 +110,8 @@ int journal_refuse(journal *j, const char *what, const char *why)
 
 /*
  * sqlite3_exec: only for the SQL that cannot be a cached statement of the
- * tables - a connection's set-up pragmas (run once per connection) and
- * the migrations (scripts of many statements, plus PRAGMA user_version=N,
+ * tables - a connection's set-up pragmas (run once per connection), the
+ * foreign-key switch of journal_bulk_txn, and the migrations (scripts of many statements, plus PRAGMA user_version=N,
  * whose value cannot be a bound parameter).
  */
 static int exec_sql(journal *j, const char *sql, const char *what)
@@ -262,6 +262,30 @@ int journal_txn(journal *j, journal_txn_fn fn, void *arg)
         return rc;
     }
     return journal_commit(j);
+}
+
+/*
+ * SQLite checks a foreign key for every row an INSERT writes (a lookup of
+ * the parent row): for the 10,000 jobs or 10,001 files a resubmit inserts
+ * under one batch that was about a third of the transaction (jobs 27 ->
+ * 20 ms, files 38 -> 26 ms, doc/performance.md).  The caller checks that
+ * parent once, inside fn.  The pragma is a no-op inside a transaction, so
+ * it is set around it; it is the connection's own (a handle is used by one
+ * thread at a time), and it is compiled each time because SQLite applies
+ * a flag pragma when it prepares it, not when a cached statement runs.
+ */
+int journal_bulk_txn(journal *j, journal_txn_fn fn, void *arg)
+{
+    if (j->in_txn)
+        return refuse(j, "begin", "already inside a write transaction");
+    if (exec_sql(j, "PRAGMA foreign_keys=OFF", "foreign keys off") != 0)
+        return -1;
+    int rc = journal_txn(j, fn, arg);
+    /* on failure every later transaction of the handle would go unchecked:
+     * report it, even when fn's transaction committed */
+    if (exec_sql(j, "PRAGMA foreign_keys=ON", "foreign keys on") != 0 && rc == 0)
+        rc = -1;
+    return rc;
 }
 
 /* A read transaction takes no lock of this process: it only pins one WAL

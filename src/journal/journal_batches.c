@@ -33,6 +33,8 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         "SELECT id, project_id, name, app, server_batch_id, state, resume_state,"
         " error, spec_md5, njobs, request_id, job_set_md5 FROM batches"
         " WHERE project_id = ?1 AND name = ?2" },
+    [JSTMT_BATCH_EXISTS] = { "batch check",
+        "SELECT 1 FROM batches WHERE id = ?1" },
     [JSTMT_BATCH_INSERT] = { "batch insert",
         "INSERT INTO batches (project_id, name, app, state, njobs, spec_md5,"
         " request_id, created_at, updated_at)"
@@ -299,6 +301,15 @@ int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_s
     return journal_run_txn(j, JSTMT_BATCH_SET_JOB_SET, "ti", job_set_md5, batch_row);
 }
 
+int journal_parent_batch(journal *j, long long batch_row)
+{
+    int rc = journal_query(j, JSTMT_BATCH_EXISTS, "i", batch_row);
+    journal_reset(j, JSTMT_BATCH_EXISTS);
+    if (rc < 0)
+        return -1;
+    return rc == 1 ? 0 : journal_refuse(j, "batch rows", "no such batch");
+}
+
 int journal_server_batch_known(journal *j, long long project_id,
                                long long server_batch_id, int *known)
 {
@@ -322,6 +333,8 @@ static int jobs_insert(journal *j, void *arg)
     const batch_jobs *b = arg;
     double now = journal_now();
     size_t i = 0;
+    if (journal_parent_batch(j, b->batch_row) != 0)
+        return -1;
     for (; i + 8 <= b->n; i += 8) {
         const char *const *m = b->names + i;
         if (journal_run(j, JSTMT_JOBS_INSERT8, "idtttttttt", b->batch_row, now, m[0], m[1],
@@ -345,7 +358,7 @@ int journal_batch_set_submitted(journal *j, long long batch_row,
                                 const char *const *job_names, size_t n)
 {
     batch_jobs b = { batch_row, job_names, n };
-    return journal_txn(j, jobs_insert, &b);
+    return journal_bulk_txn(j, jobs_insert, &b);
 }
 
 /* ---- job statuses (queries) ---------------------------------------------- */

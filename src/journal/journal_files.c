@@ -228,6 +228,8 @@ static int files_insert(journal *j, void *arg)
     const new_files *f = arg;
     double now = journal_now();
     size_t i = 0;
+    if (journal_parent_batch(j, f->batch_row) != 0)
+        return -1;
     for (; i + 8 <= f->n; i += 8) {
         const journal_batch_file *v = f->files + i;
         if (journal_run(j, JSTMT_FILES_INSERT8, "id" "tti" "tti" "tti" "tti" "tti" "tti"
@@ -248,7 +250,7 @@ int journal_batch_files_add(journal *j, long long batch_row,
                             const journal_batch_file *files, size_t n)
 {
     new_files f = { batch_row, files, n };
-    return journal_txn(j, files_insert, &f);
+    return journal_bulk_txn(j, files_insert, &f);
 }
 
 void journal_batch_files_free(journal_batch_file *f, size_t n)

@@ -73,6 +73,7 @@ typedef enum {
 
     /* journal_batches.c: batches */
     JSTMT_BATCH_FIND,
+    JSTMT_BATCH_EXISTS,
     JSTMT_BATCH_INSERT,
     JSTMT_BATCH_SET_STATE,
     JSTMT_BATCH_SET_FAILED,
@@ -218,6 +219,18 @@ void journal_reset(journal *j, jstmt id);
  * or fn's non-zero value, or -1 if BEGIN failed.
  */
 int journal_read_txn(journal *j, journal_txn_fn fn, void *arg);
+
+/*
+ * journal_txn with SQLite's per-row foreign key checks off: for a
+ * transaction that inserts many rows under ONE parent row, which fn checks
+ * itself (journal_parent_batch) before inserting.  Returns as journal_txn;
+ * -1 also when the checks could not be turned back on.
+ */
+int journal_bulk_txn(journal *j, journal_txn_fn fn, void *arg);
+
+/* Inside a write transaction: 0 when batch row batch_row exists, else -1
+ * (refused: a foreign key journal_bulk_txn does not check). */
+int journal_parent_batch(journal *j, long long batch_row);
 
 /* 1 when j is inside a write transaction (journal_begin .. commit). */
 int journal_in_txn(const journal *j);

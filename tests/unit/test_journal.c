@@ -665,6 +665,46 @@ static long long new_batch_with_files(journal *j, long long sid, const char *con
     return batch;
 }
 
+/* One integer of the journal's own connection (its pragmas). */
+static long long conn_int(journal *j, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(journal_db(j), sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The bulk inserts (journal_bulk_txn) check their batch themselves: rows
+ * under a batch that does not exist are refused, nothing is written, and
+ * the connection's foreign key checks are on again afterwards. */
+static void test_bulk_inserts_check_their_batch(void **state)
+{
+    (void)state;
+    long long sid;
+    journal *j = open_session(&sid);
+    const char *names[] = { "a.dat", "b.dat" };
+    long long batch = new_batch_with_files(j, sid, names, 2);
+    assert_int_equal(conn_int(j, "PRAGMA foreign_keys"), 1);
+    const char *jobs[] = { "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9" };
+    assert_int_equal(journal_batch_set_submitted(j, batch + 1, jobs, 9), -1);
+    journal_batch_file bf[] = { { (char *)"c.dat", (char *)"/c", 1, NULL, 0 } };
+    assert_int_equal(journal_batch_files_add(j, batch + 1, bf, 1), -1);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM batch_files"), 2);
+    assert_int_equal(conn_int(j, "PRAGMA foreign_keys"), 1);
+    /* under the batch that exists they go in, eight a statement and the rest */
+    assert_int_equal(journal_batch_set_submitted(j, batch, jobs, 9), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM jobs"), 9);
+    assert_int_equal(conn_int(j, "PRAGMA foreign_keys"), 1);
+    /* and the checks of other statements still hold */
+    assert_int_not_equal(sqlite3_exec(journal_db(j),
+        "INSERT INTO jobs (batch_id, name, updated_at) VALUES (999, 'x', 1)",
+        NULL, NULL, NULL), SQLITE_OK);
+    journal_close(j);
+}
+
 static void test_query_announcements(void **state)
 {
     (void)state;
@@ -824,6 +864,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_every_statement_prepares, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_outside_txn_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_txn_rolls_back_on_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_inserts_check_their_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes_take_their_own_txn, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
