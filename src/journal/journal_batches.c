@@ -24,6 +24,12 @@
  * query would have given it (migration 0013, record_batch below).
  */
 #define JOB_STATUS_AT_SUBMIT "'UNSENT'"
+/* batches.state of a submitted batch in the statements' text.  A batch's
+ * jobs count (status queries, fetch, abort) only once it is submitted: a
+ * submit journals them while its submit_batch is in flight
+ * (journal_jobs_record_early). */
+#define BATCH_SUBMITTED_SQL "7"
+_Static_assert(BATCH_SUBMITTED == 7, "BATCH_SUBMITTED_SQL is batch_state's BATCH_SUBMITTED");
 /* One row of JSTMT_JOBS_INSERT8: its name is parameter n. */
 #define JOB_ROW(n) "(?1, ?" #n ", " JOB_STATUS_AT_SUBMIT ", ?2)"
 
@@ -71,12 +77,13 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         "SELECT 1 FROM batches WHERE project_id = ? AND server_batch_id = ?" },
     [JSTMT_BATCH_SET_SERVER_TIME] = { "record batch server time",
         "UPDATE batches SET status_server_time = ?3"
-        " WHERE project_id = ?1 AND name = ?2"
+        " WHERE project_id = ?1 AND name = ?2 AND state = " BATCH_SUBMITTED_SQL
         "   AND EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = batches.id)" },
     /* Whether the batch has job rows, not how many: count(*) read every
      * index entry of the batch at every poll. */
     [JSTMT_BATCH_POLL_STATE] = { "batch poll state",
-        "SELECT EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = b.id),"
+        "SELECT b.state = " BATCH_SUBMITTED_SQL
+        "       AND EXISTS (SELECT 1 FROM jobs WHERE jobs.batch_id = b.id),"
         "       b.status_server_time, b.client_session"
         "  FROM batches b WHERE b.project_id = ?1 AND b.name = ?2" },
     [JSTMT_BATCH_RETIRE] = { "mark batch retired",
@@ -98,7 +105,8 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     [JSTMT_BATCH_OF_JOB] = { "read job batch",
         "SELECT b.server_batch_id, b.app FROM batches b"
         " JOIN jobs ON jobs.batch_id = b.id AND jobs.name = ?2"
-        " WHERE b.project_id = ?1 AND b.server_batch_id > 0 ORDER BY b.id DESC LIMIT 1" },
+        " WHERE b.project_id = ?1 AND b.server_batch_id > 0"
+        "   AND b.state = " BATCH_SUBMITTED_SQL " ORDER BY b.id DESC LIMIT 1" },
 
     /* ---- jobs ---- */
     [JSTMT_JOB_INSERT] = { "jobs insert",
@@ -114,12 +122,17 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         "INSERT OR IGNORE INTO jobs (batch_id, name, status, updated_at) VALUES "
         JOB_ROW(3) "," JOB_ROW(4) "," JOB_ROW(5) "," JOB_ROW(6) ","
         JOB_ROW(7) "," JOB_ROW(8) "," JOB_ROW(9) "," JOB_ROW(10) },
+    /* Rows journaled early (journal_jobs_record_early) for a submit_batch
+     * that failed; never those of a submitted batch. */
+    [JSTMT_JOBS_FORGET_UNSUBMITTED] = { "forget unsubmitted jobs",
+        "DELETE FROM jobs WHERE batch_id = ?1 AND NOT EXISTS"
+        " (SELECT 1 FROM batches WHERE id = ?1 AND state = " BATCH_SUBMITTED_SQL ")" },
     [JSTMT_JOBS_PRUNE] = { "prune jobs",
         "DELETE FROM jobs WHERE batch_id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
     [JSTMT_JOB_ABORTED] = { "mark job aborted",
         "UPDATE jobs SET aborted = 1"
         " WHERE aborted = 0 AND name = ?2 AND batch_id IN"
-        "   (SELECT id FROM batches WHERE project_id = ?1)" },
+        "   (SELECT id FROM batches WHERE project_id = ?1 AND state = " BATCH_SUBMITTED_SQL ")" },
     /* Every row, in insertion order: the batch's rows are one run of row
      * ids (batches.job_lo .. job_hi, migration 0012), read by a rowid
      * range that needs no sort (through an index, ORDER BY jobs.id built
@@ -154,7 +167,8 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         "SELECT id, job_lo, job_hi,"
         "       (?3 <= 0 OR status_server_time IS NULL OR status_server_time <= ?3),"
         "       unchanged_seq"
-        "  FROM batches WHERE project_id = ?1 AND name = ?2" },
+        "  FROM batches WHERE project_id = ?1 AND name = ?2"
+        "   AND state = " BATCH_SUBMITTED_SQL },
     /* The first recorded group of a batch's jobs gives its unchanged jobs
      * the reply's change number ?2 (0013). */
     [JSTMT_BATCH_UNCHANGED_SEQ] = { "batch unchanged jobs",
@@ -328,10 +342,10 @@ typedef struct {
     size_t n;
 } batch_jobs;
 
-static int jobs_insert(journal *j, void *arg)
+/* The job rows (OR IGNORE: those already there stay), after the one check
+ * of their batch that journal_bulk_txn leaves to its caller. */
+static int job_rows_insert(journal *j, const batch_jobs *b, double now)
 {
-    const batch_jobs *b = arg;
-    double now = journal_now();
     size_t i = 0;
     if (journal_parent_batch(j, b->batch_row) != 0)
         return -1;
@@ -344,6 +358,32 @@ static int jobs_insert(journal *j, void *arg)
     for (; i < b->n; i++)
         if (journal_run(j, JSTMT_JOB_INSERT, "itd", b->batch_row, b->names[i], now) != 0)
             return -1;
+    return 0;
+}
+
+static int jobs_insert_early(journal *j, void *arg)
+{
+    return job_rows_insert(j, arg, journal_now());
+}
+
+int journal_jobs_record_early(journal *j, long long batch_row,
+                              const char *const *job_names, size_t n)
+{
+    batch_jobs b = { batch_row, job_names, n };
+    return journal_bulk_txn(j, jobs_insert_early, &b);
+}
+
+int journal_jobs_forget_unsubmitted(journal *j, long long batch_row)
+{
+    return journal_run_txn(j, JSTMT_JOBS_FORGET_UNSUBMITTED, "i", batch_row);
+}
+
+static int jobs_insert(journal *j, void *arg)
+{
+    const batch_jobs *b = arg;
+    double now = journal_now();
+    if (job_rows_insert(j, b, now) != 0)
+        return -1;
     if (journal_run(j, JSTMT_BATCH_SUBMITTED, "idi", (long long)BATCH_SUBMITTED, now,
                     b->batch_row) != 0 ||
         journal_run(j, JSTMT_BATCH_JOB_RANGE, "i", b->batch_row) != 0)

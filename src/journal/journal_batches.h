@@ -65,9 +65,25 @@ int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_s
 int journal_server_batch_known(journal *j, long long project_id,
                                long long server_batch_id, int *known);
 
-/* Record the created jobs and state submitted in one transaction. */
+/*
+ * Record the created jobs and state submitted in one transaction.  Jobs
+ * already recorded by journal_jobs_record_early are kept (n may then be 0).
+ */
 int journal_batch_set_submitted(journal *j, long long batch_row,
                                 const char *const *job_names, size_t n);
+
+/*
+ * The job rows of a batch whose submit_batch is in flight, written while the
+ * server works on it (submit_batch_steps.c) so that its reply finds them
+ * journaled.  Until the batch is submitted they are invisible to the
+ * commands (a status query, a fetch, an abort see a batch's jobs only once
+ * it is submitted); journal_jobs_forget_unsubmitted removes them when the
+ * request failed.  One transaction; 0 or -1.
+ */
+int journal_jobs_record_early(journal *j, long long batch_row,
+                              const char *const *job_names, size_t n);
+/* Delete the job rows of a batch that is not submitted (a no-op once it is). */
+int journal_jobs_forget_unsubmitted(journal *j, long long batch_row);
 
 /* ---- job statuses, aborts, retire and lease ------------------------------ */
 

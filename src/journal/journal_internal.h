@@ -93,6 +93,7 @@ typedef enum {
     /* journal_batches.c: jobs */
     JSTMT_JOB_INSERT,
     JSTMT_JOBS_INSERT8,
+    JSTMT_JOBS_FORGET_UNSUBMITTED,
     JSTMT_JOB_ABORTED,
     JSTMT_JOBS_ALL,
     JSTMT_JOBS_CHANGED,

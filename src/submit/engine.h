@@ -79,6 +79,8 @@ typedef struct {
     exec_err error;             /* set once failed */
     struct submit_progress *upload_progress;   /* while uploading: for the log
                                                 * (shared by the lanes) */
+    int jobs_journaled;         /* the job rows were written while submit_batch
+                                 * was in flight (submit_batch_steps.c) */
 } submit_run;
 
 /* The state the batch is at: a failed batch resumes at its resume_state. */

@@ -8,6 +8,7 @@
 #include "submit/engine.h"
 #include "base/testpoint.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,13 +136,24 @@ int submit_batch_steps_create(submit_run *r)
 
 /* ---- submit_batch ------------------------------------------------------------ */
 
-static int mark_submitted(submit_run *r)
+/* The jobs' names, in the client's order (NULL: out of memory). */
+static const char **job_names(const submit_run *r)
 {
     const char **names = calloc(r->s->njobs ? r->s->njobs : 1, sizeof *names);
+    for (size_t i = 0; names != NULL && i < r->s->njobs; i++)
+        names[i] = r->s->jobs[i].name;
+    return names;
+}
+
+/* State submitted, with the job rows unless they were written while the
+ * request was in flight. */
+static int mark_submitted(submit_run *r)
+{
+    if (r->jobs_journaled)
+        return engine_set_submitted(r, NULL, 0);
+    const char **names = job_names(r);
     if (names == NULL)
         return engine_fail_nomem(r);
-    for (size_t i = 0; i < r->s->njobs; i++)
-        names[i] = r->s->jobs[i].name;
     int rc = engine_set_submitted(r, names, r->s->njobs);
     free(names);
     return rc;
@@ -195,11 +207,63 @@ static int submit_announce(submit_run *r, void *arg)
     return engine_set_state(r, BATCH_SUBMIT_SENT, 0);
 }
 
+/* submit_batch's request, sent by a thread of its own (submit_send). */
+typedef struct {
+    submit_run *r;
+    const submit_jobs *jobs;
+    boinc_error *err;
+    int rc;
+} batch_post;
+
+static void *post_batch(void *arg)
+{
+    batch_post *p = arg;
+    const submit_jobs *j = p->jobs;
+    p->rc = boinc_submit_batch(p->r->ctx->client, &p->r->project, p->r->batch.server_batch_id,
+                               p->r->s->app, &j->params, j->specs, j->njobs, p->err);
+    return NULL;
+}
+
+/* The job rows, written while the server creates the jobs (which takes it
+ * far longer: 0.2 s for 10,000 jobs on the emulator, against 20 ms for
+ * their rows).  A failure here only costs the overlap: the rows are then
+ * written with the state, as before. */
+static void journal_jobs_early(submit_run *r)
+{
+    const char **names = job_names(r);
+    r->jobs_journaled = names != NULL &&
+                        journal_jobs_record_early(r->ctx->journal, r->batch.id, names,
+                                                  r->s->njobs) == 0;
+    free(names);
+}
+
+/*
+ * Send submit_batch and journal the job rows meanwhile: the request goes
+ * on a thread of its own (the run's client is not used by this thread
+ * until it is joined), the rows on this thread's journal connection.
+ * Nothing holds the journal's lock across the network.  The rows stay
+ * invisible until the batch is submitted (journal_batches.h); when the
+ * request did not go through they are deleted, and a later attempt or a
+ * resolution writes them again with the state.
+ */
 static int submit_send(submit_run *r, void *arg, boinc_error *err)
 {
-    const submit_jobs *j = arg;
-    return boinc_submit_batch(r->ctx->client, &r->project, r->batch.server_batch_id,
-                              r->s->app, &j->params, j->specs, j->njobs, err);
+    batch_post p = { r, arg, err, BOINC_OK };
+    pthread_t tid;
+    r->jobs_journaled = 0;
+    if (pthread_create(&tid, NULL, post_batch, &p) != 0) {
+        post_batch(&p);
+        return p.rc;
+    }
+    journal_jobs_early(r);
+    pthread_join(tid, NULL);
+    if (p.rc != BOINC_OK && r->jobs_journaled) {
+        r->jobs_journaled = 0;
+        if (journal_jobs_forget_unsubmitted(r->ctx->journal, r->batch.id) != 0)
+            log_warn("submit %s: could not delete the job rows of a failed submit_batch;"
+                     " they stay unused until the batch is submitted", r->s->batch);
+    }
+    return p.rc;
 }
 
 static int submit_record(submit_run *r, void *arg)
