@@ -65,8 +65,10 @@ CREATE TABLE requests (
 );
 -- Recovery and pruning look requests up by state.
 CREATE INDEX requests_state ON requests (state, id);
--- Re-issued requests are matched by command and arguments.
-CREATE INDEX requests_command_args ON requests (command, args);
+-- Re-issued requests are matched by command and arguments: found through
+-- the first 64 characters of the arguments (0014; the whole text as a key
+-- held a second copy of every submit's text), then compared whole.
+CREATE INDEX requests_command_args_prefix ON requests (command, substr(args, 1, 64));
 
 -- (0009) The result of a transient request (ping, status query) until it
 -- is delivered: kept apart so that a large reply leaves no half-empty
