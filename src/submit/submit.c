@@ -164,16 +164,6 @@ static int build_jobs(submit_run *r, submit_jobs *j)
 
 /* ---- the state machine ------------------------------------------------------- */
 
-static int submit_jobs_step(submit_run *r)
-{
-    submit_jobs jobs;
-    if (build_jobs(r, &jobs) != 0)
-        return -1;
-    int rc = submit_batch_steps_submit(r, &jobs);
-    jobs_free(&jobs);
-    return rc;
-}
-
 /*
  * The inputs could not be hashed (a missing or unreadable file): the
  * failure is journaled like any other (issue 19), so audit_batches shows
@@ -217,16 +207,19 @@ static int run_steps(submit_run *r)
     if (engine_reload(r) != 0)
         return -1;
     /* Arguments a real server cannot carry are refused before anything is
-     * created on the server. */
+     * created on the server; the jobs built for that check are the ones
+     * submit_batch sends. */
     submit_jobs jobs;
     if (build_jobs(r, &jobs) != 0)
         return -1;
+    int rc = -1;
+    if ((r->batch.server_batch_id == 0 && submit_batch_steps_check_app(r) != 0) ||
+        submit_batch_steps_create(r) != 0 || submit_files_phase(r) != 0)
+        goto out;
+    rc = submit_batch_steps_submit(r, &jobs);
+out:
     jobs_free(&jobs);
-    if (r->batch.server_batch_id == 0 && submit_batch_steps_check_app(r) != 0)
-        return -1;
-    if (submit_batch_steps_create(r) != 0 || submit_files_phase(r) != 0)
-        return -1;
-    return submit_jobs_step(r);
+    return rc;
 }
 
 /* ---- binding a request to its journal row ------------------------------------ */
