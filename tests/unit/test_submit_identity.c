@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "submit/submit_identity.h"
@@ -70,6 +71,38 @@ static void test_fingerprint_is_stable(void **state)
     assert_string_equal(f, "442c22b199a7ecbe7321308b89bc4739");
 }
 
+/* A large submit's jobs are digested in slices on the hash pool: the
+ * fingerprint is the same (computed apart as above, for 3,000 jobs
+ * "big#<i>.0" with arguments "-n" "<i>" and input "/iwd/in<i>.txt" as
+ * "in"). */
+static void test_large_submit_fingerprint_is_stable(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static gahp_submit_job jobs[N];
+    static char names[N][16], nums[N][8], srcs[N][24];
+    static char *args[N][2];
+    static gahp_input_file ins[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "big#%d.0", i);
+        snprintf(nums[i], sizeof nums[i], "%d", i);
+        snprintf(srcs[i], sizeof srcs[i], "/iwd/in%d.txt", i);
+        args[i][0] = "-n";
+        args[i][1] = nums[i];
+        ins[i] = (gahp_input_file){ srcs[i], "in" };
+        jobs[i] = (gahp_submit_job){ names[i], 2, args[i], 1, &ins[i] };
+    }
+    gahp_submit s;
+    memset(&s, 0, sizeof s);
+    s.batch = "big";
+    s.app = "app";
+    s.njobs = N;
+    s.jobs = jobs;
+    char f[SUBMIT_IDENTITY_LEN];
+    assert_int_equal(submit_identity_of(&s, f), 0);
+    assert_string_equal(f, "eaa039934310195feffc817cfea1cd32");
+}
+
 static void test_every_job_field_counts(void **state)
 {
     (void)state;
@@ -116,6 +149,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_and_trailing_fields_do_not_count),
         cmocka_unit_test(test_fingerprint_is_stable),
+        cmocka_unit_test(test_large_submit_fingerprint_is_stable),
         cmocka_unit_test(test_every_job_field_counts),
         cmocka_unit_test(test_journaled_text_gives_the_same_fingerprint),
     };
