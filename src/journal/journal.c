@@ -365,8 +365,25 @@ static int take_server_lock(journal *j, char **err)
     return 0;
 }
 
+/*
+ * SQLite's memory statistics (sqlite3_memory_used, which nothing here
+ * reads) take a process-wide mutex in every allocation SQLite makes: a
+ * lock and an unlock per row's worth of work, across all the threads'
+ * connections.  Turned off once, before the process's first connection;
+ * SQLite refuses the setting once it is initialised (a unit test that
+ * opened a database itself first), which only keeps the statistics.
+ */
+static pthread_once_t sqlite_setup_once = PTHREAD_ONCE_INIT;
+
+static void sqlite_setup(void)
+{
+    if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
+        log_debug("journal: SQLite was initialised already; its memory statistics stay on");
+}
+
 static int connect_db(journal *j, char **err)
 {
+    pthread_once(&sqlite_setup_once, sqlite_setup);
     int rc = sqlite3_open_v2(j->path, &j->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
