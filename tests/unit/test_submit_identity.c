@@ -80,7 +80,7 @@ static void test_large_submit_fingerprint_is_stable(void **state)
     (void)state;
     enum { N = 3000 };
     static gahp_submit_job jobs[N];
-    static char names[N][16], nums[N][8], srcs[N][24];
+    static char names[N][24], nums[N][16], srcs[N][32];
     static char *args[N][2];
     static gahp_input_file ins[N];
     for (int i = 0; i < N; i++) {
