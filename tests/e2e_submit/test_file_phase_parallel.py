@@ -11,6 +11,8 @@ from gahp_client import escape, split_tokens
 # The stuck upload: long enough that the other submit, on a loaded machine
 # or a sanitizer build, finishes well inside it.
 STUCK_MS = 12000
+# The upload a second batch of the same input must wait for.
+SHARED_STUCK_MS = 3000
 
 
 def wait_for_upload_request(emu, timeout=60):
@@ -80,13 +82,19 @@ def test_two_batches_of_one_project_upload_in_parallel(make_client, emulator, in
 def test_a_batch_sharing_the_stuck_input_waits_and_uploads_nothing_twice(make_client, emulator, inputs):
     client = make_client()
     shared = inputs("shared.txt", b"one new input, two batches")
-    emulator.fault("upload_files", "delay", count=1, delay_ms=3000)
+    emulator.fault("upload_files", "delay", count=1, delay_ms=SHARED_STUCK_MS)
     first = client.submit("s1", "uppercase", [("s1#0", [], [(shared, "in")])])
     wait_for_upload_request(emulator)
+    stuck_since = time.monotonic()
     second = client.submit("s2", "uppercase", [("s2#0", [], [(shared, "in")])])
-    rid, result = first_result(client, {first, second})
-    assert (rid, result) == (first, ["NULL"]), "the batch sharing the input did not wait for it"
+    # The second batch can only finish once the first one's upload was
+    # answered: no sooner than the injected delay after that request
+    # reached the emulator (which of the two then finishes first is a race).
     assert client.wait(second) == ["NULL"]
+    waited = time.monotonic() - stuck_since
+    assert waited >= SHARED_STUCK_MS / 1000 - 0.5, \
+        "the batch sharing the input did not wait for it (%.2f s)" % waited
+    assert client.wait(first) == ["NULL"]
     c = emulator.counters()
     assert list(c["uploads_by_name"].values()) == [1]
     assert c["rpc"]["upload_files"] == 1
