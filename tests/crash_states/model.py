@@ -14,6 +14,7 @@ mode): at a crash after the first `pos` operations,
 SQLite's -shm is never recorded: it is rebuilt from the WAL on open.
 """
 import os
+import re
 import socket
 
 BLOCK = 4096
@@ -87,7 +88,9 @@ class Recording:
         self.nsyncs = sum(1 for o in self.ops if o.kind == "sync")
         self.http = []           # request bytes, in the order they completed
         self.http_end = []       # op index of each one's last byte
+        self.http_conn = []      # the connection each one was sent on
         self._parse_http()
+        self._order_creates()
 
     def _parse(self, f):
         o = Op(len(self.ops), f[0])
@@ -342,11 +345,48 @@ class Recording:
                         break
                     self.http.append(req)
                     self.http_end.append(o.i)
+                    self.http_conn.append(o.conn)
                     b = rest
                 bufs[o.conn] = b
 
+    def _order_creates(self):
+        """Replay create_batch requests in the order the server numbered them.
+
+        Two create_batch requests sent at once on two connections can be
+        logged in the other order from the one the server processed them
+        in (the recorder logs a send after it returned), and the server
+        numbers batches in the order it processes them: replayed in log
+        order, the two batches swapped ids, the journal's server batch ids
+        named the other batch, and recovery met a server that never
+        existed ("batch sa on the server 2 times").  A create's id is the
+        batch id of the next request on its connection (its query_files);
+        the creates whose id is known are replayed in the order of those
+        ids, in the same list positions (the epochs do not move).
+        """
+        creates = [k for k, r in enumerate(self.http) if b"<create_batch>" in r]
+        ids = {}
+        for k in creates:
+            for j in range(k + 1, len(self.http)):
+                if self.http_conn[j] != self.http_conn[k]:
+                    continue
+                if b"<create_batch>" in self.http[j]:
+                    break
+                m = BATCH_ID_RE.search(self.http[j])
+                if m and int(m.group(1)) > 0:
+                    ids[k] = int(m.group(1))
+                    break
+        known = [k for k in creates if k in ids]
+        by_id = sorted(known, key=lambda k: ids[k])
+        moved = [(self.http[k], self.http_conn[k]) for k in by_id]
+        for k, (req, conn) in zip(known, moved):
+            self.http[k], self.http_conn[k] = req, conn
+
     def http_before(self, pos):
         return sum(1 for e in self.http_end if e < pos)
+
+
+# The batch a request names (query_files, upload_files, submit_batch, ...).
+BATCH_ID_RE = re.compile(rb"<batch_id>\s*(\d+)\s*</batch_id>")
 
 
 def split_request(b):
