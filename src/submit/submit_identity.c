@@ -84,6 +84,7 @@ static int cmp_digest(const void *a, const void *b)
 typedef struct {
     const gahp_submit *s;
     char (*digests)[SUBMIT_IDENTITY_LEN];
+    size_t nslices;             /* 1 (the calling thread) or IDENTITY_SLICES */
     int rc[IDENTITY_SLICES];
 } identity_work;
 
@@ -91,7 +92,7 @@ static void digest_slice(size_t k, void *arg)
 {
     identity_work *w = arg;
     size_t n = w->s->njobs;
-    size_t lo = n * k / IDENTITY_SLICES, hi = n * (k + 1) / IDENTITY_SLICES;
+    size_t lo = n * k / w->nslices, hi = n * (k + 1) / w->nslices;
     files_md5_stream *md5 = files_md5_stream_new();
     strbuf sb = STRBUF_INIT;
     int rc = md5 != NULL ? 0 : -1;
@@ -108,15 +109,12 @@ int submit_identity_of(const gahp_submit *s, char out[SUBMIT_IDENTITY_LEN])
         calloc(s->njobs ? s->njobs : 1, sizeof *digests);
     if (digests == NULL)
         return -1;
-    identity_work w = { s, digests, { 0 } };
-    /* below IDENTITY_POOL_MIN jobs no thread is worth starting */
-    if (s->njobs >= IDENTITY_POOL_MIN)
-        hash_pool_run(IDENTITY_SLICES, digest_slice, &w);
-    else
-        for (size_t k = 0; k < IDENTITY_SLICES; k++)
-            digest_slice(k, &w);
+    /* below IDENTITY_POOL_MIN jobs no thread is worth starting: one slice,
+     * on this thread */
+    identity_work w = { s, digests, s->njobs >= IDENTITY_POOL_MIN ? IDENTITY_SLICES : 1, { 0 } };
+    hash_pool_run(w.nslices, digest_slice, &w);
     int rc = 0;
-    for (size_t k = 0; k < IDENTITY_SLICES; k++)
+    for (size_t k = 0; k < w.nslices; k++)
         rc |= w.rc[k];
     strbuf sb = STRBUF_INIT;
     if (rc == 0)
