@@ -111,8 +111,9 @@ int journal_refuse(journal *j, const char *what, const char *why)
 /*
  * sqlite3_exec: only for the SQL that cannot be a cached statement of the
  * tables - a connection's set-up pragmas (run once per connection), the
- * foreign-key switch of journal_bulk_txn, and the migrations (scripts of many statements, plus PRAGMA user_version=N,
- * whose value cannot be a bound parameter).
+ * foreign-key switch of journal_bulk_txn, and the migrations (scripts of
+ * many statements, plus PRAGMA user_version=N, whose value cannot be a
+ * bound parameter).
  */
 static int exec_sql(journal *j, const char *sql, const char *what)
 {
@@ -273,6 +274,9 @@ int journal_txn(journal *j, journal_txn_fn fn, void *arg)
  * it is set around it; it is the connection's own (a handle is used by one
  * thread at a time), and it is compiled each time because SQLite applies
  * a flag pragma when it prepares it, not when a cached statement runs.
+ * Each switch also expires the connection's prepared statements, which
+ * SQLite prepares again at their next use: so this is for transactions
+ * whose rows cost far more than that, not for every write.
  */
 int journal_bulk_txn(journal *j, journal_txn_fn fn, void *arg)
 {

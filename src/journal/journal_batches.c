@@ -398,7 +398,8 @@ int journal_batch_set_submitted(journal *j, long long batch_row,
                                 const char *const *job_names, size_t n)
 {
     batch_jobs b = { batch_row, job_names, n };
-    return journal_bulk_txn(j, jobs_insert, &b);
+    /* rows written early (n = 0): a state change, no bulk insert */
+    return n > 0 ? journal_bulk_txn(j, jobs_insert, &b) : journal_txn(j, jobs_insert, &b);
 }
 
 /* ---- job statuses (queries) ---------------------------------------------- */
