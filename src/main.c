@@ -36,6 +36,7 @@ typedef int (*startup_hook_fn)(journal *j, workers *w, protocol *p,
                                const gahp_config *cfg, long long session_id);
 static const startup_hook_fn startup_hooks[] = {
     recovery_start,     /* resume / keep for replay / close earlier runs' work */
+    recovery_blah_groups, /* submit the BLAH groups left open */
 };
 
 static int run_startup_hooks(journal *j, workers *w, protocol *p,

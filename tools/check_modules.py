@@ -30,7 +30,7 @@ LAYERS = [
     ("journal", "boinc"),            # SQLite journal; BOINC web RPC client
     ("exec", "admin"),               # the executor context and interface; the
                                      # operator's commands (check-config, journal ...)
-    ("cmd", "fetch", "submit"),      # the commands' implementations
+    ("blah", "cmd", "fetch", "submit"),  # the commands' implementations
     ("server",),                     # protocol loop, command table, workers, recovery
     ("",),                           # src/main.c
 ]

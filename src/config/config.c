@@ -76,6 +76,15 @@ const option_row option_table[] = {
     { "upload-connections",  "BOINC_GAHP_UPLOAD_CONNECTIONS", "upload_connections", OT_LONG,      F(upload_connections),       1,  8,        NULL,       "3",    "N",       "query_files or upload_files requests of one submit in flight at once, each on its own kept-alive connection" },
     /* At least a minute, at most ten years: never 0, which means "never expires". */
     { "batch-expire",        "BOINC_GAHP_BATCH_EXPIRE",      "batch_expire",        OT_LONG,        F(batch_expire_s),           60, 315360000, NULL,       "21600", "SECONDS", "expire time of a new batch, from its creation (a failed submit's batch goes then)" },
+    /* The BLAH dialect (HTCondor 10.0-25.x, grid_resource = batch boinc;
+     * doc/htcondor.md): how BLAH_JOB_SUBMITs gather into BOINC batches, and
+     * how often BLAH_JOB_STATUS asks the server. */
+    { "blah-batch-window",   "BOINC_GAHP_BLAH_BATCH_WINDOW", "blah_batch_window",   OT_DOUBLE,      F(blah_batch_window_s),      0,  3600,     NULL,       "3",    "SECONDS", "a BOINC batch of BLAH jobs is submitted once no job joined it for this long" },
+    { "blah-batch-max-age",  "BOINC_GAHP_BLAH_BATCH_MAX_AGE", "blah_batch_max_age", OT_DOUBLE,      F(blah_batch_max_age_s),     0,  86400,    NULL,       "60",   "SECONDS", "... or once it is this old" },
+    { "blah-batch-max-jobs", "BOINC_GAHP_BLAH_BATCH_MAX_JOBS", "blah_batch_max_jobs", OT_LONG,      F(blah_batch_max_jobs),      1,  100000,   NULL,       "10000", "N",      "... or once it has this many jobs" },
+    { "blah-status-interval", "BOINC_GAHP_BLAH_STATUS_INTERVAL", "blah_status_interval", OT_DOUBLE, F(blah_status_interval_s),   0,  86400,    NULL,       "30",   "SECONDS", "BLAH_JOB_STATUS asks the server (one query per project) at most this often" },
+    { "blah-default-app",    "BOINC_GAHP_BLAH_DEFAULT_APP",  "blah_default_app",    OT_STRING,      F(blah_default_app),         0,  0,        NULL,       NULL,   "APP",     "BOINC app of a BLAH job whose submit file sets no batch_queue" },
+    { "blah-project-name",   "BOINC_GAHP_BLAH_PROJECT_NAME", "blah_project_name",   OT_STRING,      F(blah_project_name),        0,  0,        NULL,       NULL,   "NAME",    "the name batch_project may give the configured project (unset: batch_project must be unset)" },
     { "config",              "BOINC_GAHP_CONFIG",            NULL,                  OT_CONFIG,      F(config_file),              0,  0,        NULL,       NULL,   "FILE",    "configuration file (default: the first of the FILES below that exists)" },
     { NULL,                  NULL,                           "project_url",         OT_PROJECT_URL, F(project_url),              0,  0,        NULL,       NULL,   "URL",     "project selected before the client's first line" },
     { NULL,                  NULL,                           "authenticator",       OT_SECRET,      F(authenticator),            0,  0,        NULL,       NULL,   "KEY",     "that project's authenticator (the file must then be mode 0600)" },

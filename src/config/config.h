@@ -42,6 +42,14 @@ typedef struct {
     long upload_connections;    /* upload_files requests of one submit in flight (default 3) */
     long batch_expire_s;        /* expire time of a created batch: now + this
                                    (default 21600, the client's 6 h lease) */
+    double blah_batch_window_s; /* BLAH: a batch closes after this long without a
+                                   new job (default 3) */
+    double blah_batch_max_age_s;/* ... or at this age (default 60) */
+    long blah_batch_max_jobs;   /* ... or at this many jobs (default 10000) */
+    double blah_status_interval_s; /* BLAH_JOB_STATUS refreshes from the server at
+                                   most this often (default 30) */
+    char *blah_default_app;     /* app when the ad has no Queue, or NULL */
+    char *blah_project_name;    /* what BatchProject may say, or NULL */
     char *config_file;          /* the file read (named or found), NULL = none */
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;

@@ -36,15 +36,22 @@ typedef struct {
 struct submit_registry;         /* submit/submit_registry.h: running submits */
 struct file_claims;             /* submit/file_claims.h: files being uploaded */
 struct fetch_templates_cache;   /* fetch/fetch_templates.h: templates by app */
+struct blah_state;              /* blah/blah.h: BLAH groups, status refreshes */
 
 typedef struct {
     struct submit_registry *submits;
     struct file_claims *claims;
     struct fetch_templates_cache *templates;
+    struct blah_state *blah;
     atomic_size_t detached_runs;    /* submit_deadline.c: runs not ended yet;
                                        shutdown counts them as executing and
                                        keeps the journal and config alive */
     atomic_int replay_possible;     /* server/command.c: set by recovery */
+    /* server/workers.c: queue req (owned) to run on a worker in the
+     * background, outside the journal (journal_id 0: nothing is recorded
+     * of it); NULL in a context without workers. */
+    void (*spawn)(void *arg, gahp_request *req);
+    void *spawn_arg;
 } exec_shared;
 
 typedef struct {

@@ -42,6 +42,16 @@ char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
 char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);
 char *exec_set_lease(exec_ctx *ctx, const gahp_request *req);
 
+/* blah/ (HTCondor 10.0-25.x, grid_resource = batch boinc): result tails
+ * "<rc> <error|NULL> ..." with the token counts the grid manager asserts
+ * (doc/commands.md, "BLAH commands"). */
+char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req);
+char *exec_blah_status(exec_ctx *ctx, const gahp_request *req);
+char *exec_blah_cancel(exec_ctx *ctx, const gahp_request *req);
+char *exec_blah_ping(exec_ctx *ctx, const gahp_request *req);
+/* Internal: wait until a BLAH group should close, close and submit it. */
+char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req);
+
 /* Protocol status of a server job status: DONE and ERROR as they are,
  * everything else (IN_PROGRESS, UNSENT, unknown) IN_PROGRESS. */
 const char *exec_protocol_status(const char *server_status);

@@ -132,6 +132,26 @@ typedef enum {
     JSTMT_LIMITS_GET,
     JSTMT_LIMITS_LEARN,
 
+    /* journal_blah.c: blah_groups, blah_jobs (the BLAH dialect) */
+    JSTMT_BLAH_LIVE_JOB,
+    JSTMT_BLAH_GROUP_INSERT,
+    JSTMT_BLAH_GROUP_JOIN,
+    JSTMT_BLAH_GROUP_SEQ,
+    JSTMT_BLAH_JOB_INSERT,
+    JSTMT_BLAH_GROUP_JOBS,
+    JSTMT_BLAH_GROUP_CLOSE,
+    JSTMT_BLAH_GROUP_EMPTY,
+    JSTMT_BLAH_JOB_GET,
+    JSTMT_BLAH_JOB_CANCEL,
+    JSTMT_BLAH_ABORTS_PENDING,
+    JSTMT_BLAH_ABORT_DONE,
+    JSTMT_BLAH_FETCHED,
+    JSTMT_BLAH_LIVE_BATCHES,
+    JSTMT_BLAH_DONE_BATCHES,
+    JSTMT_BLAH_OPEN_GROUPS,
+    JSTMT_BLAH_JOBS_PRUNE,
+    JSTMT_BLAH_GROUPS_PRUNE,
+
     JSTMT_COUNT
 } jstmt;
 
@@ -186,6 +206,7 @@ typedef struct {
 extern const journal_sql journal_sql_requests[JSTMT_COUNT];
 extern const journal_sql journal_sql_batches[JSTMT_COUNT];
 extern const journal_sql journal_sql_files[JSTMT_COUNT];
+extern const journal_sql journal_sql_blah[JSTMT_COUNT];
 
 /*
  * Run statement id once, for statements that return no row (a row is

@@ -11,6 +11,7 @@
  */
 #include "journal/journal.h"
 #include "journal/journal_internal.h"
+#include "journal/journal_blah.h"
 
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -48,7 +49,9 @@ static int prune_in_txn(journal *j, void *arg)
     if (journal_run(j, JSTMT_REQUESTS_COMPACT_SUBMITS, "") != 0)
         return -1;
     c->submit_texts += sqlite3_changes(journal_db(j));
-    if (run_counted(j, JSTMT_QUERIES_PRUNE, p->cutoff, &queries) != 0 ||
+    /* BLAH jobs and groups first: a group names its internal request */
+    if (journal_blah_prune(j, p->cutoff, &c->jobs) != 0 ||
+        run_counted(j, JSTMT_QUERIES_PRUNE, p->cutoff, &queries) != 0 ||
         run_counted(j, JSTMT_FILES_PRUNE, p->cutoff, &c->files) != 0 ||
         run_counted(j, JSTMT_JOBS_PRUNE, p->cutoff, &c->jobs) != 0 ||
         run_counted(j, JSTMT_BATCHES_PRUNE, p->cutoff, &c->batches) != 0 ||

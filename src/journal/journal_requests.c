@@ -122,6 +122,7 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         "  OR (closed_at IS NOT NULL AND closed_at < ?1)"
         "  OR (confirmed_in IS NOT NULL AND completed_at < ?1))"
         " AND id NOT IN (SELECT request_id FROM batches WHERE request_id IS NOT NULL)"
+        " AND id NOT IN (SELECT request_id FROM blah_groups WHERE request_id IS NOT NULL)"
         " AND id NOT IN (SELECT replayed_by FROM requests WHERE replayed_by IS NOT NULL)" },
     /* requests_state (state, id) serves this: undelivered rows only. */
     [JSTMT_RECOVERY_SCAN] = { "recovery scan",

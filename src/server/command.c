@@ -6,6 +6,7 @@
  */
 #include "server/command.h"
 
+#include "blah/blah.h"
 #include "exec/exec_cmds.h"
 #include "wire/gahp_text.h"
 #include "journal/journal_requests.h"
@@ -22,11 +23,23 @@
     { .name = n, .cmd = c, .parse = p, .exec = e, .replayable = replay }
 #define ASYNC_RESUMED(n, c, p, e) \
     { .name = n, .cmd = c, .parse = p, .exec = e, .replayable = 1, .resume_unfinished = 1 }
+/* A BLAH command: never replayed (each executor answers a repeated request
+ * from the journal itself: a repeated submit of a live JobDirectory gets
+ * its job id, of a cancelled one a new job), errors in its own form. */
+#define BLAH(n, c, p, e, f) { .name = n, .cmd = c, .parse = p, .exec = e, .fail = f }
 
 /* In the order of the COMMANDS reply (alphabetical). */
 static const command_row rows[] = {
     SYNC("ASYNC_MODE_OFF", SYNC_ASYNC_MODE_OFF, 1, BURST_FLUSH_AFTER),
     SYNC("ASYNC_MODE_ON", SYNC_ASYNC_MODE_ON, 1, BURST_FLUSH_AFTER),
+    /* HTCondor 10.0-25.x, grid_resource = batch boinc (blah/). */
+    BLAH("BLAH_JOB_CANCEL", GAHP_CMD_BLAH_CANCEL, gahp_parse_blah_job, exec_blah_cancel,
+         blah_fail),
+    BLAH("BLAH_JOB_STATUS", GAHP_CMD_BLAH_STATUS, gahp_parse_blah_job, exec_blah_status,
+         blah_status_fail),
+    BLAH("BLAH_JOB_SUBMIT", GAHP_CMD_BLAH_SUBMIT, gahp_parse_blah_submit, exec_blah_submit,
+         blah_submit_fail),
+    BLAH("BLAH_PING", GAHP_CMD_BLAH_PING, gahp_parse_blah_ping, exec_blah_ping, blah_fail),
     ASYNC("BOINC_ABORT_JOBS", GAHP_CMD_ABORT_JOBS, gahp_parse_abort, exec_abort_jobs, 1),
     /* An interrupted fetch may have left temp files and zip work dirs. */
     { .name = "BOINC_FETCH_OUTPUT", .cmd = GAHP_CMD_FETCH_OUTPUT,
@@ -52,11 +65,19 @@ static const command_row rows[] = {
     /* RESULTS reports what is committed: every earlier line goes first. */
     SYNC("RESULTS", SYNC_RESULTS, 1, BURST_FLUSH_BEFORE),
     SYNC("VERSION", SYNC_VERSION, 1, BURST_JOIN),
+    /* Internal: a BLAH group's BOINC batch, submitted and resumed like a
+     * BOINC_SUBMIT (blah/blah.c journals it; its client id is the group's). */
+    { .name = "BLAH_GROUP_SUBMIT", .cmd = GAHP_CMD_SUBMIT, .parse = gahp_parse_submit,
+      .exec = exec_submit, .resume_unfinished = 1, .internal = 1 },
+    /* Internal, never journaled: the wait of a BLAH group for its last jobs
+     * (a group left open by a crash is closed at start-up instead). */
+    { .name = "BLAH_GROUP_LEAD", .cmd = GAHP_CMD_BLAH_LEAD, .parse = gahp_parse_blah_lead,
+      .exec = exec_blah_lead, .internal = 1 },
 };
 
 #define NROWS (sizeof rows / sizeof rows[0])
 
-const command_row *command_find(const char *name)
+const command_row *command_find_journaled(const char *name)
 {
     for (size_t i = 0; i < NROWS; i++)
         if (strcasecmp(name, rows[i].name) == 0)
@@ -64,12 +85,26 @@ const command_row *command_find(const char *name)
     return NULL;
 }
 
+const command_row *command_find(const char *name)
+{
+    const command_row *row = command_find_journaled(name);
+    return row != NULL && !row->internal ? row : NULL;
+}
+
 const command_row *command_of(gahp_command cmd)
 {
-    for (size_t i = 0; i < NROWS; i++)
-        if (rows[i].sync == SYNC_NONE && rows[i].cmd == cmd)
+    /* A client's command first: BLAH_GROUP_SUBMIT shares BOINC_SUBMIT's
+     * request type and runs as one. */
+    const command_row *internal = NULL;
+    for (size_t i = 0; i < NROWS; i++) {
+        if (rows[i].sync != SYNC_NONE || rows[i].cmd != cmd)
+            continue;
+        if (!rows[i].internal)
             return &rows[i];
-    return NULL;
+        if (internal == NULL)
+            internal = &rows[i];
+    }
+    return internal;
 }
 
 const char *command_name(gahp_command cmd)
@@ -85,13 +120,16 @@ static void build_list_reply(void)
 {
     size_t len = 2;
     for (size_t i = 0; i < NROWS; i++)
-        len += 1 + strlen(rows[i].name);
+        if (!rows[i].internal)
+            len += 1 + strlen(rows[i].name);
     list_reply = malloc(len);
     if (list_reply == NULL)
         return;
     char *d = list_reply;
     *d++ = 'S';
     for (size_t i = 0; i < NROWS; i++) {
+        if (rows[i].internal)
+            continue;
         *d++ = ' ';
         size_t n = strlen(rows[i].name);
         memcpy(d, rows[i].name, n);
@@ -107,16 +145,28 @@ const char *command_list_reply(void)
     return list_reply != NULL ? list_reply : "F";
 }
 
-int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
-                          const char **why)
+static int parse_with(const command_row *(*find)(const char *), char *const *argv,
+                      size_t argc, gahp_request **out, const char **why)
 {
     *out = NULL;
-    const command_row *row = argc > 0 ? command_find(argv[0]) : NULL;
+    const command_row *row = argc > 0 ? find(argv[0]) : NULL;
     if (row == NULL || row->sync != SYNC_NONE) {
         *why = "unknown command";
         return -1;
     }
     return gahp_request_parse(row->cmd, row->parse, argv, argc, out, why);
+}
+
+int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
+                          const char **why)
+{
+    return parse_with(command_find, argv, argc, out, why);
+}
+
+int command_parse_journaled(char *const *argv, size_t argc, gahp_request **out,
+                            const char **why)
+{
+    return parse_with(command_find_journaled, argv, argc, out, why);
 }
 
 /* ---- running a request ------------------------------------------------- */
@@ -164,11 +214,15 @@ char *command_dispatch(exec_ctx *ctx, const gahp_request *req)
     const command_row *row = command_of(req->cmd);
     if (row == NULL || row->exec == NULL)
         return gahp_escape("internal error: unknown command");
+    char *(*fail)(const char *) = row->fail != NULL ? row->fail : gahp_escape;
     /* A well-framed request with a bad value: the error names the field. */
     if (req->value_error != NULL)
-        return gahp_escape(req->value_error);
+        return fail(req->value_error);
     if (req->project_url == NULL)
-        return gahp_escape("no project selected");
+        return fail(row->fail != NULL
+                    ? "no BOINC project is configured: set project_url and authenticator_file "
+                      "in boinc_gahp.conf (doc/htcondor.md)"
+                    : "no project selected");
     if (!replay_applies(ctx, req, row))
         return row->exec(ctx, req);
     char *tail = replay(ctx, req, row);

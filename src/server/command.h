@@ -63,10 +63,20 @@ typedef struct {
     leftover_fn remove_leftovers; /* async, or NULL: start-up calls it for an
                                    earlier run's unfinished request it does
                                    not resume (issue 10 #5) */
+    char *(*fail)(const char *msg); /* async, or NULL: the result tail of an
+                                   error (NULL: the one escaped token of the
+                                   BOINC commands; the BLAH commands carry
+                                   more tokens) */
+    int internal;               /* journaled by the server itself, never
+                                   read from a client nor listed by
+                                   COMMANDS (a BLAH group's submit) */
 } command_row;
 
-/* The row of a command name, or NULL when it is not one. */
+/* The row of a command name a client may send, or NULL when it is not
+ * one. */
 const command_row *command_find(const char *name);
+/* The same, internal rows included (recovery reads the journal's rows). */
+const command_row *command_find_journaled(const char *name);
 /* The row of an asynchronous request type (never NULL for a valid one). */
 const command_row *command_of(gahp_command cmd);
 /* Wire name of a request type. */
@@ -79,6 +89,9 @@ const char *command_list_reply(void);
  * or synchronous name is refused with *why set. */
 int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
                           const char **why);
+/* The same for a journaled request line: internal commands too. */
+int command_parse_journaled(char *const *argv, size_t argc, gahp_request **out,
+                            const char **why);
 
 /* ---- running a request ------------------------------------------------- */
 

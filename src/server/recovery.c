@@ -7,6 +7,7 @@
  */
 #include "server/recovery.h"
 
+#include "blah/blah.h"
 #include "server/command.h"
 #include "wire/gahp_text.h"
 #include "journal/journal_requests.h"
@@ -66,7 +67,7 @@ static gahp_request *request_from_row(const journal_request_row *row)
     gahp_request *req = NULL;
     const char *why = NULL;
     if (gahp_tokenize(line.data, line.len, &args) == GAHP_TOK_OK &&
-        command_parse_request(args.argv, args.argc, &req, &why) == 0) {
+        command_parse_journaled(args.argv, args.argc, &req, &why) == 0) {
         req->journal_id = row->request_row;
         req->project_id = row->project_id;
         if (row->project_url != NULL) {
@@ -127,11 +128,22 @@ static int decide_row(const journal_request_row *row, void *arg)
 {
     recovery_state *st = arg;
     int unfinished = strcmp(row->state, JOURNAL_COMPLETED) != 0;
-    const command_row *cmd = command_find(row->command);
+    const command_row *cmd = command_find_journaled(row->command);
     int resumable = cmd != NULL && cmd->resume_unfinished;
     int replayable = cmd != NULL && cmd->replayable;
+    int internal = cmd != NULL && cmd->internal;
+    /* BLAH requests are never answered under an earlier run's id: the
+     * grid manager of HTCondor 10.0-25.x numbers its requests from 2 again
+     * and asserts each result's token count, so a stale result for a
+     * reused id would stop it; it sends every unanswered request again
+     * and the journal answers it (blah/). */
+    int blah = cmd != NULL && cmd->fail != NULL;
     int rc = 0;
-    if (st->cfg->requeue_undelivered) {
+    if ((internal || blah) && !(unfinished && resumable && row->project_url != NULL)) {
+        /* no client waits for it (internal), or its re-issue is answered
+         * afresh (BLAH): closed */
+        rc = row_list_add(&st->close, row->request_row);
+    } else if (st->cfg->requeue_undelivered && !internal) {
         rc = requeue_row(st, row);
     } else if (unfinished && resumable && row->project_url != NULL) {
         gahp_request *req = request_from_row(row);
@@ -189,4 +201,26 @@ int recovery_start(journal *j, workers *w, protocol *p,
     free(st.close.v);
     free(st.resumed.v);
     return rc;
+}
+
+/* ---- BLAH groups an earlier run left open ---------------------------------- */
+
+static void run_in_background(gahp_request *req, void *arg)
+{
+    workers_submit(arg, req);
+}
+
+int recovery_blah_groups(journal *j, workers *w, protocol *p, const gahp_config *cfg,
+                         long long session_id)
+{
+    (void)p;
+    exec_ctx ctx = { 0 };
+    ctx.shared = workers_shared(w);
+    ctx.journal = j;
+    ctx.config = cfg;
+    ctx.session_id = session_id;
+    int n = blah_close_open_groups(&ctx, run_in_background, w);
+    if (n > 0)
+        log_info("recovery: %d BLAH batch%s closed and submitted", n, n == 1 ? "" : "es");
+    return n < 0 ? -1 : 0;
 }

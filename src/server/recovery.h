@@ -26,4 +26,10 @@
 int recovery_start(journal *j, workers *w, protocol *p,
                    const gahp_config *cfg, long long session_id);
 
+/* After recovery_start: the BLAH groups an earlier run left open (their
+ * leader died before closing them) are closed and submitted in the
+ * background (blah/blah.h). */
+int recovery_blah_groups(journal *j, workers *w, protocol *p,
+                         const gahp_config *cfg, long long session_id);
+
 #endif

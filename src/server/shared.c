@@ -4,6 +4,7 @@
  */
 #include "server/shared.h"
 
+#include "blah/blah.h"
 #include "fetch/fetch_templates.h"
 #include "submit/file_claims.h"
 #include "submit/submit_registry.h"
@@ -20,7 +21,8 @@ exec_shared *shared_new(void)
     s->submits = submit_registry_new();
     s->claims = file_claims_new();
     s->templates = fetch_templates_cache_new();
-    if (s->submits == NULL || s->claims == NULL || s->templates == NULL) {
+    s->blah = blah_state_new();
+    if (s->submits == NULL || s->claims == NULL || s->templates == NULL || s->blah == NULL) {
         shared_free(s);
         return NULL;
     }
@@ -34,5 +36,6 @@ void shared_free(exec_shared *s)
     submit_registry_free(s->submits);
     file_claims_free(s->claims);
     fetch_templates_cache_free(s->templates);
+    blah_state_free(s->blah);
     free(s);
 }

@@ -288,6 +288,13 @@ static void run_one(worker *wk, gahp_request *req)
             return;     /* stays unfinished in the journal */
         }
     }
+    if (req->journal_id == 0 && req->background) {
+        /* a server task outside the journal (exec_shared.spawn) */
+        log_debug("%s finished: %s", command_name(req->cmd), tail);
+        free(tail);
+        free(c);
+        return;
+    }
     c->request_row = req->journal_id;
     c->client_id = req->id;
     /* A command never replayed (ping, query) answers about now: the
@@ -301,9 +308,11 @@ static void run_one(worker *wk, gahp_request *req)
     /* One line per finished request, for the operator (issue 19): the
      * outcome only ("NULL ..." is success), never the arguments, which
      * name the project whose authenticator travels with them. */
+    int ok = crow != NULL && crow->fail != NULL          /* BLAH: "0 NULL ..." */
+             ? strncmp(tail, "0 ", 2) == 0
+             : strncmp(tail, "NULL", 4) == 0 && (tail[4] == ' ' || tail[4] == '\0');
     log_info("%s %ld finished: %s in %.0f ms", command_name(req->cmd), req->id,
-             strncmp(tail, "NULL", 4) == 0 && (tail[4] == ' ' || tail[4] == '\0')
-             ? "ok" : "error", (c->completed_at - started) * 1000.0);
+             ok ? "ok" : "error", (c->completed_at - started) * 1000.0);
     push_completion(wk->pool, c);
 }
 
@@ -464,6 +473,12 @@ static int init_worker(workers *w, worker *wk, int index,
     return exec_ctx_open(&wk->ctx, w->state, cfg, primary, index, err);
 }
 
+/* exec_shared.spawn: a server task on the queue like any request. */
+static void spawn_task(void *arg, gahp_request *req)
+{
+    workers_submit(arg, req);
+}
+
 workers *workers_start(const gahp_config *cfg, journal *primary,
                        workers_notify_fn notify, void *notify_arg, char **err)
 {
@@ -486,6 +501,10 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     w->ws = calloc(w->nworkers, sizeof *w->ws);
     w->blocked = calloc(w->nworkers, sizeof *w->blocked);
     w->state = shared_new();
+    if (w->state != NULL) {
+        w->state->spawn = spawn_task;
+        w->state->spawn_arg = w;
+    }
     if (w->ws == NULL || w->blocked == NULL || w->state == NULL) {
         w->nworkers = 0;
         goto failed;

@@ -35,7 +35,7 @@
 
 #include "base/files.h"
 #include "wire/gahp_text.h"
-#include "submit/job_args.h"
+#include "exec/job_args.h"
 #include "journal/journal_batches.h"
 #include "base/log.h"
 #include "base/strbuf.h"

@@ -273,6 +273,56 @@ int gahp_parse_abort(cursor *c, gahp_request *r)
     return 0;
 }
 
+/* BLAH_JOB_SUBMIT <id> <ad>: a well-framed line is one ad token; what the
+ * ad says is checked by gahp_blah_submit_from_ad, and an ad that cannot
+ * be submitted is a bad value (S, then an error result that HTCondor
+ * makes the job's hold reason). */
+int gahp_parse_blah_submit(cursor *c, gahp_request *r)
+{
+    const char *ad = next_token(c);
+    if (ad == NULL)
+        return -1;
+    char *why = NULL;
+    int rc = gahp_blah_submit_from_ad(ad, &r->u.blah_submit, &why);
+    if (rc < 0) {
+        c->why = "out of memory";
+        return -1;
+    }
+    if (rc > 0 && r->value_error == NULL)
+        r->value_error = why;
+    else
+        free(why);
+    return 0;
+}
+
+/* BLAH_JOB_STATUS and BLAH_JOB_CANCEL <id> <job id>. */
+int gahp_parse_blah_job(cursor *c, gahp_request *r)
+{
+    return (r->u.blah_job.job_id = next_name(c)) == NULL ? -1 : 0;
+}
+
+/* BLAH_PING <id> [<batch type>]: the type (boinc) names no project. */
+int gahp_parse_blah_ping(cursor *c, gahp_request *r)
+{
+    (void)r;
+    if (left(c) > 0)
+        (void)next_token(c);
+    return 0;
+}
+
+/* Internal BLAH_GROUP_LEAD <id> <group>: never read from a client. */
+int gahp_parse_blah_lead(cursor *c, gahp_request *r)
+{
+    const char *t = next_token(c);
+    if (t == NULL)
+        return -1;
+    if (num_parse_llong(t, &r->u.blah_group) != 0 || r->u.blah_group <= 0) {
+        c->why = "group is not a positive integer";
+        return -1;
+    }
+    return 0;
+}
+
 int gahp_parse_retire(cursor *c, gahp_request *r)
 {
     return (r->u.retire.batch = next_name(c)) == NULL ? -1 : 0;
@@ -419,6 +469,13 @@ void gahp_request_free(gahp_request *r)
         break;
     case GAHP_CMD_SET_LEASE:
         free(r->u.lease.batch);
+        break;
+    case GAHP_CMD_BLAH_SUBMIT:
+        gahp_blah_submit_free(&r->u.blah_submit);
+        break;
+    case GAHP_CMD_BLAH_STATUS:
+    case GAHP_CMD_BLAH_CANCEL:
+        free(r->u.blah_job.job_id);
         break;
     default:
         break;

@@ -20,6 +20,12 @@ typedef enum {
     GAHP_CMD_ABORT_JOBS,
     GAHP_CMD_RETIRE_BATCH,
     GAHP_CMD_SET_LEASE,
+    /* The BLAH dialect of HTCondor 10.0-25.x (grid_resource = batch boinc) */
+    GAHP_CMD_BLAH_SUBMIT,
+    GAHP_CMD_BLAH_STATUS,
+    GAHP_CMD_BLAH_CANCEL,
+    GAHP_CMD_BLAH_PING,
+    GAHP_CMD_BLAH_LEAD,         /* internal: close and submit a BLAH group */
     GAHP_CMD_COUNT
 } gahp_command;
 
@@ -95,6 +101,35 @@ typedef struct {
     long long lease_time;   /* unix time */
 } gahp_set_lease;
 
+/*
+ * BLAH_JOB_SUBMIT: what boinc_gahp takes from the job's ClassAd
+ * (blah_request.c; doc/htcondor.md has the mapping).  Paths are absolute
+ * (relative ones joined to Iwd) except out and the output destinations,
+ * which stay as the ad gives them: the fetch resolves them against iwd.
+ */
+typedef struct {
+    char *ad_text;          /* the ad as received (unescaped) */
+    char *job_dir;          /* JobDirectory: the HTCondor job's stable key */
+    char *app;              /* Queue (batch_queue); NULL = blah_default_app */
+    char *project;          /* BatchProject (batch_project), or NULL */
+    char *iwd;              /* Iwd, absolute */
+    char *out;              /* Out, NULL when unset or /dev/null */
+    char *err;              /* Err, NULL when unset or /dev/null */
+    size_t nargs;
+    char **args;            /* Arguments (V2) or Args (V1), split */
+    size_t ninputs;
+    char **inputs;          /* In (unless /dev/null), then TransferInput */
+    int outputs_all;        /* no TransferOutput: every output file */
+    size_t noutputs;
+    gahp_output_spec *outputs;  /* TransferOutput names and their
+                                   TransferOutputRemaps destinations */
+    double memory_mb;       /* RequestMemory in MiB, 0 = unset */
+} gahp_blah_submit;
+
+typedef struct {
+    char *job_id;           /* the id BLAH_JOB_SUBMIT returned */
+} gahp_blah_job;
+
 typedef struct gahp_request {
     gahp_command cmd;
     long id;                    /* the client's request id */
@@ -116,6 +151,9 @@ typedef struct gahp_request {
         gahp_abort_jobs abort_jobs;
         gahp_retire_batch retire;
         gahp_set_lease lease;
+        gahp_blah_submit blah_submit;
+        gahp_blah_job blah_job;     /* BLAH_JOB_STATUS, BLAH_JOB_CANCEL */
+        long long blah_group;       /* internal BLAH_GROUP_LEAD: the group */
     } u;
     atomic_int extra_refs;      /* holders beyond the first (gahp_request_ref) */
 } gahp_request;
@@ -132,6 +170,18 @@ int gahp_parse_fetch(gahp_cursor *c, gahp_request *r);
 int gahp_parse_abort(gahp_cursor *c, gahp_request *r);
 int gahp_parse_retire(gahp_cursor *c, gahp_request *r);
 int gahp_parse_lease(gahp_cursor *c, gahp_request *r);
+int gahp_parse_blah_submit(gahp_cursor *c, gahp_request *r);
+int gahp_parse_blah_job(gahp_cursor *c, gahp_request *r);
+int gahp_parse_blah_ping(gahp_cursor *c, gahp_request *r);
+int gahp_parse_blah_lead(gahp_cursor *c, gahp_request *r);
+
+/*
+ * blah_request.c: the fields of a BLAH_JOB_SUBMIT ad into *s.  0; 1 with
+ * *why (malloc'd) when the ad is well framed but cannot be submitted (the
+ * result is then that error); -1 on ENOMEM.
+ */
+int gahp_blah_submit_from_ad(const char *ad_text, gahp_blah_submit *s, char **why);
+void gahp_blah_submit_free(gahp_blah_submit *s);
 
 /*
  * Parse argv[0..argc) (argv[0] is the command name, already unescaped) of

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "submit/job_args.h"
+#include "exec/job_args.h"
 #include "journal/journal.h"
 #include "journal/journal_internal.h"   /* journal_db */
 #include "journal/journal_batches.h"

@@ -2,7 +2,7 @@
  * job_args.c - the argument rule for BOINC_SUBMIT (see job_args.h and
  * doc/commands.md "Job arguments").
  */
-#include "submit/job_args.h"
+#include "exec/job_args.h"
 
 #include "base/strbuf.h"
 

@@ -1,0 +1,682 @@
+/*
+ * blah.c - BLAH_JOB_SUBMIT: one HTCondor job of grid_resource = batch
+ * boinc becomes one BOINC job, exactly once, in a BOINC batch shared with
+ * the jobs that arrive close to it (see blah.h).
+ *
+ * A submit is checked (app, input count, input files, arguments), then
+ * joins the open group of its project, app and memory request in one
+ * journal transaction, and is answered with its job id at once: the id is
+ * ours (<batch name>-<n>, also the BOINC job's name), so it never waits
+ * for the server.  The job that opens a group is its leader: its worker
+ * waits until no job joined for blah_batch_window seconds (or the group is
+ * blah_batch_max_age old, or full), closes the group and submits it as
+ * one BOINC batch with the submit engine, through an internal
+ * BLAH_GROUP_SUBMIT request journaled like any other: a crash anywhere
+ * resumes it from its recorded step, and a group whose leader died before
+ * closing it is closed at the next start-up.
+ *
+ * Exactly once: the live job of a JobDirectory (the grid manager's stable
+ * key of an HTCondor job) is answered again to a repeated submit, whatever
+ * restarted in between; once BLAH_JOB_CANCEL ended it (condor_rm,
+ * condor_hold), a new submit of the same JobDirectory (condor_release)
+ * makes a new BOINC job.
+ */
+#include "blah/blah_internal.h"
+
+#include "exec/exec_cmds.h"
+#include "exec/job_args.h"
+#include "journal/journal_blah.h"
+#include "wire/gahp_text.h"
+#include "base/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- state ------------------------------------------------------------------ */
+
+struct blah_state *blah_state_new(void)
+{
+    struct blah_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
+    if (pthread_cond_init(&s->cv, NULL) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void blah_state_free(struct blah_state *s)
+{
+    if (s == NULL)
+        return;
+    for (blah_group *g = s->groups, *n; g != NULL; g = n) {
+        n = g->next;
+        free(g->app);
+        free(g->batch);
+        free(g);
+    }
+    for (blah_refresh *r = s->refreshes, *n; r != NULL; r = n) {
+        n = r->next;
+        free(r);
+    }
+    for (blah_app *a = s->apps, *n; a != NULL; a = n) {
+        n = a->next;
+        free(a->app);
+        free(a->error);
+        free(a);
+    }
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+double blah_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- result tails and internal requests --------------------------------------- */
+
+static char *fail_tail(const char *msg, const char *rest)
+{
+    strbuf sb = STRBUF_INIT;
+    if (strbuf_puts(&sb, "1 ") != 0 || gahp_escape_append(&sb, msg) != 0 ||
+        strbuf_puts(&sb, rest) != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+char *blah_fail(const char *msg)
+{
+    return fail_tail(msg, "");
+}
+
+char *blah_submit_fail(const char *msg)
+{
+    return fail_tail(msg, " NULL");
+}
+
+char *blah_status_fail(const char *msg)
+{
+    return fail_tail(msg, " 0 NULL");
+}
+
+gahp_request *blah_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
+                           const char *args_text, const gahp_request *like)
+{
+    char *line = str_printf("%s 1 %s", command, args_text);
+    if (line == NULL)
+        return NULL;
+    gahp_args args = { 0 };
+    gahp_request *req = NULL;
+    const char *why = "the line does not tokenise";
+    if (gahp_tokenize(line, strlen(line), &args) == GAHP_TOK_OK &&
+        gahp_request_parse(cmd, parse, args.argv, args.argc, &req, &why) == 0) {
+        req->project_id = like->project_id;
+        req->project_url = strdup(like->project_url);
+        req->authenticator = strdup(like->authenticator);
+        if (req->project_url == NULL || req->authenticator == NULL) {
+            gahp_request_free(req);
+            req = NULL;
+            why = "out of memory";
+        }
+    }
+    if (req == NULL)
+        log_error("BLAH: internal %s request cannot be made: %s", command, why);
+    gahp_args_free(&args);
+    free(line);
+    return req;
+}
+
+int blah_tail_ok(const char *tail)
+{
+    return tail != NULL && strncmp(tail, "NULL", 4) == 0 && (tail[4] == '\0' || tail[4] == ' ');
+}
+
+char *blah_tail_message(const char *tail)
+{
+    if (tail == NULL)
+        return strdup("out of memory");
+    char *copy = strdup(tail);
+    if (copy == NULL)
+        return NULL;
+    gahp_args args = { 0 };
+    char *msg = NULL;
+    if (gahp_tokenize(copy, strlen(copy), &args) == GAHP_TOK_OK && args.argc > 0)
+        msg = strdup(args.argv[0]);
+    gahp_args_free(&args);
+    free(copy);
+    return msg != NULL ? msg : strdup(tail);
+}
+
+/* ---- checks before a job is accepted ------------------------------------------ */
+
+/* The input count of app's template, from the cache or the server.  0 with
+ * *n; 1 with *why (malloc'd) when the server refuses the app; 2 when the
+ * server could not be asked (the group's submit checks again). */
+static int app_inputs(exec_ctx *ctx, const gahp_request *req, const char *app, size_t *n,
+                      char **why)
+{
+    struct blah_state *st = ctx->shared->blah;
+    double now = blah_clock();
+    pthread_mutex_lock(&st->mu);
+    for (blah_app *a = st->apps; a != NULL; a = a->next) {
+        if (a->project_id != req->project_id || strcmp(a->app, app) != 0 ||
+            now - a->fetched > BLAH_TEMPLATE_TTL_S)
+            continue;
+        int rc = a->error != NULL ? 1 : 0;
+        *n = a->n_inputs;
+        *why = a->error != NULL ? strdup(a->error) : NULL;
+        pthread_mutex_unlock(&st->mu);
+        return rc == 1 && *why == NULL ? -1 : rc;
+    }
+    pthread_mutex_unlock(&st->mu);
+
+    boinc_project project = { req->project_url, req->authenticator };
+    boinc_templates t = { 0 };
+    boinc_error err = { 0 };
+    int rc = boinc_get_templates(ctx->client, &project, app, &t, &err);
+    if (rc != 0 && err.code != BOINC_E_SERVER) {
+        log_warn("BLAH: the template of app %s could not be read (%s); the batch's "
+                 "submit checks it", app, err.msg ? err.msg : boinc_code_name(err.code));
+        boinc_error_clear(&err);
+        return 2;
+    }
+    blah_app *a = calloc(1, sizeof *a);
+    if (a == NULL || (a->app = strdup(app)) == NULL ||
+        (rc != 0 && (a->error = str_printf("BOINC app %s (batch_queue) cannot be used: %s",
+                                           app, err.msg ? err.msg : "refused")) == NULL)) {
+        if (a != NULL)
+            free(a->app);
+        free(a);
+        boinc_templates_free(&t);
+        boinc_error_clear(&err);
+        return -1;
+    }
+    a->project_id = req->project_id;
+    a->n_inputs = t.n_inputs;
+    a->fetched = now;
+    boinc_templates_free(&t);
+    boinc_error_clear(&err);
+    *n = a->n_inputs;
+    *why = a->error != NULL ? strdup(a->error) : NULL;
+    int result = a->error != NULL ? 1 : 0;
+    pthread_mutex_lock(&st->mu);
+    a->next = st->apps;
+    st->apps = a;
+    pthread_mutex_unlock(&st->mu);
+    return result == 1 && *why == NULL ? -1 : result;
+}
+
+/* Each input a readable regular file: NULL, or why not (malloc'd). */
+static char *input_problem(const gahp_blah_submit *s)
+{
+    for (size_t i = 0; i < s->ninputs; i++) {
+        struct stat sb;
+        if (stat(s->inputs[i], &sb) != 0 || access(s->inputs[i], R_OK) != 0)
+            return str_printf("input file %s: %s", s->inputs[i], strerror(errno));
+        if (!S_ISREG(sb.st_mode))
+            return str_printf("input file %s is not a regular file", s->inputs[i]);
+    }
+    return NULL;
+}
+
+/* The argument rule of real servers (exec/job_args.h), with physical
+ * names as long as real ones (an MD5 and an extension). */
+static int args_problem(const gahp_blah_submit *s, char **why)
+{
+    static const char phys[] = "0123456789abcdef0123456789abcdef.dat";
+    const char **names = calloc(s->ninputs ? s->ninputs : 1, sizeof *names);
+    if (names == NULL)
+        return -1;
+    for (size_t i = 0; i < s->ninputs; i++)
+        names[i] = phys;
+    char *line = NULL;
+    int rc = job_args_command_line("job", (const char *const *)s->args, s->nargs, names,
+                                   s->ninputs, &line, why);
+    free(line);
+    free(names);
+    return rc;
+}
+
+/* Why this job cannot be submitted as given (malloc'd), or NULL; *app is
+ * the BOINC app.  -1 in *nomem when memory ran out. */
+static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app, int *nomem)
+{
+    const gahp_blah_submit *s = &req->u.blah_submit;
+    const gahp_config *cfg = ctx->config;
+    *nomem = 0;
+    *app = s->app != NULL ? s->app : cfg != NULL ? cfg->blah_default_app : NULL;
+    if (*app == NULL)
+        return strdup("no BOINC app: set batch_queue = <app> in the submit file "
+                      "(or blah_default_app in boinc_gahp.conf)");
+    if (s->project != NULL &&
+        (cfg == NULL || cfg->blah_project_name == NULL ||
+         strcmp(s->project, cfg->blah_project_name) != 0))
+        return str_printf("batch_project %s names no project of boinc_gahp.conf "
+                          "(blah_project_name is %s)", s->project,
+                          cfg != NULL && cfg->blah_project_name ? cfg->blah_project_name
+                                                                : "not set");
+    char *why = NULL;
+    size_t n = 0;
+    int rc = app_inputs(ctx, req, *app, &n, &why);
+    if (rc == 1)
+        return why;
+    if (rc == 0 && n != s->ninputs)
+        return str_printf("BOINC app %s takes %zu input file%s, the job gives %zu "
+                          "(input, then transfer_input_files, in the order of the app's "
+                          "input template)", *app, n, n == 1 ? "" : "s", s->ninputs);
+    if (rc < 0 || (why = input_problem(s)) != NULL)
+        return why;
+    rc = args_problem(s, &why);
+    if (rc != 0)
+        return why;
+    *nomem = 0;
+    return NULL;
+}
+
+/* ---- the job's journaled texts ------------------------------------------------ */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+static int put_token(strbuf *sb, const char *t)
+{
+    return (sb->len > 0 && strbuf_putc(sb, ' ') != 0) || gahp_escape_append(sb, t) != 0 ? -1 : 0;
+}
+
+/* The job's BOINC_SUBMIT fields after its name: its arguments and inputs. */
+static char *job_spec(const gahp_blah_submit *s)
+{
+    strbuf sb = STRBUF_INIT;
+    int rc = strbuf_printf(&sb, "%zu", s->nargs);
+    for (size_t i = 0; rc == 0 && i < s->nargs; i++)
+        rc = put_token(&sb, s->args[i]);
+    if (rc == 0)
+        rc = strbuf_printf(&sb, " %zu", s->ninputs);
+    for (size_t i = 0; rc == 0 && i < s->ninputs; i++)
+        rc = put_token(&sb, s->inputs[i]) || put_token(&sb, base_name(s->inputs[i]));
+    if (rc != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+/* The job's BOINC_FETCH_OUTPUT fields after the job name: Iwd, the BOINC
+ * stderr into Err, and TransferOutput (remapped) or every output file;
+ * an output named like Out goes to Out, as HTCondor 9.0 asked. */
+static char *fetch_args(const gahp_blah_submit *s)
+{
+    strbuf sb = STRBUF_INIT;
+    size_t n = s->noutputs + (s->out != NULL ? 1 : 0);
+    int rc = put_token(&sb, s->iwd) || put_token(&sb, s->err != NULL ? s->err : "/dev/null") ||
+             strbuf_printf(&sb, " %s %zu", s->outputs_all ? "ALL" : "SOME", n) != 0;
+    for (size_t i = 0; rc == 0 && i < s->noutputs; i++)
+        rc = put_token(&sb, s->outputs[i].src) || put_token(&sb, s->outputs[i].dst);
+    if (rc == 0 && s->out != NULL)
+        rc = put_token(&sb, base_name(s->out)) || put_token(&sb, s->out);
+    if (rc != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+/* A batch name no other journal will make: random bits from the kernel. */
+static char *new_batch_name(void)
+{
+    unsigned char r[8];
+    FILE *fp = fopen("/dev/urandom", "rb");
+    size_t got = fp != NULL ? fread(r, 1, sizeof r, fp) : 0;
+    if (fp != NULL)
+        fclose(fp);
+    if (got != sizeof r) {
+        /* no urandom: the time and the pid are unique enough on one host */
+        unsigned long long t = (unsigned long long)(blah_clock() * 1e6) ^
+                               ((unsigned long long)getpid() << 40);
+        memcpy(r, &t, sizeof r);
+    }
+    return str_printf("bgahp_%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3],
+                      r[4], r[5], r[6], r[7]);
+}
+
+/* ---- groups ---------------------------------------------------------------------- */
+
+static blah_group *open_group(struct blah_state *st, long long project_id, const char *app,
+                              double memory_mb, long max_jobs)
+{
+    for (blah_group *g = st->groups; g != NULL; g = g->next)
+        if (!g->closing && g->project_id == project_id && strcmp(g->app, app) == 0 &&
+            g->memory_mb == memory_mb && g->njobs < max_jobs)
+            return g;
+    return NULL;
+}
+
+static void forget_group(struct blah_state *st, blah_group *g)
+{
+    for (blah_group **p = &st->groups; *p != NULL; p = &(*p)->next)
+        if (*p == g) {
+            *p = g->next;
+            break;
+        }
+    free(g->app);
+    free(g->batch);
+    free(g);
+}
+
+typedef struct {
+    strbuf *sb;
+    size_t n;
+} group_text;
+
+static int add_job_text(const char *gahp_id, const char *spec, void *arg)
+{
+    group_text *t = arg;
+    t->n++;
+    return put_token(t->sb, gahp_id) != 0 || strbuf_putc(t->sb, ' ') != 0 ||
+           strbuf_puts(t->sb, spec) != 0 ? -1 : 0;
+}
+
+/* The group's BOINC_SUBMIT argument text from its journaled jobs. */
+static char *group_args(journal *j, long long group_id, const char *batch, const char *app,
+                        double memory_mb, size_t *njobs)
+{
+    strbuf jobs = STRBUF_INIT, sb = STRBUF_INIT;
+    group_text t = { &jobs, 0 };
+    char *out = NULL;
+    if (journal_blah_group_jobs(j, group_id, add_job_text, &t) == 0 &&
+        put_token(&sb, batch) == 0 && put_token(&sb, app) == 0 &&
+        strbuf_printf(&sb, " %zu", t.n) == 0 &&
+        (t.n == 0 || strbuf_putc(&sb, ' ') == 0) &&
+        (t.n == 0 || strbuf_append(&sb, jobs.data, jobs.len) == 0)) {
+        /* rsc_memory_bound from RequestMemory; the other five unset */
+        int rc = memory_mb > 0
+            ? strbuf_printf(&sb, " NULL NULL %.0f NULL NULL NULL", memory_mb * 1048576.0)
+            : strbuf_puts(&sb, " NULL NULL NULL NULL NULL NULL");
+        if (rc == 0)
+            out = strbuf_detach(&sb);
+    }
+    strbuf_free(&sb);
+    strbuf_free(&jobs);
+    *njobs = t.n;
+    return out;
+}
+
+/* Close the group in the journal; its submit request (background), or
+ * NULL when it had no job left or something failed (logged). */
+static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *batch,
+                                 const char *app, double memory_mb, const gahp_request *like)
+{
+    size_t n = 0;
+    char *args = group_args(ctx->journal, group_id, batch, app, memory_mb, &n);
+    long long row = 0;
+    if (args == NULL ||
+        journal_blah_group_close(ctx->journal, group_id, ctx->session_id, BLAH_GROUP_SUBMIT,
+                                 args, like->project_id, n, journal_now(), &row) != 0) {
+        log_error("BLAH: batch %s cannot be closed: %s", batch,
+                  args == NULL ? "out of memory" : journal_errmsg(ctx->journal));
+        free(args);
+        return NULL;
+    }
+    gahp_request *req = NULL;
+    if (row > 0) {
+        req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT, args, like);
+        if (req != NULL) {
+            req->journal_id = row;
+            req->background = 1;    /* no client waits: no deadline, no RESULTS */
+        }
+        log_info("BLAH: batch %s of app %s closed with %zu job%s", batch, app, n,
+                 n == 1 ? "" : "s");
+    } else {
+        log_info("BLAH: batch %s closed empty (every job was cancelled)", batch);
+    }
+    free(args);
+    return req;
+}
+
+/* Run a group's submit here and record its outcome as the internal
+ * request's result (completed and delivered: nobody else will read it). */
+static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
+{
+    double started = journal_now();
+    char *tail = exec_submit(ctx, sreq);
+    journal_completion c = { sreq->journal_id, started, journal_now(),
+                             tail != NULL ? tail : "out\\ of\\ memory", 0 };
+    if (journal_requests_complete(ctx->journal, &c, 1) != 0 ||
+        journal_requests_delivered(ctx->journal, &sreq->journal_id, 1, journal_now()) != 0)
+        log_error("BLAH: the outcome of batch %s cannot be recorded: %s", batch,
+                  journal_errmsg(ctx->journal));
+    if (blah_tail_ok(tail))
+        log_info("BLAH: batch %s submitted", batch);
+    else
+        log_warn("BLAH: batch %s failed: %s (its jobs are held)", batch, tail ? tail : "ENOMEM");
+    free(tail);
+    blah_send_aborts(ctx, sreq);
+}
+
+/* The leader: wait until the group should close, then close and submit. */
+static void lead(exec_ctx *ctx, const gahp_request *like, blah_group *g)
+{
+    struct blah_state *st = ctx->shared->blah;
+    const gahp_config *cfg = ctx->config;
+    double window = cfg != NULL ? cfg->blah_batch_window_s : 3.0;
+    double max_age = cfg != NULL ? cfg->blah_batch_max_age_s : 60.0;
+    long max_jobs = cfg != NULL ? cfg->blah_batch_max_jobs : 10000;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        double close_at = g->last_join + window;
+        if (g->opened + max_age < close_at)
+            close_at = g->opened + max_age;
+        if (g->njobs >= max_jobs || blah_clock() >= close_at)
+            break;
+        struct timespec until = { (time_t)close_at,
+                                  (long)((close_at - (double)(time_t)close_at) * 1e9) };
+        pthread_cond_timedwait(&st->cv, &st->mu, &until);
+    }
+    g->closing = 1;
+    pthread_mutex_unlock(&st->mu);
+
+    gahp_request *sreq = close_group(ctx, g->id, g->batch, g->app, g->memory_mb, like);
+    if (sreq != NULL)
+        submit_group(ctx, sreq, g->batch);
+    gahp_request_free(sreq);
+    pthread_mutex_lock(&st->mu);
+    forget_group(st, g);
+    pthread_mutex_unlock(&st->mu);
+}
+
+char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req)
+{
+    struct blah_state *st = ctx->shared->blah;
+    blah_group *g = NULL;
+    pthread_mutex_lock(&st->mu);
+    for (g = st->groups; g != NULL && g->id != req->u.blah_group; g = g->next)
+        ;
+    pthread_mutex_unlock(&st->mu);
+    if (g == NULL)
+        return strdup("1 no\\ such\\ group");
+    lead(ctx, req, g);
+    return strdup("0 NULL");
+}
+
+/* Have a worker lead group g (the server's task queue), or lead it here
+ * when there is no queue (a unit test's context). */
+static void start_leader(exec_ctx *ctx, const gahp_request *req, blah_group *g)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%lld", g->id);
+    gahp_request *lreq = ctx->shared->spawn != NULL
+        ? blah_request(GAHP_CMD_BLAH_LEAD, gahp_parse_blah_lead, "BLAH_GROUP_LEAD", num, req)
+        : NULL;
+    if (lreq == NULL) {
+        lead(ctx, req, g);
+        return;
+    }
+    lreq->background = 1;       /* journal_id 0: a task outside the journal */
+    ctx->shared->spawn(ctx->shared->spawn_arg, lreq);
+}
+
+/* ---- BLAH_JOB_SUBMIT -------------------------------------------------------------- */
+
+static char *accepted(const char *gahp_id)
+{
+    strbuf sb = STRBUF_INIT;
+    if (strbuf_puts(&sb, "0 NULL ") != 0 || gahp_escape_append(&sb, gahp_id) != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req)
+{
+    const gahp_blah_submit *s = &req->u.blah_submit;
+    struct blah_state *st = ctx->shared->blah;
+    const char *app;
+    int nomem;
+    char *why = refusal(ctx, req, &app, &nomem);
+    if (why != NULL) {
+        log_info("BLAH: job %s refused: %s", s->job_dir, why);
+        char *tail = blah_submit_fail(why);
+        free(why);
+        return tail;
+    }
+    char *spec = job_spec(s), *fetch = fetch_args(s), *batch = new_batch_name();
+    if (spec == NULL || fetch == NULL || batch == NULL) {
+        free(spec);
+        free(fetch);
+        free(batch);
+        return NULL;
+    }
+    long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
+    pthread_mutex_lock(&st->mu);
+    blah_group *g = open_group(st, req->project_id, app, s->memory_mb, max_jobs);
+    journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
+                                g != NULL ? g->id : 0, batch, spec, fetch, journal_now() };
+    journal_blah_join_out out;
+    int rc = journal_blah_join(ctx->journal, &in, &out);
+    blah_group *led = NULL;
+    if (rc == 0 && !out.existing && g == NULL) {
+        /* a new group: this job's worker starts its leader */
+        led = calloc(1, sizeof *led);
+        if (led != NULL && ((led->app = strdup(app)) == NULL || (led->batch = strdup(batch)) == NULL)) {
+            free(led->app);
+            free(led);
+            led = NULL;
+        }
+        if (led != NULL) {
+            led->id = out.group_id;
+            led->project_id = req->project_id;
+            led->memory_mb = s->memory_mb;
+            led->opened = blah_clock();
+            led->next = st->groups;
+            st->groups = led;
+            g = led;
+        }
+    }
+    if (rc == 0 && !out.existing && g != NULL) {
+        g->njobs++;
+        g->last_join = blah_clock();
+        pthread_cond_broadcast(&st->cv);
+    }
+    pthread_mutex_unlock(&st->mu);
+    free(spec);
+    free(fetch);
+    if (rc != 0) {
+        free(batch);
+        return blah_submit_fail(journal_errmsg(ctx->journal));
+    }
+    if (out.existing)
+        log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, out.gahp_id);
+    else
+        log_info("BLAH: job %s is %s", s->job_dir, out.gahp_id);
+    char *tail = accepted(out.gahp_id);
+    if (led != NULL) {
+        start_leader(ctx, req, led);
+    } else if (!out.existing && g == NULL) {
+        /* no memory for the group in this process: close it at once */
+        gahp_request *sreq = close_group(ctx, out.group_id, batch, app, s->memory_mb, req);
+        if (sreq != NULL)
+            submit_group(ctx, sreq, batch);
+        gahp_request_free(sreq);
+    }
+    free(batch);
+    free(out.gahp_id);
+    return tail;
+}
+
+/* ---- start-up ----------------------------------------------------------------------- */
+
+typedef struct {
+    journal_blah_group *v;
+    size_t n, cap;
+} group_list;
+
+static int collect_group(const journal_blah_group *g, void *arg)
+{
+    group_list *l = arg;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        journal_blah_group *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    journal_blah_group c = *g;
+    c.url = strdup(g->url);
+    c.authenticator = strdup(g->authenticator);
+    c.app = strdup(g->app);
+    c.batch = strdup(g->batch);
+    l->v[l->n++] = c;
+    return c.url && c.authenticator && c.app && c.batch ? 0 : -1;
+}
+
+int blah_close_open_groups(exec_ctx *ctx, blah_run_fn run, void *arg)
+{
+    group_list l = { 0 };
+    int rc = journal_blah_open_groups(ctx->journal, collect_group, &l);
+    int closed = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        journal_blah_group *g = &l.v[i];
+        if (rc == 0) {
+            gahp_request like = { 0 };
+            like.project_id = g->project_id;
+            like.project_url = (char *)g->url;
+            like.authenticator = (char *)g->authenticator;
+            log_info("BLAH: batch %s was left open by an earlier run: closing it",
+                     g->batch);
+            gahp_request *sreq = close_group(ctx, g->id, g->batch, g->app, g->memory_mb, &like);
+            if (sreq != NULL) {
+                run(sreq, arg);
+                closed++;
+            }
+        }
+        free((char *)g->url);
+        free((char *)g->authenticator);
+        free((char *)g->app);
+        free((char *)g->batch);
+    }
+    free(l.v);
+    if (rc != 0)
+        log_error("BLAH: open batches cannot be read: %s", journal_errmsg(ctx->journal));
+    return rc != 0 ? -1 : closed;
+}

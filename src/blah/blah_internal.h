@@ -1,0 +1,82 @@
+/*
+ * blah_internal.h - what blah.c and blah_status.c share: the server's BLAH
+ * state, the result tails of the four commands, and internal requests
+ * (an ordinary command's typed request, built from text, run by calling
+ * its executor).
+ */
+#ifndef BOINC_GAHP_BLAH_INTERNAL_H
+#define BOINC_GAHP_BLAH_INTERNAL_H
+
+#include "blah/blah.h"
+
+#include "base/strbuf.h"
+
+#include <pthread.h>
+
+/* The internal command that submits a group (server/command.c's row:
+ * the BOINC_SUBMIT parser and executor, never sent by a client). */
+#define BLAH_GROUP_SUBMIT "BLAH_GROUP_SUBMIT"
+
+/* A group being filled in this process: its leader waits on the state's
+ * condition until the group should close. */
+typedef struct blah_group {
+    long long id;
+    long long project_id;
+    char *app;
+    char *batch;                /* its BOINC batch name */
+    double memory_mb;
+    double opened;              /* real time (seconds) */
+    double last_join;
+    long njobs;
+    int closing;                /* the leader took it: nobody joins */
+    struct blah_group *next;
+} blah_group;
+
+/* Per project: when its batches were last asked about (BLAH_JOB_STATUS). */
+typedef struct blah_refresh {
+    long long project_id;
+    double last;                /* real time; 0 = never */
+    int running;
+    struct blah_refresh *next;
+} blah_refresh;
+
+/* An app's input count as its template says, per project, or why it
+ * cannot be used (the app is unknown); kept for BLAH_TEMPLATE_TTL_S. */
+typedef struct blah_app {
+    long long project_id;
+    char *app;
+    size_t n_inputs;
+    char *error;                /* NULL = usable */
+    double fetched;
+    struct blah_app *next;
+} blah_app;
+
+struct blah_state {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;          /* a group joined or closed, a refresh ended */
+    blah_group *groups;
+    blah_refresh *refreshes;
+    blah_app *apps;
+};
+
+#define BLAH_TEMPLATE_TTL_S 600.0
+
+double blah_clock(void);        /* real time in seconds */
+
+
+/* An ordinary command's request from "<command> 1 <args_text>", parsed by
+ * parse, with req's project; NULL on error (logged). */
+gahp_request *blah_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
+                           const char *args_text, const gahp_request *like);
+
+/* Whether an executor's result tail says success ("NULL" first). */
+int blah_tail_ok(const char *tail);
+/* The message of an error tail (its first token, unescaped), malloc'd. */
+char *blah_tail_message(const char *tail);
+
+/* blah_status.c: send the aborts of cancelled jobs of like's project
+ * whose batch reached the server (after a group's submit, and at each
+ * refresh). */
+void blah_send_aborts(exec_ctx *ctx, const gahp_request *like);
+
+#endif

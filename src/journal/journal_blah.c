@@ -1,0 +1,397 @@
+/*
+ * journal_blah.c - tables blah_groups and blah_jobs: the BLAH dialect's
+ * jobs, the groups that become BOINC batches, cancels and fetched outputs
+ * (see journal_blah.h; doc/journal.md).
+ *
+ * A job's BOINC state is not copied here: its status is the jobs row of
+ * the group's batch (recorded by the status queries), and whether the
+ * group reached the server is its batch row's submit state.
+ */
+#include "journal/journal_blah.h"
+
+#include "journal/journal_internal.h"
+#include "base/strbuf.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The URL with its password (migration 0006 keeps it apart), as the
+ * recovery scan rebuilds it. */
+#define PROJECT_URL_SQL \
+    " CASE WHEN p.url_password IS NULL OR instr(p.url, ':***@') = 0 THEN p.url" \
+    " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
+    " || substr(p.url, instr(p.url, ':***@') + 4) END"
+
+const journal_sql journal_sql_blah[JSTMT_COUNT] = {
+    /* A JobDirectory's live job: the newest not cancelled. */
+    [JSTMT_BLAH_LIVE_JOB] = { "find BLAH job",
+        "SELECT bj.gahp_id FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
+        " WHERE bj.job_dir = ?1 AND g.project_id = ?2 AND bj.cancelled_at IS NULL"
+        " ORDER BY bj.id DESC LIMIT 1" },
+    [JSTMT_BLAH_GROUP_INSERT] = { "insert BLAH group",
+        "INSERT INTO blah_groups (project_id, app, memory_mb, batch_name, state, opened_at)"
+        " VALUES (?1, ?2, ?3, ?4, 'open', ?5)" },
+    [JSTMT_BLAH_GROUP_JOIN] = { "join BLAH group",
+        "UPDATE blah_groups SET njobs = njobs + 1 WHERE id = ?1 AND state = 'open'" },
+    [JSTMT_BLAH_GROUP_SEQ] = { "read BLAH group",
+        "SELECT njobs, batch_name FROM blah_groups WHERE id = ?1" },
+    [JSTMT_BLAH_JOB_INSERT] = { "insert BLAH job",
+        "INSERT INTO blah_jobs (group_id, job_dir, gahp_id, spec, fetch_args, submitted_at)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
+    [JSTMT_BLAH_GROUP_JOBS] = { "read BLAH group jobs",
+        "SELECT gahp_id, spec FROM blah_jobs WHERE group_id = ?1 AND cancelled_at IS NULL"
+        " ORDER BY id" },
+    [JSTMT_BLAH_GROUP_CLOSE] = { "close BLAH group",
+        "UPDATE blah_groups SET state = 'closed', closed_at = ?2, request_id = ?3"
+        " WHERE id = ?1 AND state = 'open'" },
+    [JSTMT_BLAH_GROUP_EMPTY] = { "close empty BLAH group",
+        "UPDATE blah_groups SET state = 'empty', closed_at = ?2 WHERE id = ?1 AND state = 'open'" },
+    [JSTMT_BLAH_JOB_GET] = { "read BLAH job",
+        "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state,"
+        " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state,"
+        " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status"
+        " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
+        " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
+        " LEFT JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id"
+        " WHERE bj.gahp_id = ?1 ORDER BY b.id DESC LIMIT 1" },
+    [JSTMT_BLAH_JOB_CANCEL] = { "cancel BLAH job",
+        "UPDATE blah_jobs SET cancelled_at = coalesce(cancelled_at, ?2),"
+        " abort_state = CASE WHEN abort_state = 0 THEN 1 ELSE abort_state END WHERE id = ?1" },
+    /* Settled: the group's batch was submitted (7) or failed (8), or the
+     * group closed empty; in_batch: the server batch holds the job. */
+    [JSTMT_BLAH_ABORTS_PENDING] = { "read BLAH aborts",
+        "SELECT bj.id, bj.gahp_id, g.batch_name,"
+        " coalesce(b.state = 7 AND EXISTS (SELECT 1 FROM jobs jb WHERE jb.batch_id = b.id"
+        "                                  AND jb.name = bj.gahp_id), 0)"
+        " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
+        " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
+        " WHERE bj.abort_state = 1 AND g.project_id = ?1"
+        "   AND (g.state = 'empty' OR (g.state = 'closed' AND b.state IN (7, 8)))" },
+    [JSTMT_BLAH_ABORT_DONE] = { "record BLAH abort",
+        "UPDATE blah_jobs SET abort_state = 2 WHERE id = ?1" },
+    [JSTMT_BLAH_FETCHED] = { "record BLAH outputs",
+        "UPDATE blah_jobs SET fetched_at = ?2, fetch_result = ?3 WHERE id = ?1" },
+    [JSTMT_BLAH_LIVE_BATCHES] = { "read BLAH batches",
+        "SELECT g.batch_name, coalesce(b.lease, 0) FROM blah_groups g"
+        " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name AND b.state = 7"
+        " WHERE g.project_id = ?1 AND g.state = 'closed'"
+        " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id"
+        "             AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL)"
+        " ORDER BY g.id" },
+    /* Submitted batches none of whose jobs HTCondor waits for: retired. */
+    [JSTMT_BLAH_DONE_BATCHES] = { "read finished BLAH batches",
+        "SELECT g.batch_name, 0 FROM blah_groups g"
+        " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
+        "  AND b.state = 7 AND b.retired = 0"
+        " WHERE g.project_id = ?1 AND g.state = 'closed'"
+        " AND NOT EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id"
+        "                 AND ((bj.fetched_at IS NULL AND bj.cancelled_at IS NULL)"
+        "                      OR bj.abort_state = 1))" },
+    [JSTMT_BLAH_OPEN_GROUPS] = { "read open BLAH groups",
+        "SELECT g.id, g.project_id," PROJECT_URL_SQL ", p.authenticator, g.app,"
+        " g.batch_name, g.memory_mb FROM blah_groups g JOIN projects p ON p.id = g.project_id"
+        " WHERE g.state = 'open' ORDER BY g.id" },
+    [JSTMT_BLAH_JOBS_PRUNE] = { "prune BLAH jobs",
+        "DELETE FROM blah_jobs WHERE (fetched_at IS NOT NULL AND fetched_at < ?1)"
+        " OR (cancelled_at IS NOT NULL AND cancelled_at < ?1 AND abort_state <> 1)" },
+    [JSTMT_BLAH_GROUPS_PRUNE] = { "prune BLAH groups",
+        "DELETE FROM blah_groups WHERE state <> 'open' AND coalesce(closed_at, opened_at) < ?1"
+        " AND NOT EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = blah_groups.id)" },
+};
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+/* ---- joining ------------------------------------------------------------- */
+
+typedef struct {
+    const journal_blah_join_in *in;
+    journal_blah_join_out *out;
+} join_txn;
+
+static int find_live(journal *j, const journal_blah_join_in *in, char **gahp_id)
+{
+    int rc = journal_query(j, JSTMT_BLAH_LIVE_JOB, "ti", in->job_dir, in->project_id);
+    if (rc == 1 && (*gahp_id = dup_col(journal_row(j, JSTMT_BLAH_LIVE_JOB), 0)) == NULL)
+        rc = journal_refuse(j, "find BLAH job", "out of memory");
+    journal_reset(j, JSTMT_BLAH_LIVE_JOB);
+    return rc;
+}
+
+/* The job's id: its group's batch name and its place in the group. */
+static int next_id(journal *j, long long group_id, char **gahp_id)
+{
+    if (journal_run(j, JSTMT_BLAH_GROUP_JOIN, "i", group_id) != 0)
+        return -1;
+    if (sqlite3_changes(journal_db(j)) != 1)
+        return journal_refuse(j, "join BLAH group", "the group is no longer open");
+    int rc = journal_query(j, JSTMT_BLAH_GROUP_SEQ, "i", group_id);
+    if (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_GROUP_SEQ);
+        *gahp_id = str_printf("%s-%lld", (const char *)sqlite3_column_text(st, 1),
+                              (long long)sqlite3_column_int64(st, 0));
+        rc = *gahp_id != NULL ? 0 : journal_refuse(j, "join BLAH group", "out of memory");
+    } else if (rc == 0) {
+        rc = journal_refuse(j, "join BLAH group", "no such group");
+    }
+    journal_reset(j, JSTMT_BLAH_GROUP_SEQ);
+    return rc;
+}
+
+static int join(journal *j, void *arg)
+{
+    join_txn *t = arg;
+    const journal_blah_join_in *in = t->in;
+    int rc = find_live(j, in, &t->out->gahp_id);
+    if (rc != 0) {
+        t->out->existing = rc == 1;
+        return rc == 1 ? 0 : -1;
+    }
+    long long group = in->group_id;
+    if (group == 0) {
+        if (journal_run(j, JSTMT_BLAH_GROUP_INSERT, "itdtd", in->project_id, in->app,
+                        in->memory_mb, in->new_batch, in->now) != 0)
+            return -1;
+        group = sqlite3_last_insert_rowid(journal_db(j));
+    }
+    if (next_id(j, group, &t->out->gahp_id) != 0 ||
+        journal_run(j, JSTMT_BLAH_JOB_INSERT, "ittttd", group, in->job_dir, t->out->gahp_id,
+                    in->spec, in->fetch_args, in->now) != 0)
+        return -1;
+    t->out->group_id = group;
+    return 0;
+}
+
+int journal_blah_join(journal *j, const journal_blah_join_in *in, journal_blah_join_out *out)
+{
+    memset(out, 0, sizeof *out);
+    join_txn t = { in, out };
+    int rc = journal_txn(j, join, &t);
+    if (rc != 0) {
+        free(out->gahp_id);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+/* ---- closing ------------------------------------------------------------- */
+
+int journal_blah_group_jobs(journal *j, long long group_id, journal_blah_job_fn fn, void *arg)
+{
+    int rc = journal_query(j, JSTMT_BLAH_GROUP_JOBS, "i", group_id);
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_GROUP_JOBS);
+        if (fn((const char *)sqlite3_column_text(st, 0),
+               (const char *)sqlite3_column_text(st, 1), arg) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, JSTMT_BLAH_GROUP_JOBS);
+    }
+    journal_reset(j, JSTMT_BLAH_GROUP_JOBS);
+    return rc < 0 ? -1 : 0;
+}
+
+typedef struct {
+    long long group_id, session_id, project_id;
+    const char *command, *args;
+    size_t njobs;
+    double now;
+    long long *request_row;
+} close_txn;
+
+static int close_group(journal *j, void *arg)
+{
+    close_txn *c = arg;
+    *c->request_row = 0;
+    if (c->njobs == 0)
+        return journal_run(j, JSTMT_BLAH_GROUP_EMPTY, "id", c->group_id, c->now);
+    long long row;
+    if (journal_request_insert(j, c->session_id, (long)c->group_id, c->command, c->args,
+                               c->project_id, c->now, &row) != 0 ||
+        journal_run(j, JSTMT_BLAH_GROUP_CLOSE, "idi", c->group_id, c->now, row) != 0)
+        return -1;
+    if (sqlite3_changes(journal_db(j)) != 1)
+        return journal_refuse(j, "close BLAH group", "the group is no longer open");
+    *c->request_row = row;
+    return 0;
+}
+
+int journal_blah_group_close(journal *j, long long group_id, long long session_id,
+                             const char *command, const char *args, long long project_id,
+                             size_t njobs, double now, long long *request_row)
+{
+    close_txn c = { group_id, session_id, project_id, command, args, njobs, now, request_row };
+    return journal_txn(j, close_group, &c);
+}
+
+/* ---- one job --------------------------------------------------------------- */
+
+void journal_blah_job_free(journal_blah_job *job)
+{
+    free(job->gahp_id);
+    free(job->batch);
+    free(job->group_state);
+    free(job->fetch_args);
+    free(job->fetch_result);
+    free(job->batch_error);
+    free(job->boinc_status);
+    memset(job, 0, sizeof *job);
+}
+
+static int read_job(sqlite3_stmt *st, journal_blah_job *out)
+{
+    out->row = sqlite3_column_int64(st, 0);
+    out->group_id = sqlite3_column_int64(st, 1);
+    out->project_id = sqlite3_column_int64(st, 2);
+    out->gahp_id = dup_col(st, 3);
+    out->batch = dup_col(st, 4);
+    out->group_state = dup_col(st, 5);
+    out->fetch_args = dup_col(st, 6);
+    out->cancelled = sqlite3_column_int(st, 7);
+    out->abort_state = sqlite3_column_int(st, 8);
+    out->fetched = sqlite3_column_int(st, 9);
+    out->fetch_result = dup_col(st, 10);
+    out->batch_state = sqlite3_column_int(st, 11);
+    out->batch_error = dup_col(st, 12);
+    out->boinc_status = dup_col(st, 13);
+    /* NOT NULL columns: a NULL copy is out of memory */
+    return out->gahp_id && out->batch && out->group_state && out->fetch_args ? 0 : -1;
+}
+
+int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out, int *found)
+{
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    int rc = journal_query(j, JSTMT_BLAH_JOB_GET, "t", gahp_id);
+    if (rc == 1) {
+        *found = 1;
+        if (read_job(journal_row(j, JSTMT_BLAH_JOB_GET), out) != 0)
+            rc = journal_refuse(j, "read BLAH job", "out of memory");
+    }
+    journal_reset(j, JSTMT_BLAH_JOB_GET);
+    if (rc < 0) {
+        journal_blah_job_free(out);
+        *found = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int journal_blah_cancel(journal *j, long long row, double now)
+{
+    return journal_run_txn(j, JSTMT_BLAH_JOB_CANCEL, "id", row, now);
+}
+
+int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg)
+{
+    /* Rows are copied first: fn sends RPCs and writes, which must not
+     * happen while this statement holds its read. */
+    typedef struct { long long row; char *id, *batch; int in_batch; } pending;
+    pending *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = journal_query(j, JSTMT_BLAH_ABORTS_PENDING, "i", project_id);
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_ABORTS_PENDING);
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            pending *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL) {
+                rc = -1;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[n] = (pending){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                          sqlite3_column_int(st, 3) };
+        if (v[n++].batch == NULL) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, JSTMT_BLAH_ABORTS_PENDING);
+    }
+    journal_reset(j, JSTMT_BLAH_ABORTS_PENDING);
+    for (size_t i = 0; i < n; i++) {
+        if (rc >= 0 && v[i].id != NULL && fn(v[i].row, v[i].id, v[i].batch, v[i].in_batch, arg) != 0)
+            rc = -1;
+        free(v[i].id);
+        free(v[i].batch);
+    }
+    free(v);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_abort_done(journal *j, long long row)
+{
+    return journal_run_txn(j, JSTMT_BLAH_ABORT_DONE, "i", row);
+}
+
+int journal_blah_fetched(journal *j, long long row, const char *result, double now)
+{
+    return journal_run_txn(j, JSTMT_BLAH_FETCHED, "idt", row, now, result);
+}
+
+static int batch_names(journal *j, jstmt id, long long project_id, journal_blah_name_fn fn,
+                       void *arg)
+{
+    int rc = journal_query(j, id, "i", project_id);
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, id);
+        if (fn((const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1),
+               arg) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, id);
+    }
+    journal_reset(j, id);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_live_batches(journal *j, long long project_id, journal_blah_name_fn fn,
+                              void *arg)
+{
+    return batch_names(j, JSTMT_BLAH_LIVE_BATCHES, project_id, fn, arg);
+}
+
+int journal_blah_done_batches(journal *j, long long project_id, journal_blah_name_fn fn,
+                              void *arg)
+{
+    return batch_names(j, JSTMT_BLAH_DONE_BATCHES, project_id, fn, arg);
+}
+
+int journal_blah_open_groups(journal *j, journal_blah_group_fn fn, void *arg)
+{
+    int rc = journal_query(j, JSTMT_BLAH_OPEN_GROUPS, "");
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_OPEN_GROUPS);
+        journal_blah_group g = {
+            sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+            (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+            (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 5),
+            sqlite3_column_double(st, 6) };
+        if (fn(&g, arg) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, JSTMT_BLAH_OPEN_GROUPS);
+    }
+    journal_reset(j, JSTMT_BLAH_OPEN_GROUPS);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_prune(journal *j, double cutoff, long long *deleted)
+{
+    if (journal_run(j, JSTMT_BLAH_JOBS_PRUNE, "d", cutoff) != 0)
+        return -1;
+    *deleted += sqlite3_changes(journal_db(j));
+    if (journal_run(j, JSTMT_BLAH_GROUPS_PRUNE, "d", cutoff) != 0)
+        return -1;
+    *deleted += sqlite3_changes(journal_db(j));
+    return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * journal_blah.h - the journal of the BLAH dialect (HTCondor 10.0-25.x,
+ * grid_resource = batch boinc): tables blah_groups and blah_jobs
+ * (migrations/0015_blah.sql; doc/journal.md).
+ *
+ *   journal_blah_join         a BLAH_JOB_SUBMIT: the job's live row, or a
+ *                             new row in a group (a new group if asked)
+ *   journal_blah_group_jobs   the jobs a closing group submits
+ *   journal_blah_group_close  the group's internal submit request, or empty
+ *   journal_blah_job_get      one job with its group, batch and status
+ *   journal_blah_cancel       BLAH_JOB_CANCEL: cancelled, abort pending
+ *   journal_blah_aborts       jobs whose abort is still to be sent
+ *   journal_blah_abort_done
+ *   journal_blah_fetched      outputs delivered into Iwd, with the result
+ *   journal_blah_live_batches batches with jobs HTCondor still waits for
+ *   journal_blah_open_groups  groups no leader closed (start-up)
+ *   journal_blah_prune        retention (journal_prune.c)
+ */
+#ifndef BOINC_GAHP_JOURNAL_BLAH_H
+#define BOINC_GAHP_JOURNAL_BLAH_H
+
+#include "journal/journal.h"
+
+typedef struct {
+    long long project_id;
+    const char *job_dir;
+    const char *app;
+    double memory_mb;
+    long long group_id;         /* the open group to join, or 0: a new one */
+    const char *new_batch;      /* the new group's batch name (group_id 0) */
+    const char *spec;           /* the job's BOINC_SUBMIT fields after its name */
+    const char *fetch_args;     /* BOINC_FETCH_OUTPUT fields after the job */
+    double now;
+} journal_blah_join_in;
+
+typedef struct {
+    char *gahp_id;              /* the job's id (malloc'd) */
+    int existing;               /* 1: a live job of this JobDirectory */
+    long long group_id;         /* the group it joined (0 when existing) */
+} journal_blah_join_out;
+
+/* One write transaction.  0 or -1. */
+int journal_blah_join(journal *j, const journal_blah_join_in *in, journal_blah_join_out *out);
+
+/* The uncancelled jobs of a group, in joining order: fn(gahp_id, spec). */
+typedef int (*journal_blah_job_fn)(const char *gahp_id, const char *spec, void *arg);
+int journal_blah_group_jobs(journal *j, long long group_id, journal_blah_job_fn fn, void *arg);
+
+/* Close an open group: with njobs > 0, insert its internal request
+ * (command, client id = group id, args, project) and record it; with 0,
+ * the group is empty.  *request_row = 0 when the group was not open.
+ * One write transaction. */
+int journal_blah_group_close(journal *j, long long group_id, long long session_id,
+                             const char *command, const char *args, long long project_id,
+                             size_t njobs, double now, long long *request_row);
+
+typedef struct {
+    long long row;
+    long long group_id;
+    long long project_id;
+    char *gahp_id;
+    char *batch;                /* the group's batch name */
+    char *group_state;          /* open, closed, empty */
+    char *fetch_args;
+    int cancelled;
+    int abort_state;
+    int fetched;
+    char *fetch_result;         /* NULL until fetched */
+    int batch_state;            /* batches.state, -1 = no batch row yet */
+    char *batch_error;          /* batches.error */
+    char *boinc_status;         /* jobs.status, NULL = not known */
+} journal_blah_job;
+
+/* 0 with *found, or -1. */
+int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out, int *found);
+void journal_blah_job_free(journal_blah_job *job);
+
+int journal_blah_cancel(journal *j, long long row, double now);
+/* Jobs cancelled whose abort is not sent, in closed groups of project:
+ * fn(row, gahp_id, batch, in_batch) with in_batch 1 when the server
+ * batch holds the job (a job cancelled before its group closed is not). */
+typedef int (*journal_blah_abort_fn)(long long row, const char *gahp_id, const char *batch,
+                                     int in_batch, void *arg);
+int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg);
+int journal_blah_abort_done(journal *j, long long row);
+
+int journal_blah_fetched(journal *j, long long row, const char *result, double now);
+
+/* Batch names of submitted groups of project with a job neither fetched
+ * nor cancelled: fn(batch, its lease (0 = never set)); fn must not use j. */
+typedef int (*journal_blah_name_fn)(const char *name, double lease, void *arg);
+int journal_blah_live_batches(journal *j, long long project_id, journal_blah_name_fn fn,
+                              void *arg);
+/* Submitted, not retired batches whose every job was fetched or cancelled
+ * (and aborted): fn(batch, 0). */
+int journal_blah_done_batches(journal *j, long long project_id, journal_blah_name_fn fn,
+                              void *arg);
+
+/* A group still open (start-up): its project with the authenticator. */
+typedef struct {
+    long long id, project_id;
+    const char *url, *authenticator, *app, *batch;
+    double memory_mb;
+} journal_blah_group;
+/* fn(group) for every open group; fn must not use j (the rows are being
+ * read). */
+typedef int (*journal_blah_group_fn)(const journal_blah_group *g, void *arg);
+int journal_blah_open_groups(journal *j, journal_blah_group_fn fn, void *arg);
+
+/* Inside a write transaction: jobs fetched or cancelled before cutoff,
+ * then closed groups left without jobs; *deleted counts rows. */
+int journal_blah_prune(journal *j, double cutoff, long long *deleted);
+
+#endif

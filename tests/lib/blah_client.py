@@ -1,0 +1,149 @@
+"""A model of the BLAH client of HTCondor 10.0-25.x's grid manager
+(grid_resource = batch boinc), written from what the real 25.0.13 grid
+manager was seen to send and accept (../shared/real/htcondor25/README.md,
+conversation.log): the start-up COMMANDS, ASYNC_MODE_ON, BLAH_PING <id>
+boinc; one BLAH_JOB_SUBMIT per job with the ad INFNBatchJob::buildSubmitAd
+makes (attributes in its order, JobDirectory = home_bl_<sandbox id>);
+BLAH_JOB_STATUS per job; BLAH_JOB_CANCEL on condor_rm and condor_hold; and
+the grid manager's own checks of every result line (an exact token count:
+anything else is an ASSERT that kills the grid manager).
+
+The tests drive the real boinc_gahp with it; where this model and the
+real client disagree, the real one wins (make check-real runs it)."""
+import itertools
+
+from gahp_client import Gahp, escape, split_tokens
+
+# Token counts the grid manager asserts on each result (after the id).
+RESULT_TOKENS = {"BLAH_JOB_SUBMIT": 3, "BLAH_JOB_STATUS": 4, "BLAH_JOB_CANCEL": 2,
+                 "BLAH_PING": 2}
+
+
+def classad_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def submit_ad(iwd, job_dir, queue="uppercase", arguments="", transfer_input=None,
+              out="out.txt", err="err.txt", infile="/dev/null", transfer_output=None,
+              remaps=None, extra=None):
+    """The ad as buildSubmitAd unparses it (the order seen from 25.0.13)."""
+    attrs = [("In", classad_string(infile)), ("Cmd", classad_string("/bin/true")),
+             ("Err", classad_string(err)), ("Iwd", classad_string(str(iwd))),
+             ("Out", classad_string(out))]
+    if queue is not None:
+        attrs.append(("Queue", classad_string(queue)))
+    attrs += [("gridtype", classad_string("boinc")),
+              ("Arguments", classad_string(arguments)),
+              ("Environment", classad_string("")),
+              ("GridResource", classad_string("batch boinc")),
+              ("JobDirectory", classad_string(job_dir))]
+    if transfer_input is not None:
+        attrs.append(("TransferInput", classad_string(transfer_input)))
+    if transfer_output is not None:
+        attrs.append(("TransferOutput", classad_string(transfer_output)))
+    if remaps is not None:
+        attrs.append(("TransferOutputRemaps", classad_string(remaps)))
+    for k, v in (extra or {}).items():
+        attrs.append((k, v))
+    return "[ " + "; ".join("%s = %s" % kv for kv in attrs) + " ]"
+
+
+def parse_status_ad(text):
+    """The status ad's attributes (string values unquoted)."""
+    assert text.startswith("[") and text.endswith("]"), text
+    out = {}
+    body = text[1:-1]
+    i = 0
+    while i < len(body):
+        j = body.find("=", i)
+        if j < 0:
+            break
+        name = body[i:j].strip().lstrip(";").strip()
+        k = j + 1
+        while body[k] == " ":
+            k += 1
+        if body[k] == '"':
+            v, k = [], k + 1
+            while body[k] != '"':
+                if body[k] == "\\":
+                    k += 1
+                    v.append({"n": "\n", "t": "\t"}.get(body[k], body[k]))
+                else:
+                    v.append(body[k])
+                k += 1
+            out[name] = "".join(v)
+            k += 1
+        else:
+            e = body.find(";", k)
+            e = len(body) if e < 0 else e
+            out[name] = body[k:e].strip()
+            k = e
+        i = k + 1
+    return out
+
+
+class BlahClient:
+    """One grid manager's conversation with one boinc_gahp process."""
+
+    def __init__(self, journal, args=(), env=None, stderr_path=None):
+        self.gahp = Gahp(journal, args=list(args), env=env, stderr_path=stderr_path)
+        self._ids = itertools.count(2)      # request ids start at 2, as observed
+        self.pending = {}                   # id -> command
+        self.results = {}                   # id -> tokens after the id
+
+    def start_up(self):
+        reply = self.gahp.command("COMMANDS")
+        assert reply.startswith("S "), reply
+        self.commands = reply.split()[1:]
+        for c in RESULT_TOKENS:
+            assert c in self.commands, (c, reply)
+        assert self.gahp.command("ASYNC_MODE_ON") == "S"
+        self.gahp.async_mode = True
+        return self.call("BLAH_PING", "boinc")
+
+    def start(self, command, *args):
+        rid = next(self._ids)
+        line = " ".join([command, str(rid)] + [escape(str(a)) for a in args])
+        reply = self.gahp.command(line)
+        assert reply == "S", "Bad %s Request: %r" % (command, reply)
+        self.pending[rid] = command
+        return rid
+
+    def collect(self, timeout=60):
+        """One RESULTS round (after an R, as the grid manager does)."""
+        for line in self.gahp.wait_results(1, timeout=timeout):
+            toks = split_tokens(line)
+            rid = int(toks[0])
+            command = self.pending.pop(rid)
+            want = RESULT_TOKENS[command]
+            assert len(toks) - 1 == want, "Bad %s Result: %r" % (command, line)
+            self.results[rid] = toks[1:]
+
+    def wait(self, rid, timeout=60):
+        import time
+        deadline = time.monotonic() + timeout
+        while rid not in self.results:
+            self.collect(timeout=max(0.1, deadline - time.monotonic()))
+        return self.results.pop(rid)
+
+    def call(self, command, *args, timeout=60):
+        return self.wait(self.start(command, *args), timeout)
+
+    # ---- the commands, with the grid manager's reading of each ------------
+    def submit(self, ad, timeout=60):
+        rc, err, job = self.call("BLAH_JOB_SUBMIT", ad, timeout=timeout)
+        return int(rc), err, job
+
+    def status(self, job, timeout=60):
+        rc, err, status, ad = self.call("BLAH_JOB_STATUS", job, timeout=timeout)
+        return int(rc), err, int(status), (parse_status_ad(ad) if ad != "NULL" else None)
+
+    def cancel(self, job, timeout=60):
+        rc, err = self.call("BLAH_JOB_CANCEL", job, timeout=timeout)
+        return int(rc), err
+
+    def kill(self):
+        self.gahp.kill()
+
+    def stop(self):
+        self.gahp.stop_cleanly()
