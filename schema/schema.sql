@@ -308,6 +308,7 @@ CREATE TABLE blah_jobs (
     submitted_at REAL NOT NULL,
     cancelled_at REAL,
     abort_state  INTEGER NOT NULL DEFAULT 0 CHECK (abort_state BETWEEN 0 AND 2),
+    fetch_started_at REAL,
     fetched_at   REAL,
     fetch_result TEXT
 );

@@ -28,6 +28,7 @@
 #include "journal/journal_blah.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
+#include "base/testpoint.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -436,6 +437,7 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
         free(args);
         return NULL;
     }
+    testpoint("blah.closed");
     gahp_request *req = NULL;
     if (row > 0) {
         req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT, args, like);
@@ -458,6 +460,7 @@ static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
 {
     double started = journal_now();
     char *tail = exec_submit(ctx, sreq);
+    testpoint("blah.group_submitted");
     journal_completion c = { sreq->journal_id, started, journal_now(),
                              tail != NULL ? tail : "out\\ of\\ memory", 0 };
     if (journal_requests_complete(ctx->journal, &c, 1) != 0 ||
@@ -604,6 +607,7 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req)
         free(batch);
         return blah_submit_fail(journal_errmsg(ctx->journal));
     }
+    testpoint("blah.joined");
     if (out.existing)
         log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, out.gahp_id);
     else

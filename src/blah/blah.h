@@ -42,6 +42,10 @@ void blah_state_free(struct blah_state *s);
  * session).  Returns the number of groups closed, or -1 (logged).
  */
 typedef void (*blah_run_fn)(gahp_request *req, void *arg);
+/* Start-up, before any fetch of this run: the temp files interrupted
+ * fetches of BLAH jobs left in their Iwd.  Returns the count of jobs
+ * cleaned after, or -1 (logged). */
+int blah_remove_leftovers(exec_ctx *ctx);
 int blah_close_open_groups(exec_ctx *ctx, blah_run_fn run, void *arg);
 
 #endif

@@ -25,6 +25,7 @@
 #include "wire/classad.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
+#include "base/testpoint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,10 @@ static void refresh(exec_ctx *ctx, const gahp_request *like)
 /* Fetch a DONE job's outputs into Iwd; the completed tail or an error. */
 static char *fetch_done(exec_ctx *ctx, const gahp_request *req, const journal_blah_job *job)
 {
+    /* Noted first, so that a start-up after a crash in the middle removes
+     * the temp files this fetch may leave in Iwd (blah_remove_leftovers). */
+    if (journal_blah_fetch_started(ctx->journal, job->row, journal_now()) != 0)
+        return blah_status_fail(journal_errmsg(ctx->journal));
     char *args = one_name_args(job->gahp_id, NULL);
     char *full = args != NULL ? str_printf("%s %s", args, job->fetch_args) : NULL;
     free(args);
@@ -304,6 +309,7 @@ static char *fetch_done(exec_ctx *ctx, const gahp_request *req, const journal_bl
     free(full);
     if (tail == NULL)
         return NULL;
+    testpoint("blah.fetched");
     if (!blah_tail_ok(tail)) {
         char *msg = blah_tail_message(tail);
         free(tail);
@@ -442,4 +448,42 @@ char *exec_blah_ping(exec_ctx *ctx, const gahp_request *req)
     char *out = blah_fail(msg != NULL ? msg : "ping failed");
     free(msg);
     return out;
+}
+
+/* ---- start-up ------------------------------------------------------------------- */
+
+typedef struct {
+    const gahp_request *like;
+    size_t n;
+} leftovers;
+
+static int remove_one(const char *gahp_id, const char *fetch_args, void *arg)
+{
+    leftovers *l = arg;
+    char *args = one_name_args(gahp_id, NULL);
+    char *full = args != NULL ? str_printf("%s %s", args, fetch_args) : NULL;
+    gahp_request *r = full != NULL ? blah_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch,
+                                                  "BOINC_FETCH_OUTPUT", full, l->like) : NULL;
+    if (r != NULL) {
+        exec_fetch_remove_leftovers(r);
+        l->n++;
+    }
+    gahp_request_free(r);
+    free(full);
+    free(args);
+    return 0;
+}
+
+int blah_remove_leftovers(exec_ctx *ctx)
+{
+    /* The callback only removes files: no journal work under the read. */
+    gahp_request like = { 0 };
+    like.project_url = "";
+    like.authenticator = "";
+    leftovers l = { &like, 0 };
+    if (journal_blah_interrupted_fetches(ctx->journal, remove_one, &l) != 0) {
+        log_error("BLAH: interrupted fetches cannot be read: %s", journal_errmsg(ctx->journal));
+        return -1;
+    }
+    return (int)l.n;
 }

@@ -72,6 +72,11 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "UPDATE blah_jobs SET abort_state = 2 WHERE id = ?1" },
     [JSTMT_BLAH_FETCHED] = { "record BLAH outputs",
         "UPDATE blah_jobs SET fetched_at = ?2, fetch_result = ?3 WHERE id = ?1" },
+    [JSTMT_BLAH_FETCH_START] = { "record BLAH fetch start",
+        "UPDATE blah_jobs SET fetch_started_at = ?2 WHERE id = ?1" },
+    [JSTMT_BLAH_INTERRUPTED_FETCHES] = { "read interrupted BLAH fetches",
+        "SELECT gahp_id, fetch_args FROM blah_jobs"
+        " WHERE fetch_started_at IS NOT NULL AND fetched_at IS NULL" },
     [JSTMT_BLAH_LIVE_BATCHES] = { "read BLAH batches",
         "SELECT g.batch_name, coalesce(b.lease, 0) FROM blah_groups g"
         " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name AND b.state = 7"
@@ -394,4 +399,25 @@ int journal_blah_prune(journal *j, double cutoff, long long *deleted)
         return -1;
     *deleted += sqlite3_changes(journal_db(j));
     return 0;
+}
+
+int journal_blah_fetch_started(journal *j, long long row, double now)
+{
+    return journal_run_txn(j, JSTMT_BLAH_FETCH_START, "id", row, now);
+}
+
+int journal_blah_interrupted_fetches(journal *j, journal_blah_job_fn fn, void *arg)
+{
+    int rc = journal_query(j, JSTMT_BLAH_INTERRUPTED_FETCHES, "");
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_INTERRUPTED_FETCHES);
+        if (fn((const char *)sqlite3_column_text(st, 0),
+               (const char *)sqlite3_column_text(st, 1), arg) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, JSTMT_BLAH_INTERRUPTED_FETCHES);
+    }
+    journal_reset(j, JSTMT_BLAH_INTERRUPTED_FETCHES);
+    return rc < 0 ? -1 : 0;
 }

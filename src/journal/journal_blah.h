@@ -85,6 +85,11 @@ int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn 
 int journal_blah_abort_done(journal *j, long long row);
 
 int journal_blah_fetched(journal *j, long long row, const char *result, double now);
+/* Before a fetch writes into Iwd: what start-up cleans after a crash. */
+int journal_blah_fetch_started(journal *j, long long row, double now);
+/* Jobs whose fetch started and never finished: fn(gahp_id, fetch_args);
+ * fn must not use j. */
+int journal_blah_interrupted_fetches(journal *j, journal_blah_job_fn fn, void *arg);
 
 /* Batch names of submitted groups of project with a job neither fetched
  * nor cancelled: fn(batch, its lease (0 = never set)); fn must not use j. */

@@ -219,6 +219,8 @@ int recovery_blah_groups(journal *j, workers *w, protocol *p, const gahp_config 
     ctx.journal = j;
     ctx.config = cfg;
     ctx.session_id = session_id;
+    if (blah_remove_leftovers(&ctx) < 0)
+        return -1;
     int n = blah_close_open_groups(&ctx, run_in_background, w);
     if (n > 0)
         log_info("recovery: %d BLAH batch%s closed and submitted", n, n == 1 ? "" : "es");

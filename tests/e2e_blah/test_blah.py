@@ -1,0 +1,313 @@
+"""The BLAH dialect (HTCondor 10.0-25.x, grid_resource = batch boinc;
+issue 32) end to end: the real boinc_gahp over pipes, driven the way the
+real 25.0 grid manager drives it (tests/lib/blah_client.py), against the
+real emulator on 127.0.0.1 (manual clock: jobs run when a test says so).
+
+Exactly once: one HTCondor job (one JobDirectory) is one BOINC job, and a
+cluster that arrives together is one BOINC batch, whatever is repeated;
+after BLAH_JOB_CANCEL the same JobDirectory gets a new BOINC job."""
+import os
+import time
+
+import pytest
+
+from blah_client import submit_ad
+from conftest import FAST
+
+
+def stage(iwd, name, text):
+    (iwd / name).write_text(text)
+
+
+def submit_all(client, ads):
+    """Every submit in flight before any result is read, as the grid
+    manager sends a cluster's submits."""
+    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
+    out = []
+    for rid in rids:
+        rc, err, job = client.wait(rid)
+        out.append((int(rc), err, job))
+    return out
+
+
+def cluster(iwd, n, prefix="home_bl_127.0.0.1_9618_schedd_1", **kw):
+    ads = []
+    for k in range(n):
+        stage(iwd, "in.%d" % k, "job %d input\n" % k)
+        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
+                             transfer_output="out", remaps="out = out.%d" % k,
+                             out="out.txt.%d" % k, err="err.txt.%d" % k, **kw))
+    return ads
+
+
+def wait_statuses(client, jobs, want, emu=None, timeout=60):
+    """Poll every job (as the grid manager does, one request per job) until
+    each has status want; the emulator's clock is moved on between rounds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = {j: client.status(j) for j in jobs}
+        if all(s[2] == want for s in got.values()):
+            return got
+        assert time.monotonic() < deadline, {j: s[2] for j, s in got.items()}
+        if emu is not None:
+            emu.run(max_seconds=600)
+        time.sleep(0.2)
+
+
+def batch_count(emu):
+    return len(emu.state()["batches"])
+
+
+def wait_batches(emu, n, timeout=30):
+    """Until the server has n batches (the group closes after its window)."""
+    deadline = time.monotonic() + timeout
+    while batch_count(emu) < n:
+        assert time.monotonic() < deadline, "the batch did not reach the server"
+        time.sleep(0.1)
+    time.sleep(0.3)     # the submit's last steps (submit_batch) finish
+
+
+# ---- start-up ----------------------------------------------------------------
+
+def test_commands_list_both_dialects_and_ping_answers(client):
+    for c in ("BLAH_JOB_SUBMIT", "BLAH_JOB_STATUS", "BLAH_JOB_CANCEL", "BLAH_PING",
+              "BOINC_SUBMIT", "BOINC_SELECT_PROJECT"):
+        assert c in client.commands
+    # internal commands are never offered
+    assert "BLAH_GROUP_SUBMIT" not in client.commands
+    assert "BLAH_GROUP_LEAD" not in client.commands
+    assert client.call("BLAH_PING", "boinc") == ["0", "NULL"]
+
+
+def test_no_project_configured_fails_the_ping_with_the_fix(make_client, tmp_path):
+    empty = tmp_path / "empty.conf"
+    empty.write_text("")
+    c = make_client(cfg=empty, start=False)
+    c.gahp.command("COMMANDS")
+    rc, err = c.call("BLAH_PING", "boinc")
+    assert rc == "1" and "project_url" in err and "authenticator_file" in err
+
+
+def test_internal_commands_are_not_accepted_from_the_client(client):
+    assert client.gahp.command("BLAH_GROUP_SUBMIT 7 b uppercase 0 NULL NULL NULL NULL NULL NULL") == "E"
+    assert client.gahp.command("BLAH_GROUP_LEAD 8 1") == "E"
+
+
+# ---- a cluster: one batch, outputs in Iwd ----------------------------------------
+
+def test_cluster_is_one_batch_and_outputs_land_in_iwd(client, emu, iwd):
+    results = submit_all(client, cluster(iwd, 25))
+    assert all(rc == 0 and err == "NULL" for rc, err, _ in results), results
+    jobs = [job for _, _, job in results]
+    assert len(set(jobs)) == 25
+    # the jobs wait to be sent: idle
+    wait_statuses(client, jobs, 1)
+    wait_batches(emu, 1)
+    wait_statuses(client, jobs, 1)
+    assert batch_count(emu) == 1
+    c = emu.counters()
+    assert c["rpc"]["create_batch"] == 1 and c["rpc"]["submit_batch"] == 1
+    assert sorted(c["jobs_by_name"]) == sorted(jobs)
+    assert set(c["jobs_by_name"].values()) == {1}
+    done = wait_statuses(client, jobs, 4, emu=emu)
+    for k, job in enumerate(jobs):
+        rc, err, status, ad = done[job]
+        assert (rc, err, status) == (0, "NULL", 4)
+        assert ad["BatchJobId"] == job and ad["JobStatus"] == "4" and ad["ExitCode"] == "0"
+        assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
+        # the BOINC stderr of the job is its Err
+        assert "stderr_txt" in (iwd / ("err.txt.%d" % k)).read_text()
+
+
+def test_arguments_reach_the_job_exactly(client, emu, iwd):
+    stage(iwd, "in", "x")
+    ad = submit_ad(iwd, "home_bl_args.0_1", transfer_input="in", transfer_output="out",
+                   arguments="one --two=2 'three'")
+    rc, err, job = client.submit(ad)
+    assert rc == 0, err
+    wait_statuses(client, [job], 4, emu=emu)
+    text = (iwd / "err.txt").read_text()
+    assert "argument 1: [one]" in text
+    assert "argument 2: [--two=2]" in text
+    assert "argument 3: [three]" in text
+
+
+def test_a_repeated_submit_gets_the_same_job(client, emu, iwd):
+    ads = cluster(iwd, 3)
+    first = [job for _, _, job in submit_all(client, ads)]
+    again = [job for _, _, job in submit_all(client, ads)]
+    assert first == again
+    wait_batches(emu, 1)
+    wait_statuses(client, first, 1)
+    assert set(emu.counters()["jobs_by_name"].values()) == {1}
+    assert len(emu.counters()["jobs_by_name"]) == 3
+
+
+# ---- refusals: an error result, the job held with the reason -----------------------
+
+@pytest.mark.parametrize("kw, words", [
+    ({"queue": "no_such_app"}, ["no_such_app", "batch_queue"]),
+    ({"queue": None}, ["batch_queue", "blah_default_app"]),
+    ({"transfer_input": "missing.txt"}, ["missing.txt", "No such file"]),
+    ({"transfer_input": "in.0,in.1"}, ["takes 1 input file", "gives 2"]),
+    ({"transfer_input": "in.0", "arguments": "a 'b"}, ["arguments", "quote"]),
+    ({"transfer_input": "in.0", "arguments": "''"}, ["argument"]),
+    ({"transfer_input": "in.0", "arguments": "'two words'"}, ["white space"]),
+    ({"transfer_input": "in.0", "extra": {"BatchProject": '"other"'}}, ["batch_project", "other"]),
+])
+def test_a_job_that_cannot_run_is_refused_with_the_fix(client, emu, iwd, kw, words):
+    stage(iwd, "in.0", "a")
+    stage(iwd, "in.1", "b")
+    rc, err, job = client.submit(submit_ad(iwd, "home_bl_bad.0_1", **kw))
+    assert rc == 1 and job == "NULL"
+    for w in words:
+        assert w in err, (w, err)
+    assert batch_count(emu) == 0
+
+
+def test_an_ad_that_is_not_a_classad_is_refused(client):
+    rc, err, job = client.submit("[ Iwd = \"/tmp\"; JobDirectory = ")
+    assert rc == 1 and "job ad" in err and job == "NULL"
+    rc, err, job = client.submit('[ Iwd = "/tmp" ]')
+    assert rc == 1 and "JobDirectory" in err
+
+
+def test_unknown_job_status_is_an_error_with_five_tokens(client):
+    rc, err, status, ad = client.status("bgahp_nothing-1")
+    assert rc == 1 and "bgahp_nothing-1" in err and status == 0 and ad is None
+
+
+# ---- cancel, hold and release ----------------------------------------------------------
+
+def test_cancel_aborts_and_a_release_makes_a_new_boinc_job(client, emu, iwd):
+    ad = cluster(iwd, 1)[0]
+    rc, _, job = client.submit(ad)
+    wait_batches(emu, 1)
+    emu.advance(0)                          # sent to a host: in progress
+    wait_statuses(client, [job], 2)
+    assert client.cancel(job) == (0, "NULL")
+    assert client.cancel(job) == (0, "NULL")        # idempotent
+    assert emu.counters()["rpc"]["abort_jobs"] == 1
+    assert client.status(job)[2] == 3
+    # condor_release: the same ad, byte for byte
+    rc, _, job2 = client.submit(ad)
+    assert rc == 0 and job2 != job
+    done = wait_statuses(client, [job2], 4, emu=emu)
+    assert done[job2][3]["ExitCode"] == "0"
+    assert (iwd / "out.0").read_text() == "JOB 0 INPUT\n"
+    assert emu.job_state(job)["status"] == "ERROR"      # aborted on the server
+
+
+def test_cancel_before_the_batch_closes_leaves_the_job_out(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "2", "--blah-status-interval", "0"))
+    results = submit_all(c, cluster(iwd, 3))
+    jobs = [j for _, _, j in results]
+    assert c.cancel(jobs[1]) == (0, "NULL")
+    wait_statuses(c, [jobs[0], jobs[2]], 1)
+    deadline = time.monotonic() + 20
+    while batch_count(emu) == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    wait_statuses(c, [jobs[0], jobs[2]], 4, emu=emu)
+    assert sorted(emu.counters()["jobs_by_name"]) == sorted([jobs[0], jobs[2]])
+    assert emu.counters()["rpc"]["abort_jobs"] == 0
+
+
+def test_a_failed_boinc_job_is_held_with_a_reason(client, emu, iwd):
+    ad = cluster(iwd, 1)[0]
+    emu.default_behaviour("crash")
+    rc, _, job = client.submit(ad)
+    wait_batches(emu, 1)
+    got = wait_statuses(client, [job], 5, emu=emu)
+    rc, err, status, sad = got[job]
+    assert rc == 0 and "ended in error" in sad["HoldReason"] and job in sad["HoldReason"]
+
+
+# ---- status at scale -------------------------------------------------------------------
+
+def test_a_poll_round_asks_the_server_once(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "3600"))
+    jobs = [j for _, _, j in submit_all(c, cluster(iwd, 200))]
+    wait_batches(emu, 1)
+    for j in jobs[:1]:
+        c.status(j)                         # the first refresh of the interval
+    before = emu.counters()["rpc"]
+    for _ in range(3):                      # three rounds within one interval
+        for j in jobs:
+            assert c.status(j)[0] == 0
+    after = emu.counters()["rpc"]
+    asked = sum(after.values()) - sum(before.values())
+    assert asked <= 2, {k: after[k] - before[k] for k in after if after[k] != before[k]}
+
+
+# ---- crashes: SIGKILL, restart, the grid manager's re-submits ----------------------------
+
+def restart(make_client, old, args=FAST):
+    old.kill()
+    return make_client(args=args)
+
+
+@pytest.mark.parametrize("point", ["blah.joined:2", "blah.closed", "submit.create_sent",
+                                   "submit.upload_sent", "submit.submit_sent",
+                                   "blah.group_submitted"])
+def test_sigkill_during_submit_gives_each_job_once(make_client, emu, iwd, point):
+    ads = cluster(iwd, 4)
+    c = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": point}, start=True)
+    for ad in ads:
+        try:
+            c.start("BLAH_JOB_SUBMIT", ad)
+        except AssertionError:
+            break                           # the GAHP died under this one
+    c.gahp.proc.wait(timeout=60)            # the crash point ends it
+    assert c.gahp.proc.returncode == -9
+    # a new grid manager, a new GAHP: every submit whose id was never seen
+    # comes again, byte for byte
+    c2 = make_client()
+    jobs = [j for _, _, j in submit_all(c2, ads)]
+    assert len(set(jobs)) == 4
+    wait_statuses(c2, jobs, 4, emu=emu)
+    counts = emu.counters()["jobs_by_name"]
+    assert sorted(counts) == sorted(jobs) and set(counts.values()) == {1}
+    assert batch_count(emu) <= 2
+    for k in range(4):
+        assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
+
+
+def test_sigkill_while_the_batch_is_open_closes_it_at_start_up(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "30", "--blah-status-interval", "0"))
+    jobs = [j for _, _, j in submit_all(c, cluster(iwd, 5))]
+    assert batch_count(emu) == 0            # still gathering
+    c.kill()
+    c2 = make_client()
+    # start-up closes and submits it, before any re-submit
+    wait_statuses(c2, jobs, 4, emu=emu)
+    assert batch_count(emu) == 1
+    assert set(emu.counters()["jobs_by_name"].values()) == {1}
+
+
+def test_sigkill_while_fetching_delivers_the_outputs_once(make_client, emu, iwd):
+    c = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": "blah.fetched"})
+    jobs = [j for _, _, j in submit_all(c, cluster(iwd, 2))]
+    wait_batches(emu, 1)
+    emu.run(max_seconds=600)
+    for j in jobs:
+        c.start("BLAH_JOB_STATUS", j)
+    c.gahp.proc.wait(timeout=60)
+    c2 = make_client()
+    done = wait_statuses(c2, jobs, 4, emu=emu)
+    for k, j in enumerate(jobs):
+        assert done[j][3]["ExitCode"] == "0"
+        assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
+    # no temp file of the interrupted fetch is left in Iwd
+    assert not [n for n in os.listdir(iwd) if n.startswith(".") or "tmp" in n]
+
+
+def test_the_journal_shows_each_blah_job(client, emu, iwd, journal):
+    import sqlite3
+    jobs = [j for _, _, j in submit_all(client, cluster(iwd, 3))]
+    wait_statuses(client, jobs, 4, emu=emu)
+    db = sqlite3.connect(journal)
+    rows = db.execute("SELECT job_id, group_state, boinc_status, fetched_at IS NOT NULL"
+                      " FROM audit_blah_jobs ORDER BY job_id").fetchall()
+    assert [r[0] for r in rows] == sorted(jobs)
+    assert all(r[1] == "closed" and r[2] == "DONE" and r[3] == 1 for r in rows)
