@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -236,6 +237,13 @@ int main(int argc, char **argv)
     }
     /* A vanished client must be an error return from write(), not death. */
     signal(SIGPIPE, SIG_IGN);
+    /* SIGTERM and SIGINT go to the reader only (protocol_catch_termination):
+     * blocked here, before any thread starts, so every thread inherits it. */
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigaddset(&term, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &term, NULL);
     if (boinc_global_init() != 0) {
         startup_error("cannot initialise libcurl/libxml2");
         die(1);
@@ -277,6 +285,8 @@ int main(int argc, char **argv)
              GAHP_VERSION_NUMBER, session_id, cfg.journal_path, cfg.workers);
     log_info("configuration file: %s", cfg.config_file ? cfg.config_file : "none");
 
+    if (protocol_catch_termination() != 0)
+        log_warn("cannot catch SIGTERM: it ends the server as a crash would");
     int run_rc = protocol_banner(p) == 0 ? protocol_run(p) : -1;
 
     /* Prompt shutdown: commit what is finished, never wait for the network. */

@@ -19,6 +19,7 @@
 #include "server/workers.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,6 +49,35 @@ void line_reader_free(line_reader *lr)
     strbuf_free(&lr->buf);
 }
 
+/* Set by SIGTERM or SIGINT (protocol_catch_termination): the reader
+ * stops as at the end of stdin.  HTCondor 10.0-25.x end their GAHP with
+ * SIGTERM (and close its stdin), not QUIT. */
+static volatile sig_atomic_t termination;
+
+static void on_termination(int sig)
+{
+    (void)sig;
+    termination = 1;
+}
+
+int protocol_catch_termination(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_termination;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;            /* no SA_RESTART: the blocked read returns */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+        return -1;
+    /* Only this (the reader's) thread takes them: main blocked both before
+     * any other thread started, and the others inherited that. */
+    return pthread_sigmask(SIG_UNBLOCK, &set, NULL) == 0 ? 0 : -1;
+}
+
 int line_reader_fill(line_reader *lr, int fd)
 {
     /* Read bigger chunks as a long line grows: fewer syscalls, and the
@@ -60,10 +90,10 @@ int line_reader_fill(line_reader *lr, int fd)
     ssize_t n;
     do {
         n = read(fd, lr->buf.data + lr->buf.len, want);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0)
+    } while (n < 0 && errno == EINTR && !termination);
+    if (n < 0 && !termination)
         return -1;
-    if (n == 0) {
+    if (n <= 0) {
         lr->eof = 1;
         return 0;
     }
@@ -808,7 +838,8 @@ int protocol_run(protocol *p)
                 log_warn("stdin closed in the middle of a line: ignored "
                          "%zu bytes without a line end", len);
             flush_burst(p);
-            log_info("stdin closed: shutting down");
+            log_info(termination ? "SIGTERM or SIGINT: shutting down"
+                                 : "stdin closed: shutting down");
             break;
         }
     }

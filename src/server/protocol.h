@@ -64,6 +64,11 @@ int protocol_select_project(protocol *p, const char *url, const char *auth);
 
 /* Run until QUIT, stdin EOF or a broken stdout.  Returns 0 (QUIT/EOF) or
  * -1 (I/O error). */
+/* Make SIGTERM and SIGINT end protocol_run as the end of stdin does (a
+ * clean stop); call from the reader's thread, after every other thread
+ * started with both signals blocked.  0 or -1. */
+int protocol_catch_termination(void);
+
 int protocol_run(protocol *p);
 
 /* Committer callback (workers_notify_fn): results were appended. */

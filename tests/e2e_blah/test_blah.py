@@ -311,3 +311,16 @@ def test_the_journal_shows_each_blah_job(client, emu, iwd, journal):
                       " FROM audit_blah_jobs ORDER BY job_id").fetchall()
     assert [r[0] for r in rows] == sorted(jobs)
     assert all(r[1] == "closed" and r[2] == "DONE" and r[3] == 1 for r in rows)
+
+
+def test_sigterm_stops_cleanly(client, journal):
+    """HTCondor 10.0-25.x end the GAHP with SIGTERM: a clean stop, recorded
+    as one in the journal."""
+    import signal
+    import sqlite3
+    client.gahp.proc.send_signal(signal.SIGTERM)
+    assert client.gahp.proc.wait(timeout=30) == 0
+    row = sqlite3.connect(journal).execute(
+        "SELECT clean_exit FROM sessions ORDER BY id DESC LIMIT 1").fetchone()
+    assert row == (1,)
+    assert "SIGTERM or SIGINT: shutting down" in client.gahp.stderr_text()
