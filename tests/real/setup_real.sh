@@ -72,6 +72,34 @@ detached "$HTC_SETUP" emu > /tmp/check-real-emu.log 2>&1 ||
     { cat /tmp/check-real-emu.log; die "setup-htcondor.sh emu failed"; }
 log "boinc_emu on 127.0.0.1:18480 (fresh build)"
 
+# ---------------------------------------------------------------- HTCondor 25.0
+# The second pool (issue 32): HTCondor 25.0.13, whose grid manager drives
+# build/boinc_gahp through grid_resource = batch boinc.  Its recipe builds
+# once (~13 min), then each phase skips what is done; `config` rewrites
+# the pool's configuration (BOINC_GAHP, the probe interval the 9.0 pool
+# has), so the pool is stopped first and started with it.
+HTC25_SETUP=$SHARED_REAL/htcondor25/setup-htcondor25.sh
+if [ -x "$HTC25_SETUP" ]; then
+    t25=$SECONDS
+    mkdir -p /opt/condor25/libexec
+    # install unlinks first: a running GAHP keeps its old inode
+    install -m 0755 build/boinc_gahp /opt/condor25/libexec/boinc_gahp
+    log "HTCondor 25.0.13 pool (setup-htcondor25.sh; the first run builds for ~13 min)"
+    detached "$HTC25_SETUP" stop > /tmp/check-real-htcondor25.log 2>&1 || true
+    for _ in $(seq 1 100); do
+        pgrep -u htcgrid25 -x condor_master > /dev/null 2>&1 || break
+        sleep 0.2
+    done
+    detached env MIRROR="$HTC_MIRROR" BOINC_GAHP_BIN=/opt/condor25/libexec/boinc_gahp \
+        JOB_PROBE_INTERVAL=5 nice -n 19 "$HTC25_SETUP" >> /tmp/check-real-htcondor25.log 2>&1 ||
+        { tail -30 /tmp/check-real-htcondor25.log; die "setup-htcondor25.sh failed (log /tmp/check-real-htcondor25.log)"; }
+    cmp -s build/boinc_gahp /opt/condor25/libexec/boinc_gahp ||
+        die "build/boinc_gahp is not the 25.0 pool's /opt/condor25/libexec/boinc_gahp"
+    log "25.0 pool up, BOINC_GAHP = /opt/condor25/libexec/boinc_gahp ($((SECONDS - t25)) s)"
+else
+    log "no $HTC25_SETUP: the 25.0 scenarios will be skipped"
+fi
+
 # ---------------------------------------------------------------- BOINC server
 t1=$SECONDS
 if [ ! -f "$BOINC_SRC/tools/make_project" ]; then

@@ -1,0 +1,145 @@
+"""realsys25 - the personal HTCondor 25.0.13 pool of `make check-real`
+(../shared/real/htcondor25/: /opt/condor25, /var/lib/condor25, user
+htcgrid25, port 29625), whose real grid manager drives build/boinc_gahp
+through the BLAH commands of `grid_resource = batch boinc`.
+
+The helpers are realsys's (condor tools as the pool's user, user-log
+parsing, waits, the GridmanagerLog checks), loaded a second time with the
+25.0 pool's paths and user, plus what the batch grid type needs: a submit
+template with batch_queue, the project in the user's boinc_gahp.conf
+(the BLAH commands name no project), and a duplicate check that works
+with boinc_gahp's own job names (bgahp_<hex>-<n>), which carry no
+cluster.proc.
+"""
+import importlib.util
+import os
+import pathlib
+import re
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+POOL25 = {"HTC_PREFIX": "/opt/condor25", "HTC_LOCAL_DIR": "/var/lib/condor25",
+          "HTC_USER": os.environ.get("HTC25_USER", "htcgrid25")}
+
+
+def _load():
+    saved = {k: os.environ.get(k) for k in POOL25}
+    os.environ.update(POOL25)
+    try:
+        spec = importlib.util.spec_from_file_location("realsys_pool25", HERE / "realsys.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return mod
+
+
+try:
+    rs = _load()
+except KeyError:            # no such user: the pool was never set up
+    rs = None
+
+BATCH_TEMPLATE = """universe = grid
+grid_resource = batch boinc
+batch_queue = {app}
+executable = /bin/true
+transfer_executable = false
+transfer_input_files = {inputs}
+transfer_output_files = out
+transfer_output_remaps = "out = out.$(Process)"
+error = err.$(Process)
+log = jobs.log
+notification = never
+{extra}
+queue {n}
+"""
+
+CONFIG_DIR = None if rs is None else rs.HOME / ".config/boinc_gahp"
+
+
+def available():
+    return rs is not None and (rs.PREFIX / "etc/condor_config").exists()
+
+
+def grid_managers():
+    return [p for p in rs.pids_named("condor_gridmanager")
+            if pathlib.Path("/proc/%d" % p).stat().st_uid == rs.UID]
+
+
+def use_project(project, extra=""):
+    """Point the pool user's boinc_gahp at project (its configuration
+    file), once no grid manager of the user runs (the next one starts a
+    GAHP that reads it)."""
+    rs.ensure_queue_empty()
+    rs.wait_until(lambda: not grid_managers(), 120, "the 25.0 grid manager to exit", 1)
+    CONFIG_DIR.mkdir(parents=True, exist_ok=True)
+    for d in (CONFIG_DIR.parent, CONFIG_DIR):
+        os.chown(d, rs.UID, rs.GID)
+    auth = CONFIG_DIR / ("%s.auth" % project.kind)
+    old = os.umask(0o077)
+    try:
+        auth.write_text(project.authenticator + "\n")
+        conf = CONFIG_DIR / "boinc_gahp.conf"
+        conf.write_text("project_url = %s\nauthenticator_file = %s\nlog_level = debug\n%s"
+                        % (project.url, auth, extra))
+    finally:
+        os.umask(old)
+    for p in (auth, conf):
+        os.chown(p, rs.UID, rs.GID)
+        os.chmod(p, 0o600)
+
+
+class Scenario(rs.Scenario if rs is not None else object):
+    """realsys.Scenario on the 25.0 pool with `batch boinc` submit files."""
+
+    def __init__(self, name, project):
+        rs.SUBMIT_TEMPLATE = BATCH_TEMPLATE
+        super().__init__("b25-" + name, project)
+        self.boinc_before = project_job_names(project)
+
+    def grid_job_ids(self):
+        """{(cluster, proc): the BOINC job id the grid manager holds}."""
+        out = {}
+        for j, r in self.rows().items():
+            m = re.match(r"batch boinc \S+ (\S+)$", r["GridJobId"] or "")
+            if m:
+                out[j] = m.group(1)
+        return out
+
+    def new_boinc_jobs(self):
+        return project_job_names(self.project) - self.boinc_before
+
+
+def project_job_names(project):
+    """Names of boinc_gahp's BLAH jobs on the project (bgahp_*)."""
+    if project.kind == "emu":
+        return {j["name"] for j in project.control("state")["jobs"]
+                if j["name"].startswith("bgahp_")}
+    return {r[0] for r in rs.mysql("select name from workunit where name like 'bgahp\\_%'")}
+
+
+def project_batch_names(project):
+    if project.kind == "emu":
+        return {b["name"] for b in project.control("state")["batches"]
+                if b["name"].startswith("bgahp_")}
+    return {r[0] for r in rs.mysql("select name from batch where name like 'bgahp\\_%'")}
+
+
+def emu_project():
+    """The 9.0 pool's emulator project (its authenticator read as root)."""
+    import realsys
+    p = realsys.EmuProject()
+    p.authenticator = pathlib.Path(p.auth_file).read_text().split()[0]
+    return p
+
+
+def wait_gahp_log(pattern, timeout):
+    return rs.LogTail(rs.GAHP_LOG).wait_for(pattern, timeout)
+
+
+def now():
+    return time.monotonic()
