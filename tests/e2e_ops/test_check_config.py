@@ -71,7 +71,7 @@ def test_unknown_key_is_a_warning_and_the_server_starts(home, tmp_path):
     p = run(home, "--config", str(conf), "--journal", str(tmp_path / "j.db"), stdin=b"QUIT\n")
     assert p.returncode == 0 and p.stdout.startswith(b"$GahpVersion")
     assert b"unknown key 'workres' ignored" in p.stderr
-    assert "unknown key 'workres'" in (tmp_path / "boinc_gahp.log").read_text()
+    assert "unknown key 'workres'" in (tmp_path / "j.log").read_text()
 
 
 def test_tilde_expanded_relative_refused(home, tmp_path):

@@ -38,7 +38,7 @@ def test_status_while_a_server_runs_and_after(make_client, journal, home, tmp_pa
     assert "sessions (the last 5 runs):" in out and "exit=running or crashed" in out
     assert "journal size:" in out and "bytes=" in out
     assert c.emu.authenticator not in out            # never an authenticator
-    log = (tmp_path / "boinc_gahp.log").read_text()
+    log = (tmp_path / "journal.log").read_text()
     assert "BOINC_PING 1 finished: ok in" in log and "BOINC_SUBMIT 2 finished: ok" in log
     c.gahp.quit()
     c.gahp.wait()

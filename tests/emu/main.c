@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     const char *clock = "manual", *php_limits = NULL;
     long port = 0, hosts = 4;
     log_level level = LOG_INFO;
-    log_open(NULL, level);
+    log_open(NULL, level, NULL);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
                 log_error("boinc_emu: bad --log-level %s", v);
                 return 2;
             }
-            log_open(NULL, level);
+            log_open(NULL, level, NULL);
         } else {
             log_error("boinc_emu: unknown option %s (see --help)", o);
             return 2;
