@@ -156,7 +156,7 @@ static int check_journal_location(const gahp_config *cfg, FILE *out)
     struct stat st;
     int rc = 1;
     const char *why = NULL;
-    if (stat(dir, &st) != 0 && errno == ENOENT) {
+    if (stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
         if (dirs_creatable(dir) == 0) {
             fprintf(out, "journal directory: %s (missing: a server makes it)\n", dir);
             rc = 0;
