@@ -422,8 +422,8 @@ static int upload_recover_refusal(submit_run *r, void *arg, const boinc_error *e
     if (all_present(r, c) >= 0 && record_presence(r, c) == 0 &&
         current_limits(r, &lim, &known) == 0) {
         long long chunk_bytes = upload_request_bytes(c->sizes, c->len);
-        if (!known)     /* the project's first refusal: a stock server */
-            upload_limits_assume_stock(&lim);
+        if (!known)     /* the project's first refusal */
+            upload_limits_first_refusal(&lim, kind, received);
         if (kind == UPLOAD_LIMIT_FILESIZE ||
             upload_limits_shrink(&lim, kind, c->len, chunk_bytes, received) != 0)
             rc = fail_too_large(r, c, big_name, kind, err);
