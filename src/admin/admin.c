@@ -88,6 +88,19 @@ static void print_schema(int version, FILE *out)
             : version < mine ? "; a server would migrate it at start-up" : "");
 }
 
+/* A journal a newer boinc_gahp wrote: its tables may mean what this
+ * program does not know, so status and verify refuse it, with the exit
+ * status --check-config gives (issue 28).  1 when refused. */
+static int refuse_newer(const gahp_config *cfg, int version)
+{
+    if (version <= journal_migration_count())
+        return 0;
+    fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than this "
+            "program (%d): a newer boinc_gahp wrote it; use that version's journal "
+            "commands\n", cfg->journal_path, version, journal_migration_count());
+    return 1;
+}
+
 /* ---- --check-config ---------------------------------------------------- */
 
 /*
@@ -288,6 +301,10 @@ static int journal_status(const gahp_config *cfg)
         return 1;
     fprintf(out, "journal: %s\n", cfg->journal_path);
     print_schema(version, out);
+    if (refuse_newer(cfg, version)) {
+        jadmin_close(a);
+        return 1;
+    }
     print_server(a, cfg->journal_path, out);
     int rc = 0;
     for (int r = 0; r < JREPORT_COUNT; r++) {
@@ -337,6 +354,10 @@ static int journal_verify(const gahp_config *cfg)
     journal_admin *a = open_checked(cfg, &version);
     if (a == NULL)
         return 1;
+    if (refuse_newer(cfg, version)) {
+        jadmin_close(a);
+        return 1;
+    }
     long long problems = 0;
     int rc = jadmin_verify(a, 0, print_problem, stdout, &problems);
     jadmin_close(a);
