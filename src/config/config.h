@@ -84,6 +84,10 @@ void config_free(gahp_config *cfg);
  * (exit status 1: not a bad setting). */
 int config_make_journal_dir(const gahp_config *cfg, FILE *err);
 
+/* Requests of one project running at once: project_workers, or when it
+ * is not set half the workers, at least 1. */
+int config_project_workers(const gahp_config *cfg);
+
 /* malloc'd directory of the journal, NULL when none is chosen. */
 char *config_journal_dir(const gahp_config *cfg);
 

@@ -156,6 +156,12 @@ int config_resolve_journal(gahp_config *cfg, FILE *err)
     return rc == 0 ? apply_gridmanager_suffix(cfg, err) : rc;
 }
 
+int config_project_workers(const gahp_config *cfg)
+{
+    int n = cfg->project_workers > 0 ? cfg->project_workers : cfg->workers / 2;
+    return n < 1 ? 1 : n;
+}
+
 /* The directory part of path (malloc'd), "/" for "/x". */
 static char *dir_of(const char *path)
 {

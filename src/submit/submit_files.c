@@ -373,11 +373,16 @@ static int fail_too_large(submit_run *r, const file_chunk *c, const char *name,
         big++;
     if (big == c->len)
         big = 0;    /* the server named no file of this chunk: it held one */
+    /* A file PHP threw away with the whole POST must also pass
+     * upload_max_filesize, usually the smaller limit: name both, or the
+     * job is held again after post_max_size alone is raised (issue 28). */
+    const char *also = kind == UPLOAD_LIMIT_POST
+                       ? " and upload_max_filesize (each must allow a file this large)" : "";
     return engine_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
                      "input %s (%s) is %lld bytes, more than the server accepts in one "
-                     "upload (%s); raise %s in the project's php.ini", c->names[big],
+                     "upload (%s); raise %s%s in the project's php.ini", c->names[big],
                      c->paths[big], c->sizes[big], err->msg ? err->msg : "",
-                     upload_limit_setting(kind));
+                     upload_limit_setting(kind), also);
 }
 
 /* Journal the smaller chunk (before anything is sent again, so a crash

@@ -254,3 +254,20 @@ def test_a_check_with_a_bad_value_writes_nothing(home, tmp_path):
     p = run(home, "--check-config", "--config", str(conf))
     assert p.returncode == 2
     assert log.read_text() == before
+
+
+def test_help_lists_the_operator_commands(home):
+    """Issue 28: only the man page named them."""
+    p = run(home, "--help")
+    assert p.returncode == 0
+    for sub in (b"--check-config", b"journal status", b"journal backup FILE",
+                b"journal verify", b"journal prune"):
+        assert sub in p.stdout.split(b"Operator commands")[1], sub
+
+
+def test_project_workers_prints_its_effective_value(home, tmp_path):
+    p = run(home, "--check-config", "--journal", str(tmp_path / "j.db"), "--workers", "9")
+    assert p.returncode == 0, p.stderr
+    assert settings(p.stdout)["project_workers"] == ("4", "not set: half the workers, at least 1")
+    p = run(home, "--check-config", "--journal", str(tmp_path / "j.db"), "--project-workers", "3")
+    assert settings(p.stdout)["project_workers"] == ("3", "--project-workers")
