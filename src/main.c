@@ -89,27 +89,43 @@ static void startup_errors(const char *text)
 }
 
 /*
- * The log: log_file if set (alone), else boinc_gahp.log beside the
- * journal AND stderr.  A file that cannot be opened is no reason to stop
- * (that would hold every job): stderr, with a warning.  quiet: after a
- * configuration error, write to the file if it opens, say nothing if not.
+ * The log, the first of these that can be used (issue 28): log_file when
+ * set (alone); the default log named after the journal, beside it; the
+ * per-user log in the state directory; stderr.  The last three also tee
+ * to stderr.  A file that cannot be used is no reason to stop (that would
+ * hold every job): the next one is tried, and the log says why.
  */
 static void open_log(const gahp_config *cfg, int quiet)
 {
-    log_configure(cfg->log_file == NULL, cfg->log_max_bytes);
-    char *path = cfg->log_file != NULL ? strdup(cfg->log_file)
-                                       : config_default_log_path(cfg);
+    char *paths[CONFIG_LOG_PATHS];
+    config_log_paths(cfg, paths);
     log_level level = quiet ? LOG_INFO : cfg->log_level;
-    if (path != NULL && log_open(path, level) == 0) {
-        free(path);
-        return;
+    strbuf skipped = STRBUF_INIT;
+    int opened = -1;
+    for (int i = 0; i < CONFIG_LOG_PATHS && opened < 0; i++) {
+        if (paths[i] == NULL)
+            continue;
+        /* tee_stderr is read when lines are written: set it before opening */
+        log_configure(i > 0 || cfg->log_file == NULL, cfg->log_max_bytes);
+        char *why = NULL;
+        if (log_open(paths[i], level, &why) == 0)
+            opened = i;
+        else    /* out of memory only makes the warning shorter */
+            (void)strbuf_printf(&skipped, "%scannot use log file %s: %s",
+                                skipped.len ? "; " : "", paths[i],
+                                why ? why : "out of memory");
+        free(why);
     }
-    int e = errno;
-    log_open(NULL, level);
-    if (!quiet)
-        log_warn("cannot open log file %s: %s; logging to stderr only",
-                 path ? path : "(no path: HOME unset)", strerror(e));
-    free(path);
+    if (opened < 0) {
+        log_configure(1, cfg->log_max_bytes);
+        log_open(NULL, level, NULL);
+    }
+    if (skipped.len > 0 || opened < 0)
+        log_warn("%s; logging to %s", skipped.len ? skipped.data
+                 : "no log file (HOME unset)", opened >= 0 ? paths[opened] : "stderr only");
+    strbuf_free(&skipped);
+    for (int i = 0; i < CONFIG_LOG_PATHS; i++)
+        free(paths[i]);
 }
 
 /* Configuration warnings (unknown keys), kept until the log was open. */
@@ -207,16 +223,17 @@ static int prepare(int argc, char **argv, gahp_config *cfg)
         return admin_journal(cfg);
     if (status >= 0)
         return status;
-    /* Not a bad setting (exit 1): HOME unwritable, say. */
+    /* The log first (it makes its own directory, or falls back), so that
+     * a journal directory that cannot be made is reported in it. */
+    open_log(cfg, 0);
     char *text = NULL;
     size_t len = 0;
     FILE *msgs = open_memstream(&text, &len);
     int dir_rc = config_make_journal_dir(cfg, msgs ? msgs : stderr);
     if (msgs != NULL)
         fclose(msgs);
-    open_log(cfg, dir_rc != 0);
     if (dir_rc != 0)
-        startup_errors(text);
+        startup_errors(text);       /* not a bad setting: exit status 1 */
     free(text);
     if (dir_rc != 0) {
         log_close();

@@ -5,7 +5,9 @@
  */
 #include "admin/admin.h"
 
+#include "base/dirs.h"
 #include "base/fskind.h"
+#include "base/log.h"
 #include "journal/journal.h"
 #include "journal/journal_admin.h"
 
@@ -86,29 +88,111 @@ static void print_schema(int version, FILE *out)
             : version < mine ? "; a server would migrate it at start-up" : "");
 }
 
+/* A journal a newer boinc_gahp wrote: its tables may mean what this
+ * program does not know, so status and verify refuse it, with the exit
+ * status --check-config gives (issue 28).  1 when refused. */
+static int refuse_newer(const gahp_config *cfg, int version)
+{
+    if (version <= journal_migration_count())
+        return 0;
+    fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than this "
+            "program (%d): a newer boinc_gahp wrote it; use that version's journal "
+            "commands\n", cfg->journal_path, version, journal_migration_count());
+    return 1;
+}
+
 /* ---- --check-config ---------------------------------------------------- */
 
-/* Would log_open succeed?  Checked without creating anything. */
-static void check_log_file(const gahp_config *cfg, FILE *out)
+/*
+ * The log the server would use: the first of config_log_paths that
+ * log_open would accept, checked without creating anything.  One it
+ * would have to skip is a problem (issue 28: a refused log file meant
+ * logging to stderr only, which HTCondor hides).  1 on a problem.
+ */
+static int check_log(const gahp_config *cfg, FILE *out)
 {
-    if (cfg->log_file == NULL)
-        return;
-    if (access(cfg->log_file, W_OK) == 0)
-        return;
-    if (errno == ENOENT) {
-        char *dir = strdup(cfg->log_file);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash != NULL) {
-            *slash = '\0';
-            int ok = access(*dir ? dir : "/", W_OK) == 0;
-            free(dir);
-            if (ok)
-                return;
-        } else
-            free(dir);
+    char *paths[CONFIG_LOG_PATHS];
+    config_log_paths(cfg, paths);
+    int rc = 0, chosen = -1;
+    for (int i = 0; i < CONFIG_LOG_PATHS && chosen < 0; i++) {
+        if (paths[i] == NULL)
+            continue;
+        char *why = log_file_problem(paths[i]);
+        if (why == NULL)
+            chosen = i;
+        else
+            fprintf(stderr, "boinc_gahp: %s %s cannot be used (%s): the server "
+                    "would skip it\n", i == 0 ? "log_file" : "log file", paths[i], why);
+        rc |= why != NULL;
+        free(why);
     }
-    fprintf(out, "warning: log_file %s is not writable (%s): the server would "
-            "log to stderr only\n", cfg->log_file, strerror(errno));
+    if (chosen >= 0)
+        fprintf(out, "log: %s%s\n", paths[chosen], chosen > 0 ? " and stderr" : "");
+    else {
+        fputs("log: stderr only\n", out);
+        fputs("boinc_gahp: no log file can be used: the server would log to "
+              "stderr only (set HOME, or log_file)\n", stderr);
+        rc = 1;
+    }
+    for (int i = 0; i < CONFIG_LOG_PATHS; i++)
+        free(paths[i]);
+    return rc;
+}
+
+/* One file the server must write, if it exists: 1 when it cannot. */
+static int check_writable_file(const char *path, const char *suffix)
+{
+    size_t n = strlen(path) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    if (p == NULL)
+        return 1;
+    snprintf(p, n, "%s%s", path, suffix);
+    int bad = access(p, F_OK) == 0 && access(p, R_OK | W_OK) != 0;
+    if (bad)
+        fprintf(stderr, "boinc_gahp: journal file %s is not writable (%s): the "
+                "server could not open it\n", p, strerror(errno));
+    free(p);
+    return bad;
+}
+
+/*
+ * Where the journal goes: its directory must exist and be writable (the
+ * server makes -wal and -shm files there), or be creatable; the journal
+ * and its -wal/-shm files, where they exist, writable.  Checked with
+ * access(), so for the real user, without creating anything.
+ */
+static int check_journal_location(const gahp_config *cfg, FILE *out)
+{
+    char *dir = config_journal_dir(cfg);
+    if (dir == NULL)
+        return 1;
+    struct stat st;
+    int rc = 1;
+    const char *why = NULL;
+    if (stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+        if (dirs_creatable(dir) == 0) {
+            fprintf(out, "journal directory: %s (missing: a server makes it)\n", dir);
+            rc = 0;
+        } else
+            fprintf(stderr, "boinc_gahp: journal directory %s does not exist and "
+                    "cannot be made (%s)\n", dir, strerror(errno));
+    } else if (stat(dir, &st) != 0)
+        why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode))
+        why = "not a directory";
+    else if (access(dir, W_OK | X_OK) != 0)
+        why = strerror(errno);
+    else
+        rc = 0;
+    if (why != NULL)
+        fprintf(stderr, "boinc_gahp: journal directory %s is not a writable "
+                "directory (%s): the server could not make its journal files there\n",
+                dir, why);
+    free(dir);
+    rc |= check_writable_file(cfg->journal_path, "");
+    rc |= check_writable_file(cfg->journal_path, "-wal");
+    rc |= check_writable_file(cfg->journal_path, "-shm");
+    return rc;
 }
 
 /* The journal the server would use: 0 usable (or to be created), 1 not. */
@@ -173,8 +257,9 @@ int admin_check_config(const gahp_config *cfg)
             p += n + (nl != NULL);
         }
     config_print_effective(cfg, out);
-    check_log_file(cfg, out);
-    int rc = check_journal(cfg, out);
+    int rc = check_log(cfg, out);
+    rc |= check_journal_location(cfg, out);
+    rc |= check_journal(cfg, out);
     rc |= check_placement(cfg, out);
     fputs(rc == 0 ? "configuration OK\n" : "configuration has problems (see above)\n", out);
     return rc;
@@ -216,6 +301,10 @@ static int journal_status(const gahp_config *cfg)
         return 1;
     fprintf(out, "journal: %s\n", cfg->journal_path);
     print_schema(version, out);
+    if (refuse_newer(cfg, version)) {
+        jadmin_close(a);
+        return 1;
+    }
     print_server(a, cfg->journal_path, out);
     int rc = 0;
     for (int r = 0; r < JREPORT_COUNT; r++) {
@@ -265,6 +354,10 @@ static int journal_verify(const gahp_config *cfg)
     journal_admin *a = open_checked(cfg, &version);
     if (a == NULL)
         return 1;
+    if (refuse_newer(cfg, version)) {
+        jadmin_close(a);
+        return 1;
+    }
     long long problems = 0;
     int rc = jadmin_verify(a, 0, print_problem, stdout, &problems);
     jadmin_close(a);

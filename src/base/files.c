@@ -506,3 +506,4 @@ void files_md5_stream_free(files_md5_stream *s)
     EVP_MD_CTX_free(s->ctx);
     free(s);
 }
+

@@ -7,6 +7,8 @@
  */
 #include "base/log.h"
 
+#include "base/dirs.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -35,27 +37,72 @@ void log_configure(int tee_stderr, long long max_bytes)
     pthread_mutex_unlock(&log_lock);
 }
 
-/* Open path for appending, 0600 whatever the umask: the log names jobs,
- * batches and paths (issue 10 #9).  A regular file of ours that exists
- * with wider bits is narrowed; a file of another user (a shared log
- * that root created 0666 for every user's GAHP) is used as it is, since
- * fchmod could only fail with EPERM there.  Devices such as /dev/null are
- * left alone. */
-static FILE *open_log_file(const char *path)
+/*
+ * Why a log file may not be used, NULL when it may.  The log names jobs,
+ * batches, paths and errors: a file another user owns (they could read
+ * it, or pre-created it in a shared directory to collect our lines) or
+ * may write (they could forge our lines) is refused (issue 28).  A
+ * character device (/dev/null) holds nothing to read.
+ */
+static const char *unsafe_log_file(const struct stat *st)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0)
+    if (S_ISCHR(st->st_mode))
         return NULL;
-    struct stat st;
-    if (fstat(fd, &st) != 0 ||
-        (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0 &&
-         st.st_uid == geteuid() && fchmod(fd, st.st_mode & 0700) != 0)) {
-        int e = errno;
-        close(fd);
-        errno = e;
+    if (!S_ISREG(st->st_mode))
+        return "not a regular file";
+    if (st->st_uid != geteuid())
+        return "owned by another user";
+    if ((st->st_mode & 022) != 0)
+        return "writable by other users";
+    return NULL;
+}
+
+/* *why = a malloc'd reason; out of memory leaves it NULL (the caller then
+ * says strerror(errno)). */
+static void set_why(char **why, const char *reason)
+{
+    if (why != NULL && *why == NULL)
+        *why = strdup(reason);
+}
+
+/*
+ * Open path for appending, created 0600 whatever the umask, with its
+ * directory (0700) when missing.  O_NOFOLLOW: a link planted where our
+ * log goes is refused, not followed; O_NONBLOCK only so that a FIFO
+ * cannot block the open (refused just after).  A regular file of ours
+ * with group or other read bits is narrowed to 0600 (issue 10 #9).
+ */
+static FILE *open_log_file(const char *path, char **why)
+{
+    char *slash = strrchr(path, '/');
+    if (slash != NULL && slash != path) {
+        char *dir = strndup(path, (size_t)(slash - path));
+        int made = dir != NULL ? dirs_make(dir, NULL) : -1;
+        free(dir);
+        if (made != 0)
+            return NULL;                /* errno from mkdir (or ENOMEM) */
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+                        O_NONBLOCK, 0600);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            set_why(why, "a symbolic link (not followed)");
         return NULL;
     }
-    FILE *fp = fdopen(fd, "a");
+    struct stat st;
+    const char *bad = NULL;
+    int rc = fstat(fd, &st);
+    if (rc == 0 && (bad = unsafe_log_file(&st)) != NULL) {
+        set_why(why, bad);
+        errno = EPERM;
+        rc = -1;
+    }
+    if (rc == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0)
+        rc = fchmod(fd, st.st_mode & 0700);
+    int flags = rc == 0 ? fcntl(fd, F_GETFL) : -1;
+    if (rc == 0)
+        rc = flags < 0 ? -1 : fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    FILE *fp = rc == 0 ? fdopen(fd, "a") : NULL;
     if (fp == NULL) {
         int e = errno;
         close(fd);
@@ -66,18 +113,45 @@ static FILE *open_log_file(const char *path)
     return fp;
 }
 
-int log_open(const char *path, log_level level)
+char *log_file_problem(const char *path)
 {
+    struct stat st;
+    const char *bad = NULL;
+    if (lstat(path, &st) == 0) {
+        bad = S_ISLNK(st.st_mode) ? "a symbolic link (not followed)" : unsafe_log_file(&st);
+        if (bad == NULL && access(path, W_OK) != 0)
+            bad = strerror(errno);
+    } else if (errno != ENOENT) {
+        bad = strerror(errno);
+    } else {
+        char *slash = strrchr(path, '/');
+        char *dir = slash == NULL ? strdup(".") : slash == path ? strdup("/")
+                    : strndup(path, (size_t)(slash - path));
+        if (dir == NULL)
+            return strdup("out of memory");
+        if (dirs_creatable(dir) != 0)
+            bad = strerror(errno);
+        free(dir);
+    }
+    return bad != NULL ? strdup(bad) : NULL;
+}
+
+int log_open(const char *path, log_level level, char **why)
+{
+    if (why != NULL)
+        *why = NULL;
     log_threshold = level;
     if (path == NULL)
         return 0;
     char *name = strdup(path);
     if (name == NULL)
         return -1;
-    FILE *fp = open_log_file(path);
+    FILE *fp = open_log_file(path, why);
     if (fp == NULL) {
         int e = errno;
         free(name);
+        if (why != NULL && *why == NULL)
+            *why = strdup(strerror(e));
         errno = e;
         return -1;
     }
@@ -144,7 +218,7 @@ static void rotate_if_due(void)
             return;
         }
     }
-    FILE *fp = open_log_file(log_path);
+    FILE *fp = open_log_file(log_path, NULL);
     if (fp == NULL) {
         log_rotate_broken = 1;      /* keep writing to the renamed file */
         return;

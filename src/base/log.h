@@ -18,10 +18,18 @@ typedef enum {
     LOG_DEBUG = 3
 } log_level;
 
-/* Open the log: path NULL means stderr.  Returns 0, or -1 with errno set
- * (the previous destination stays).  A file is created 0600; an existing
- * one of ours is narrowed to 0600, one of another user is used as is. */
-int log_open(const char *path, log_level level);
+/*
+ * Open the log: path NULL means stderr.  Returns 0, or -1 with errno set
+ * and *why (when why is not NULL) a malloc'd reason (the previous
+ * destination stays).  A missing file is created 0600 with its missing
+ * directories (0700); a symbolic link, a file of another user or one
+ * other users may write is refused; an existing one of ours is narrowed
+ * to 0600.
+ */
+int log_open(const char *path, log_level level, char **why);
+/* Would log_open(path) succeed?  Checked without creating anything:
+ * NULL when it would, else a malloc'd reason. */
+char *log_file_problem(const char *path);
 void log_close(void);
 /* Before log_open: tee_stderr 1 = every line goes to stderr as well as to
  * the file; max_bytes > 0 = the file is renamed PATH.old (one old copy)

@@ -38,6 +38,7 @@ const char *boinc_code_name(boinc_code code)
     case BOINC_E_PARSE: return "bad reply";
     case BOINC_E_SERVER: return "server error";
     case BOINC_E_IO: return "local I/O error";
+    case BOINC_E_SETUP: return "setup error";
     }
     return "unknown error";
 }

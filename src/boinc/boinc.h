@@ -77,7 +77,11 @@ typedef enum {
     BOINC_E_PARSE,      /* unparseable, truncated or unexpected reply
                            (including PHP fatal errors inside the XML) */
     BOINC_E_SERVER,     /* the server answered with an <error> / ERROR: */
-    BOINC_E_IO          /* local file could not be read or written */
+    BOINC_E_IO,         /* local file could not be read or written */
+    BOINC_E_SETUP       /* only the operator can fix it, so never retried:
+                           the project's certificate failed verification
+                           (issuer, name, expiry), a malformed URL, an
+                           unknown host name; nothing reached the server */
 } boinc_code;
 
 typedef struct {

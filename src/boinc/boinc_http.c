@@ -356,16 +356,45 @@ static CURLcode setup_handle(boinc_curl_client *c, const char *url, transfer *t)
     return rc;
 }
 
+/*
+ * What the operator must fix for a failure that retrying cannot fix
+ * (issue 28: certificate failures were retried for the whole budget),
+ * NULL for any other.  Each of these fails before a byte of the request
+ * is sent: name resolution, URL parsing, the TLS handshake.
+ */
+static const char *setup_fix(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_PEER_FAILED_VERIFICATION:    /* issuer, name, expiry */
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+        return "the project's certificate cannot be verified: give the CA that "
+               "signed it with ca_file or ca_path, or have the project fix the "
+               "certificate (its name, its expiry)";
+    case CURLE_URL_MALFORMAT:
+        return "the project URL is malformed: fix it";
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return "the host name of the project URL is unknown: fix the URL";
+    default:
+        return NULL;
+    }
+}
+
 /* Turn a failed curl_easy_perform into a boinc error. */
 static int curl_failure(boinc_curl_client *c, CURLcode rc, const char *what,
                         boinc_error *err)
 {
+    const char *fix = setup_fix(rc);
     boinc_code code = rc == CURLE_UNSUPPORTED_PROTOCOL ? BOINC_E_BADARG
-                                                       : BOINC_E_TRANSPORT;
+                      : fix != NULL ? BOINC_E_SETUP : BOINC_E_TRANSPORT;
     const char *detail = c->errbuf[0] != '\0' ? c->errbuf : NULL;
-    return boinc_fail(err, code, 0, "%s: %s%s%s", what,
-                      curl_easy_strerror(rc), detail ? ": " : "",
-                      detail ? detail : "");
+    boinc_fail(err, code, 0, "%s: %s%s%s%s%s", what,
+               curl_easy_strerror(rc), detail ? ": " : "", detail ? detail : "",
+               fix ? "; not retried: " : "", fix ? fix : "");
+    if (fix != NULL)
+        err->reached = 0;   /* failed before sending: not acted, for certain */
+    return code;
 }
 
 /* Non-200: "HTTP 403 Forbidden: <first words of the body>". */

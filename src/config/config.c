@@ -47,7 +47,7 @@ const option_row option_table[] = {
 /*   --name                 environment variable            file key               type            field                       min  max       choices     default metavar    help */
     { "journal",             "BOINC_GAHP_JOURNAL",           "journal",             OT_PATH,        F(journal_path),             0,  0,        NULL,       NULL,   "PATH",    "journal database (default $XDG_STATE_HOME/boinc_gahp/journal.db or ~/.local/state/boinc_gahp/journal.db)" },
     { "workers",             "BOINC_GAHP_WORKERS",           "workers",             OT_INT,         F(workers),                  1,  CONFIG_MAX_WORKERS, NULL, "8", "N",       "worker threads" },
-    { "log-file",            "BOINC_GAHP_LOG_FILE",          "log_file",            OT_PATH,        F(log_file),                 0,  0,        NULL,       NULL,   "PATH",    "append log lines to PATH instead of boinc_gahp.log beside the journal and stderr" },
+    { "log-file",            "BOINC_GAHP_LOG_FILE",          "log_file",            OT_PATH,        F(log_file),                 0,  0,        NULL,       NULL,   "PATH",    "append log lines to PATH instead of the log named after the journal (beside it) and stderr" },
     { "log-max-bytes",       "BOINC_GAHP_LOG_MAX_BYTES",     "log_max_bytes",       OT_LONG,        F(log_max_bytes),            0,  1125899906842624.0, NULL, "10485760", "BYTES", "rename the log file to PATH.old and start it again at this size (0 = never)" },
     { "log-level",           "BOINC_GAHP_LOG_LEVEL",         "log_level",           OT_CHOICE,      F(log_level),                0,  0,        log_levels, "info", NULL,      "log verbosity" },
     { "http-timeout",        "BOINC_GAHP_HTTP_TIMEOUT",      "http_timeout",        OT_LONG,        F(http_timeout_s),           1,  86400,    NULL,       "300",  "SECONDS", "total time of one HTTP request" },
@@ -675,6 +675,22 @@ static int choose_config_file(gahp_config *cfg, const cli_setting *settings,
 
 /* ---- all together ------------------------------------------------------ */
 
+/*
+ * After a bad setting, what main still needs: whether this is an
+ * operator's dry run (--check-config writes no log, even when a file
+ * line before it failed), and the journal as far as it was set, with %u
+ * expanded, so that the reason lands in the log named after it.
+ */
+static void note_after_error(gahp_config *cfg, const cli_setting *settings,
+                             size_t count, FILE *err)
+{
+    for (size_t i = 0; i < count; i++)
+        if (settings[i].row->field == offsetof(gahp_config, check_config))
+            cfg->check_config = 1;
+    if (cfg->journal_path != NULL && strchr(cfg->journal_path, '%') != NULL)
+        config_resolve_journal(cfg, err);
+}
+
 int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -700,6 +716,8 @@ int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
               config_resolve_journal(cfg, err) != 0;
         free(file);
         rc = bad ? CONFIG_ERROR : CONFIG_OK;
+        if (bad)
+            note_after_error(cfg, settings, count, err);
     }
     free(settings);
     return rc;

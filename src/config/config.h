@@ -87,18 +87,34 @@ int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err);
 
 void config_free(gahp_config *cfg);
 
-/* Create the default journal's directory (mode 0700, as mkdir -p); 0 when
- * cfg->journal_default is 0.  On failure prints a message naming the
- * directory on err and returns -1 (exit status 1: not a bad setting). */
+/* Make the journal's directory (mode 0700, as mkdir -p) when missing.  On
+ * failure prints a message naming the directory on err and returns -1
+ * (exit status 1: not a bad setting). */
 int config_make_journal_dir(const gahp_config *cfg, FILE *err);
+
+/* Requests of one project running at once: project_workers, or when it
+ * is not set half the workers, at least 1. */
+int config_project_workers(const gahp_config *cfg);
 
 /* malloc'd directory of the journal, NULL when none is chosen. */
 char *config_journal_dir(const gahp_config *cfg);
 
-/* malloc'd path of the log file when log_file is not set: boinc_gahp.log
- * beside the journal, or beside the default journal when config_parse
- * failed before choosing one; NULL when there is none (no HOME). */
+/* malloc'd path of the log file when log_file is not set: named after the
+ * journal, beside it ("x.db" -> "x.log"); for the default journal, or when
+ * config_parse failed before choosing one, config_user_log_path.  NULL
+ * when there is none (no HOME). */
 char *config_default_log_path(const gahp_config *cfg);
+/* malloc'd path of the per-user log in the state directory
+ * (~/.local/state/boinc_gahp/boinc_gahp.log, with the grid manager's
+ * suffix): the fallback when the default log cannot be used.  NULL
+ * without HOME or XDG_STATE_HOME. */
+char *config_user_log_path(const gahp_config *cfg);
+
+/* The logs the server tries, in order (doc/operating.md, "Where the logs
+ * go"): log_file, the default log, the per-user log; each malloc'd, NULL
+ * for one not set, not known or equal to an earlier one. */
+#define CONFIG_LOG_PATHS 3
+void config_log_paths(const gahp_config *cfg, char *paths[CONFIG_LOG_PATHS]);
 
 /* --check-config: every setting with its effective value and its source,
  * one "key = value  (source)" line each; authenticators print as ***. */

@@ -7,6 +7,7 @@
  */
 #include "config/config_internal.h"
 
+#include "base/dirs.h"
 #include "base/gridmanager.h"
 #include "base/strbuf.h"
 
@@ -18,26 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* mkdir -p with mode 0700 for every missing component. */
-static int make_dirs(char *path, FILE *err)
-{
-    for (char *p = path + 1; ; p++) {
-        if (*p != '/' && *p != '\0')
-            continue;
-        char saved = *p;
-        *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-            fprintf(err, "boinc_gahp: cannot create directory %s: %s\n",
-                    path, strerror(errno));
-            *p = saved;
-            return -1;
-        }
-        *p = saved;
-        if (saved == '\0')
-            return 0;
-    }
-}
 
 /* The default state directory: $XDG_STATE_HOME/boinc_gahp or
  * ~/.local/state/boinc_gahp (malloc'd), NULL when neither is absolute. */
@@ -175,6 +156,12 @@ int config_resolve_journal(gahp_config *cfg, FILE *err)
     return rc == 0 ? apply_gridmanager_suffix(cfg, err) : rc;
 }
 
+int config_project_workers(const gahp_config *cfg)
+{
+    int n = cfg->project_workers > 0 ? cfg->project_workers : cfg->workers / 2;
+    return n < 1 ? 1 : n;
+}
+
 /* The directory part of path (malloc'd), "/" for "/x". */
 static char *dir_of(const char *path)
 {
@@ -197,27 +184,34 @@ char *config_journal_dir(const gahp_config *cfg)
     return cfg->journal_path != NULL ? dir_of(cfg->journal_path) : NULL;
 }
 
+/*
+ * The journal's directory, made (0700, with its parents) when missing,
+ * whichever journal it is: `journal = /var/lib/boinc_gahp/%u/j.db` then
+ * needs no directory per user made by hand.  Failing to make it is no
+ * bad setting (exit status 1, not 2).
+ */
 int config_make_journal_dir(const gahp_config *cfg, FILE *err)
 {
-    if (!cfg->journal_default)
-        return 0;
     char *dir = dir_of(cfg->journal_path);
-    if (dir == NULL) {
+    char *failed = NULL;
+    int rc = dir != NULL ? dirs_make(dir, &failed) : -1;
+    if (rc != 0 && dir != NULL)
+        fprintf(err, "boinc_gahp: cannot create the %sjournal directory %s (%s: %s); "
+                "set another journal with --journal, BOINC_GAHP_JOURNAL or the "
+                "configuration file's journal key\n", cfg->journal_default ? "default " : "",
+                dir, failed ? failed : dir, strerror(errno));
+    else if (rc != 0)
         fprintf(err, "boinc_gahp: out of memory\n");
-        return -1;
-    }
-    int rc = make_dirs(dir, err);
-    if (rc != 0)
-        fprintf(err, "boinc_gahp: cannot create the default journal directory "
-                "%s; set another journal with --journal, BOINC_GAHP_JOURNAL or "
-                "the configuration file's journal key\n", dir);
+    free(failed);
     free(dir);
     return rc;
 }
 
-char *config_default_log_path(const gahp_config *cfg)
+/* The per-user log in the state directory: boinc_gahp.log, or
+ * boinc_gahp.SUFFIX.log under a grid manager with a selection value. */
+char *config_user_log_path(const gahp_config *cfg)
 {
-    char *dir = cfg->journal_path != NULL ? dir_of(cfg->journal_path) : state_dir();
+    char *dir = state_dir();
     if (dir == NULL)
         return NULL;
     strbuf sb = STRBUF_INIT;
@@ -228,4 +222,42 @@ char *config_default_log_path(const gahp_config *cfg)
     strbuf_free(&sb);
     free(dir);
     return path;
+}
+
+/*
+ * The default log is named after the journal, beside it: "alice.db" ->
+ * "alice.log", so that `journal = /var/lib/boinc_gahp/%u.db` gives each
+ * user a log of their own (issue 28: one shared boinc_gahp.log there let
+ * the first user lock the others out, or read their lines).  The default
+ * journal keeps its log's historic name, boinc_gahp.log, in the user's
+ * own state directory.
+ */
+char *config_default_log_path(const gahp_config *cfg)
+{
+    if (cfg->journal_path == NULL || cfg->journal_default ||
+        strchr(cfg->journal_path, '%') != NULL)     /* %u never expanded */
+        return config_user_log_path(cfg);
+    const char *path = cfg->journal_path;
+    size_t len = strlen(path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    size_t stem = strlen(base) > 3 && strcmp(path + len - 3, ".db") == 0 ? len - 3 : len;
+    strbuf sb = STRBUF_INIT;
+    char *log = strbuf_printf(&sb, "%.*s.log", (int)stem, path) == 0
+                ? strbuf_detach(&sb) : NULL;
+    strbuf_free(&sb);
+    return log;
+}
+
+void config_log_paths(const gahp_config *cfg, char *paths[CONFIG_LOG_PATHS])
+{
+    paths[0] = cfg->log_file != NULL ? strdup(cfg->log_file) : NULL;
+    paths[1] = config_default_log_path(cfg);
+    paths[2] = config_user_log_path(cfg);
+    for (int i = 1; i < CONFIG_LOG_PATHS; i++)
+        for (int k = 0; k < i && paths[i] != NULL; k++)
+            if (paths[k] != NULL && strcmp(paths[k], paths[i]) == 0) {
+                free(paths[i]);
+                paths[i] = NULL;
+            }
 }

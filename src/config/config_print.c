@@ -61,6 +61,12 @@ void config_print_help(FILE *out)
     for (size_t i = 0; i < OPTION_COUNT; i++)
         if (option_table[i].name == NULL)
             print_row_help(&option_table[i], out);
+    fputs("\nOperator commands (the journal the server would use; boinc_gahp(1)):\n"
+          "  boinc_gahp [options] --check-config     check settings, journal, log; exit\n"
+          "  boinc_gahp [options] journal status      who holds it, pending work, sizes\n"
+          "  boinc_gahp [options] journal backup FILE a consistent copy, beside a server\n"
+          "  boinc_gahp [options] journal verify      integrity and foreign keys\n"
+          "  boinc_gahp [options] journal prune       the retention prune, now\n", out);
     fputs("\nFILES (configuration, the first that exists unless --config or\n"
           "BOINC_GAHP_CONFIG names one):\n"
           "  $XDG_CONFIG_HOME/" GAHP_USER_CONFIG "  (or ~/.config/" GAHP_USER_CONFIG ")\n"
@@ -173,6 +179,12 @@ void config_print_effective(const gahp_config *cfg, FILE *out)
         const char *src = cfg->sources[i];
         if ((row->type == OT_SECRET || row->type == OT_SECRET_FILE) && src == NULL)
             continue;                   /* the other row of the same field */
+        if (row->field == offsetof(gahp_config, project_workers) && cfg->project_workers == 0) {
+            /* the value the server uses, not the 0 that means "not set" */
+            fprintf(out, "%s = %d  (not set: half the workers, at least 1)\n", row->key,
+                    config_project_workers(cfg));
+            continue;
+        }
         fprintf(out, "%s = ", row->key != NULL ? row->key : row->name);
         print_value(cfg, row, out);
         if (row->type == OT_CONFIG)

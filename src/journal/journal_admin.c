@@ -150,12 +150,24 @@ static const struct {
         " GROUP BY command ORDER BY command" },
     [JREPORT_UNDELIVERED] = { "results not yet delivered to the client",
         "SELECT command, count(*) AS results, " UTC("min(completed_at)") " AS oldest"
-        " FROM requests WHERE state = 'completed' GROUP BY command ORDER BY command" },
+        " FROM requests WHERE state = 'completed'"
+        /* as audit_undelivered: a result replayed to a re-issue, or a
+         * submit confirmed by a status query, is answered (issue 28) */
+        " AND closed_at IS NULL AND replayed_by IS NULL AND confirmed_in IS NULL"
+        " GROUP BY command ORDER BY command" },
+    /* A retired batch (BOINC_RETIRE_BATCH), or one whose lease (the
+     * expire time set on the server) has passed, is shown as such, not
+     * under its submit state (issue 28). */
     [JREPORT_BATCHES] = { "batches by state (up to 10 newest names each)",
-        "SELECT state_name(state) AS state, count(*) AS batches,"
-        " (SELECT group_concat(name, ' ') FROM (SELECT name FROM batches b2"
+        "WITH shown AS (SELECT name, updated_at,"
+        "   CASE WHEN retired = 1 THEN 'retired'"
+        "        WHEN lease IS NOT NULL AND lease < (julianday('now') - 2440587.5) * 86400.0"
+        "             THEN 'expired'"
+        "        ELSE state_name(state) END AS state FROM batches)"
+        " SELECT state, count(*) AS batches,"
+        " (SELECT group_concat(name, ' ') FROM (SELECT name FROM shown b2"
         "   WHERE b2.state = b.state ORDER BY b2.updated_at DESC LIMIT 10)) AS names"
-        " FROM batches b GROUP BY state ORDER BY state" },
+        " FROM shown b GROUP BY state ORDER BY state" },
     [JREPORT_SUBMITS] = { "submits in progress (up to 50, oldest first)",
         "SELECT b.name AS batch, state_name(b.state) AS state, b.njobs AS jobs,"
         " p.url AS project, " UTC("b.updated_at") " AS updated"

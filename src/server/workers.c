@@ -494,10 +494,7 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
     w->notify = notify;
     w->notify_arg = notify_arg;
     w->nworkers = (size_t)cfg->workers;
-    w->project_cap = cfg->project_workers > 0 ? (size_t)cfg->project_workers
-                                              : w->nworkers / 2;
-    if (w->project_cap < 1)
-        w->project_cap = 1;
+    w->project_cap = (size_t)config_project_workers(cfg);
     w->ws = calloc(w->nworkers, sizeof *w->ws);
     w->blocked = calloc(w->nworkers, sizeof *w->blocked);
     w->state = shared_new();

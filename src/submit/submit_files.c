@@ -373,11 +373,16 @@ static int fail_too_large(submit_run *r, const file_chunk *c, const char *name,
         big++;
     if (big == c->len)
         big = 0;    /* the server named no file of this chunk: it held one */
+    /* A file PHP threw away with the whole POST must also pass
+     * upload_max_filesize, usually the smaller limit: name both, or the
+     * job is held again after post_max_size alone is raised (issue 28). */
+    const char *also = kind == UPLOAD_LIMIT_POST
+                       ? " and upload_max_filesize (each must allow a file this large)" : "";
     return engine_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
                      "input %s (%s) is %lld bytes, more than the server accepts in one "
-                     "upload (%s); raise %s in the project's php.ini", c->names[big],
+                     "upload (%s); raise %s%s in the project's php.ini", c->names[big],
                      c->paths[big], c->sizes[big], err->msg ? err->msg : "",
-                     upload_limit_setting(kind));
+                     upload_limit_setting(kind), also);
 }
 
 /* Journal the smaller chunk (before anything is sent again, so a crash
@@ -422,8 +427,8 @@ static int upload_recover_refusal(submit_run *r, void *arg, const boinc_error *e
     if (all_present(r, c) >= 0 && record_presence(r, c) == 0 &&
         current_limits(r, &lim, &known) == 0) {
         long long chunk_bytes = upload_request_bytes(c->sizes, c->len);
-        if (!known)     /* the project's first refusal: a stock server */
-            upload_limits_assume_stock(&lim);
+        if (!known)     /* the project's first refusal */
+            upload_limits_first_refusal(&lim, kind, received);
         if (kind == UPLOAD_LIMIT_FILESIZE ||
             upload_limits_shrink(&lim, kind, c->len, chunk_bytes, received) != 0)
             rc = fail_too_large(r, c, big_name, kind, err);

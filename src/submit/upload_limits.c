@@ -115,9 +115,12 @@ int upload_limits_shrink(upload_limits *lim, upload_limit_kind kind, size_t nfil
     return -1;
 }
 
-void upload_limits_assume_stock(upload_limits *lim)
+void upload_limits_first_refusal(upload_limits *lim, upload_limit_kind kind, long received)
 {
-    if (lim->max_files > UPLOAD_DEFAULT_FILES)
+    if (kind == UPLOAD_LIMIT_FILES && received > 0) {
+        if (received < lim->max_files)
+            lim->max_files = received;      /* never more than the server said */
+    } else if (lim->max_files > UPLOAD_DEFAULT_FILES)
         lim->max_files = UPLOAD_DEFAULT_FILES;
     if (lim->max_bytes > UPLOAD_DEFAULT_BYTES)
         lim->max_bytes = UPLOAD_DEFAULT_BYTES;

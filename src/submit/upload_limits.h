@@ -65,14 +65,20 @@ int upload_limits_shrink(upload_limits *lim, upload_limit_kind kind, size_t nfil
                          long long chunk_bytes, long received);
 
 /*
- * The first refusal a project gives (no limit learned yet): a server that
- * refuses the large default chunks is taken to have stock PHP limits, so
- * lim drops at once to at most UPLOAD_DEFAULT_FILES files and
- * UPLOAD_DEFAULT_BYTES bytes (upload_limits_shrink then lowers it further
- * by what the refusal says) instead of halving down to them request by
- * request, each wasting a large upload.
+ * A project's first refusal of an upload: what the refusal names is
+ * believed, and the stock PHP limits stand in for what it does not name.
+ * A file-count refusal names the count PHP kept (`# of uploaded files
+ * (1000) doesn't agree with request (2000)`: max_file_uploads is 1000),
+ * so the next chunks carry that many files, even above a stock server's
+ * 20 (issue 28: a server allowing 1,000 files got 103 requests of 20);
+ * received 0 is a refusal that names nothing.  The bytes fall to at
+ * most UPLOAD_DEFAULT_BYTES, since no refusal names post_max_size.  Then
+ * upload_limits_shrink lowers it further by what the refusal says,
+ * instead of halving down request by request, each wasting a large
+ * upload.
  */
-void upload_limits_assume_stock(upload_limits *lim);
+void upload_limits_first_refusal(upload_limits *lim, upload_limit_kind kind, long received);
+
 
 /*
  * The limits of the probe chunk, the one request sent alone first while a

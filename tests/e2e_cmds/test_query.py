@@ -141,7 +141,7 @@ def test_a_batch_shadowed_by_another_of_the_same_name_is_logged(make_session, em
     db.close()
     _, (jobs,) = parse_query(s.query("0", "b1"), 1)
     assert jobs == {"b1#mine": "IN_PROGRESS"}
-    log = os.path.join(os.path.dirname(journal), "boinc_gahp.log")
+    log = journal[:-len(".db")] + ".log"        # named after the journal
     with open(log) as f:
         text = f.read()
     assert "the server's batch named b1 is not the one this journal submitted" in text, text

@@ -50,6 +50,6 @@ def test_runs_of_changed_rows_are_recorded_and_listed_once(make_client, emulator
     assert statuses(journal, "rb") == recorded
     c.gahp.quit()
     # its own batch is never taken for another one of the same name
-    log = os.path.join(os.path.dirname(journal), "boinc_gahp.log")
+    log = journal[:-len(".db")] + ".log"
     with open(log) as f:
         assert "is not the one this journal submitted" not in f.read()

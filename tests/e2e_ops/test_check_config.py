@@ -71,7 +71,7 @@ def test_unknown_key_is_a_warning_and_the_server_starts(home, tmp_path):
     p = run(home, "--config", str(conf), "--journal", str(tmp_path / "j.db"), stdin=b"QUIT\n")
     assert p.returncode == 0 and p.stdout.startswith(b"$GahpVersion")
     assert b"unknown key 'workres' ignored" in p.stderr
-    assert "unknown key 'workres'" in (tmp_path / "boinc_gahp.log").read_text()
+    assert "unknown key 'workres'" in (tmp_path / "j.log").read_text()
 
 
 def test_tilde_expanded_relative_refused(home, tmp_path):
@@ -142,3 +142,132 @@ def test_example_config_lists_every_key_and_is_valid(home, tmp_path):
     p = run(home, "--check-config", "--config", str(conf), "--journal", str(tmp_path / "j.db"))
     assert p.returncode == 0, p.stderr
     assert b"warning" not in p.stdout
+
+
+# ---- what the server needs, checked without writing (issue 28) ----
+
+def as_nobody_or_readonly(path):
+    """Make path unwritable for the checking process: run it as nobody
+    when root (root writes anywhere), else chmod."""
+    if os.geteuid() == 0:
+        def drop():
+            os.setgid(65534)
+            os.setuid(65534)
+        return drop
+    os.chmod(str(path), 0o555 if os.path.isdir(str(path)) else 0o444)
+    return None
+
+
+def run_check(home, *args, preexec=None):
+    import subprocess
+    from ops_helpers import clean_env
+    return subprocess.run([gahp_binary(), "--check-config"] + list(args), input=b"",
+                          capture_output=True, env=clean_env(home), preexec_fn=preexec,
+                          timeout=60)
+
+
+@pytest.fixture
+def open_top():
+    """A directory every user may enter (pytest's tmp is 0700 root)."""
+    import shutil
+    import tempfile
+    top = tempfile.mkdtemp(dir="/tmp")
+    os.chmod(top, 0o755)
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def test_missing_journal_directory_that_a_server_makes_is_ok(home, tmp_path):
+    j = tmp_path / "new" / "dir" / "j.db"
+    p = run(home, "--check-config", "--journal", str(j))
+    assert p.returncode == 0, p.stderr
+    assert ("journal directory: %s (missing: a server makes it)" % j.parent).encode() in p.stdout
+    assert ("log: %s/j.log and stderr" % j.parent).encode() in p.stdout
+    assert not (tmp_path / "new").exists()            # nothing made by a check
+
+
+def test_journal_directory_that_cannot_be_made_is_a_problem(home, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    p = run(home, "--check-config", "--journal", str(blocker / "j.db"))
+    assert p.returncode == 1
+    assert ("journal directory %s is not a writable directory (not a directory)"
+            % blocker).encode() in p.stderr, p.stderr
+    p = run(home, "--check-config", "--journal", str(blocker / "sub" / "j.db"))
+    assert p.returncode == 1
+    assert ("journal directory %s/sub does not exist and cannot be made (Not a directory)"
+            % blocker).encode() in p.stderr, p.stderr
+    assert b"configuration OK" not in p.stdout
+
+
+def test_unwritable_journal_directory_is_a_problem(open_top):
+    home = os.path.join(open_top, "home")
+    os.mkdir(home)
+    os.chmod(home, 0o777)
+    d = os.path.join(open_top, "root-owned")
+    os.mkdir(d, 0o755)
+    p = run_check(home, "--journal", os.path.join(d, "j.db"), preexec=as_nobody_or_readonly(d))
+    assert p.returncode == 1
+    assert ("journal directory %s is not a writable directory" % d).encode() in p.stderr, p.stderr
+    assert b"configuration OK" not in p.stdout
+
+
+def test_unwritable_journal_file_is_a_problem(open_top):
+    home = os.path.join(open_top, "home")
+    os.mkdir(home)
+    os.chmod(home, 0o777)
+    d = os.path.join(open_top, "shared")
+    os.mkdir(d)
+    os.chmod(d, 0o1777)
+    j = os.path.join(d, "j.db")
+    db = sqlite3.connect(j)
+    db.execute("CREATE TABLE t(x)")
+    db.close()
+    os.chmod(j, 0o644)
+    p = run_check(home, "--journal", j, preexec=as_nobody_or_readonly(j))
+    assert p.returncode == 1
+    assert ("journal file %s is not writable" % j).encode() in p.stderr, p.stderr
+
+
+def test_log_that_would_be_refused_is_a_problem(home, tmp_path):
+    log = tmp_path / "j.log"
+    log.write_text("")
+    os.chmod(str(log), 0o666)
+    p = run(home, "--check-config", "--journal", str(tmp_path / "j.db"))
+    assert p.returncode == 1
+    assert ("log file %s cannot be used (writable by other users)" % log).encode() in p.stderr
+    state = home / ".local" / "state" / "boinc_gahp" / "boinc_gahp.log"
+    assert ("log: %s and stderr" % state).encode() in p.stdout
+    assert not state.parent.exists()
+
+
+def test_a_check_with_a_bad_value_writes_nothing(home, tmp_path):
+    """Not even the '[error] not started' line a server would log."""
+    conf = tmp_path / "c.conf"
+    conf.write_text("workers = abc\n")
+    p = run(home, "--check-config", "--config", str(conf))
+    assert p.returncode == 2 and b"workers: 'abc'" in p.stderr
+    assert list(home.iterdir()) == []                 # no state directory made
+    assert run(home, stdin=b"QUIT\n").returncode == 0
+    log = home / ".local" / "state" / "boinc_gahp" / "boinc_gahp.log"
+    before = log.read_text()
+    p = run(home, "--check-config", "--config", str(conf))
+    assert p.returncode == 2
+    assert log.read_text() == before
+
+
+def test_help_lists_the_operator_commands(home):
+    """Issue 28: only the man page named them."""
+    p = run(home, "--help")
+    assert p.returncode == 0
+    for sub in (b"--check-config", b"journal status", b"journal backup FILE",
+                b"journal verify", b"journal prune"):
+        assert sub in p.stdout.split(b"Operator commands")[1], sub
+
+
+def test_project_workers_prints_its_effective_value(home, tmp_path):
+    p = run(home, "--check-config", "--journal", str(tmp_path / "j.db"), "--workers", "9")
+    assert p.returncode == 0, p.stderr
+    assert settings(p.stdout)["project_workers"] == ("4", "not set: half the workers, at least 1")
+    p = run(home, "--check-config", "--journal", str(tmp_path / "j.db"), "--project-workers", "3")
+    assert settings(p.stdout)["project_workers"] == ("3", "--project-workers")

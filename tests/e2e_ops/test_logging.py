@@ -1,8 +1,10 @@
-"""The default log file (issue 19): with no log_file, boinc_gahp logs to
-boinc_gahp.log beside its journal (0600) as well as to stderr, rotates it
-at log_max_bytes, writes every reason it stops before the banner there
-(and once on stderr), and falls back to stderr when a log file cannot be
-opened.  The real binary, run as the grid manager runs it."""
+"""The default log file (issues 19 and 28): with no log_file, boinc_gahp
+logs to a file named after its journal, beside it (0600; boinc_gahp.log
+for the default journal), as well as to stderr, rotates it at
+log_max_bytes, writes every reason it stops before the banner there (and
+once on stderr), and falls back to the next log (the default one, the
+per-user one, stderr) when a log file cannot be used.  The real binary,
+run as the grid manager runs it."""
 import os
 import stat
 
@@ -41,7 +43,8 @@ def test_explicit_journal_puts_the_log_beside_it(home, tmp_path):
     j.parent.mkdir()
     p = run(home, "--journal", str(j), stdin=b"QUIT\n")
     assert p.returncode == 0
-    assert "started" in (j.parent / "boinc_gahp.log").read_text()
+    assert "started" in (j.parent / "j.log").read_text()       # named after it
+    assert not (j.parent / "boinc_gahp.log").exists()
 
 
 def test_one_line_per_finished_request(tmp_path):
@@ -54,17 +57,17 @@ def test_one_line_per_finished_request(tmp_path):
         g.quit()
     finally:
         g.kill()
-    text = (tmp_path / "boinc_gahp.log").read_text()
+    text = (tmp_path / "j.log").read_text()
     assert "BOINC_PING 7 finished: error in" in text and " ms" in text, text
 
 
 def test_rotation_at_the_size_limit(home, tmp_path):
     j = tmp_path / "j.db"
-    log = tmp_path / "boinc_gahp.log"
+    log = tmp_path / "j.log"
     for _ in range(6):
         p = run(home, "--journal", str(j), "--log-max-bytes", "1500", stdin=b"QUIT\n")
         assert p.returncode == 0, p.stderr
-    old = tmp_path / "boinc_gahp.log.old"
+    old = tmp_path / "j.log.old"
     assert old.exists() and log.exists()
     assert os.path.getsize(str(log)) < 1500 + 400     # at most one line past the limit
     assert stat.S_IMODE(os.stat(str(log)).st_mode) == 0o600
@@ -94,7 +97,7 @@ def test_newer_journal_reason_in_the_log(home, tmp_path):
     p = run(home, "--journal", str(j), stdin=b"QUIT\n")
     assert p.returncode == 1 and p.stdout == b""
     assert p.stderr.count(b"a newer boinc_gahp wrote it") == 1, p.stderr
-    text = (tmp_path / "boinc_gahp.log").read_text()
+    text = (tmp_path / "j.log").read_text()
     assert "not started: journal" in text and "a newer boinc_gahp wrote it" in text \
         and ".bak" in text, text
 
@@ -113,19 +116,25 @@ def test_unwritable_home_is_status_1_and_says_journal(home, tmp_path):
     assert p.stderr.count(b"default journal directory") == 1
 
 
-def test_unusable_log_file_falls_back_to_stderr(home, tmp_path):
+def test_unusable_log_file_falls_back_to_the_default_log(home, tmp_path):
+    """Issue 28: not to stderr only (which HTCondor hides)."""
     j = tmp_path / "j.db"
-    p = run(home, "--journal", str(j), "--log-file", str(tmp_path / "no" / "dir" / "x.log"),
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    p = run(home, "--journal", str(j), "--log-file", str(blocker / "x.log"),
             stdin=b"QUIT\n")
     assert p.returncode == 0, p.stderr
-    assert b"cannot open log file" in p.stderr and b"stderr only" in p.stderr
     assert p.stdout.startswith(b"$GahpVersion")
-    assert b"stopped (clean)" in p.stderr
+    text = (tmp_path / "j.log").read_text()
+    assert "cannot use log file %s/x.log" % blocker in text, text
+    assert "logging to %s" % (tmp_path / "j.log") in text and "stopped (clean)" in text
+    assert b"stopped (clean)" in p.stderr            # the default log tees to stderr
 
 
-def test_shared_log_file_of_another_owner_is_usable(home, tmp_path):
-    """A root-created 0666 file every user's GAHP appends to: fchmod would
-    fail with EPERM, so it is left as it is."""
+def test_shared_log_file_of_another_owner_is_refused(home, tmp_path):
+    """A root-created 0666 file every user's GAHP would append to: each
+    user could read the others' lines (issue 28), so it is refused and the
+    user's own default log beside the journal is used instead."""
     if os.geteuid() != 0:
         pytest.skip("needs root to create a file of another owner")
     import tempfile
@@ -146,11 +155,15 @@ def test_shared_log_file_of_another_owner_is_usable(home, tmp_path):
     import subprocess
     from ops_helpers import clean_env
     from gahp_client import gahp_binary
-    p = subprocess.run([gahp_binary(), "--journal", j, "--log-file", log],
-                       input=b"QUIT\n", capture_output=True, env=clean_env(user),
-                       preexec_fn=as_nobody, timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert stat.S_IMODE(os.stat(log).st_mode) == 0o666
-    assert "stopped (clean)" in open(log).read()
-    import shutil
-    shutil.rmtree(top)
+    try:
+        p = subprocess.run([gahp_binary(), "--journal", j, "--log-file", log],
+                           input=b"QUIT\n", capture_output=True, env=clean_env(user),
+                           preexec_fn=as_nobody, timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert os.path.getsize(log) == 0
+        own = open(os.path.join(user, "j.log")).read()
+        assert "cannot use log file %s: owned by another user" % log in own, own
+        assert "stopped (clean)" in own
+    finally:
+        import shutil
+        shutil.rmtree(top)

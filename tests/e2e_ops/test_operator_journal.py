@@ -38,7 +38,7 @@ def test_status_while_a_server_runs_and_after(make_client, journal, home, tmp_pa
     assert "sessions (the last 5 runs):" in out and "exit=running or crashed" in out
     assert "journal size:" in out and "bytes=" in out
     assert c.emu.authenticator not in out            # never an authenticator
-    log = (tmp_path / "boinc_gahp.log").read_text()
+    log = (tmp_path / "journal.log").read_text()
     assert "BOINC_PING 1 finished: ok in" in log and "BOINC_SUBMIT 2 finished: ok" in log
     c.gahp.quit()
     c.gahp.wait()
@@ -135,3 +135,30 @@ def test_usage_and_missing_journal(home, tmp_path):
     assert p.returncode == 2 and b"usage" in p.stderr
     p = run(home, "journal")
     assert p.returncode == 2
+
+
+def test_retired_and_expired_batches_show_as_such(make_client, journal, home, tmp_path):
+    """Issue 28: a retired batch was listed under state=submitted."""
+    c = busy_server(make_client, tmp_path)
+    src = tmp_path / "in2.txt"
+    src.write_text("again\n")
+    assert c.wait(c.submit("oldbatch", "uppercase", [("oldbatch#0", [], [(str(src), "in")])])) \
+        == ["NULL"]
+    assert c.call("BOINC_RETIRE_BATCH", "opsbatch") == ["NULL"]
+    assert c.call("BOINC_SET_LEASE", "oldbatch", 1000000000) == ["NULL"]   # in 2001
+    out = run(home, "--journal", journal, "journal", "status").stdout.decode()
+    assert "state=retired batches=1 names=opsbatch" in out, out
+    assert "state=expired batches=1 names=oldbatch" in out, out
+    assert "state=submitted" not in out
+    c.gahp.quit()
+
+
+def test_status_and_verify_refuse_a_newer_journal(home, tmp_path):
+    j = tmp_path / "j.db"
+    db = sqlite3.connect(str(j))
+    db.execute("PRAGMA user_version=999")
+    db.close()
+    for sub in ("status", "verify"):
+        p = run(home, "--journal", str(j), "journal", sub)
+        assert p.returncode == 1, (sub, p.stdout, p.stderr)
+        assert b"schema version 999, newer than this program" in p.stderr

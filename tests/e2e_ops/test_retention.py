@@ -137,6 +137,13 @@ def test_a_resumed_submit_confirmed_by_a_query_is_answered(make_client, inputs, 
     what = value(journal, "SELECT what_became_of_it FROM audit_pending_at_stop"
                  " WHERE command = 'BOINC_SUBMIT'")
     assert "confirmed by a status query in session" in what, what
+    # journal status agrees with audit_undelivered (issue 28)
+    from ops_helpers import run
+    home = os.path.join(os.path.dirname(journal), "ops-home")
+    os.mkdir(home)
+    out = run(home, "--journal", journal, "journal", "status").stdout.decode()
+    undelivered = out.split("results not yet delivered to the client:")[1].split(":\n")[0]
+    assert "BOINC_SUBMIT" not in undelivered, out
     c.gahp.kill()
     again = make_client()
     again.call("BOINC_PING")

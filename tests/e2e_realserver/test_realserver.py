@@ -69,6 +69,15 @@ def test_too_large_input_names_the_limit_and_leaves_nothing_forever(client, emul
     assert emulator.counters()["uploads_by_name"].get(phys(big_content)) is None
 
 
+def test_input_over_post_max_size_names_both_php_limits(client, emulator, inputs):
+    """Issue 28: a file over post_max_size is over upload_max_filesize too
+    (stock: 8M and 2M); a hold naming only the first is held again."""
+    big = inputs("nine.bin", os.urandom(9 * MB))
+    res = client.wait(client.submit("nine", "uppercase", jobs_for([big], "nn")), timeout=120)
+    assert len(res) == 1 and "post_max_size" in res[0], res
+    assert "upload_max_filesize" in res[0], res
+
+
 def test_too_large_input_resumes_once_the_limit_is_raised(client, emulator, inputs):
     ok_content = os.urandom(10 * KB)
     ok = inputs("fine.bin", ok_content)

@@ -91,3 +91,24 @@ def test_progress_of_a_long_submit_is_logged(make_client, emulator, inputs):
     assert 1 <= len(uploaded) <= 10, uploaded
     assert "of %d files" % n in uploaded[0]
     assert " bytes, " in uploaded[0] and uploaded[0].rstrip().endswith(" s")
+
+
+def test_a_raised_file_count_named_by_the_refusal_is_believed(make_client, emulator, inputs,
+                                                               journal):
+    """Issue 28: a server with max_file_uploads = 1000 refuses the first
+    2,000-file chunk with '# of uploaded files (1000) doesn't agree with
+    request (2000)' (the real server's words, reference/real-server/29_...);
+    the next chunks carry 1,000 files, not a stock server's 20."""
+    emulator.set_limits(max_file_uploads=1000)
+    paths = small_inputs(inputs, "k", 2000)
+    client = make_client()
+    assert client.wait(client.submit("kk", "uppercase", jobs_for(paths, "kk")),
+                       timeout=600) == ["NULL"]
+    c = emulator.counters()
+    assert c["php_limits"]["over_max_file_uploads"] == 1
+    assert c["files_uploaded"] == 2000
+    assert all(v == 1 for v in c["uploads_by_name"].values())
+    assert c["rpc"]["upload_files"] <= 3, c["rpc"]
+    db = sqlite3.connect(journal)
+    assert db.execute("SELECT max_files FROM upload_limits").fetchone()[0] == 1000
+    db.close()

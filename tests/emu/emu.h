@@ -209,6 +209,8 @@ long long unfinished_jobs(void);
 
 /* http.c */
 int http_start(int port, int *bound_port);
+/* An https listener on another port of 127.0.0.1 (PEM files). */
+int http_start_tls(const char *cert_file, const char *key_file, int *bound_port);
 void http_stop(void);
 void reply_init(emu_reply *r);
 void reply_free(emu_reply *r);

@@ -22,6 +22,7 @@
 #include "base/log.h"
 
 static struct MHD_Daemon *daemon_handle;
+static struct MHD_Daemon *tls_handle;       /* the https listener, if any */
 
 #define MAX_BODY (512L * 1024 * 1024)   /* refuse absurd uploads */
 
@@ -588,13 +589,69 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
+/* 127.0.0.1:port, the only address the emulator ever listens on. */
+static int loopback(int port, struct sockaddr_in *addr)
+{
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, "127.0.0.1", &addr->sin_addr) == 1 ? 0 : -1;
+}
+
+static int bound_port_of(struct MHD_Daemon *d, int *bound_port)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    if (info == NULL || info->port == 0)
+        return -1;
+    *bound_port = info->port;
+    return 0;
+}
+
+/*
+ * A second listener, https (libmicrohttpd's GnuTLS support), serving the
+ * same project with the certificate and key the caller made (the tests
+ * make their own CA: tests/lib/tls.py).  The control API stays on the
+ * http listener.
+ */
+int http_start_tls(const char *cert_file, const char *key_file, int *bound_port)
+{
+    char *cert = NULL, *key = NULL;
+    size_t n = 0;
+    struct sockaddr_in addr;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        log_error("boinc_emu: this libmicrohttpd has no TLS support");
+        return -1;
+    }
+    if (read_file(cert_file, &cert, &n) != 0 || read_file(key_file, &key, &n) != 0 ||
+        loopback(0, &addr) != 0) {
+        log_error("boinc_emu: cannot read %s or %s", cert_file, key_file);
+        free(cert);
+        free(key);
+        return -1;
+    }
+    tls_handle = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                  MHD_USE_TLS, 0, NULL, NULL, on_request, NULL,
+                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                  MHD_OPTION_HTTPS_MEM_CERT, cert,
+                                  MHD_OPTION_HTTPS_MEM_KEY, key,
+                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+                                  MHD_OPTION_END);
+    /* MHD copies neither: they must live as long as the daemon, that is
+     * the process (freed by the exit) */
+    if (tls_handle == NULL) {
+        log_error("boinc_emu: cannot start the https listener (bad certificate or key?)");
+        free(cert);
+        free(key);
+        return -1;
+    }
+    return bound_port_of(tls_handle, bound_port);
+}
+
 int http_start(int port, int *bound_port)
 {
     struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr) != 1)
+    if (loopback(port, &addr) != 0)
         return -1;
     daemon_handle = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
                                      (uint16_t)port, NULL, NULL, on_request, NULL,
@@ -604,15 +661,15 @@ int http_start(int port, int *bound_port)
                                      MHD_OPTION_END);
     if (daemon_handle == NULL)
         return -1;
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon_handle, MHD_DAEMON_INFO_BIND_PORT);
-    if (info == NULL || info->port == 0)
-        return -1;
-    *bound_port = info->port;
-    return 0;
+    return bound_port_of(daemon_handle, bound_port);
 }
 
 void http_stop(void)
 {
+    if (tls_handle) {
+        MHD_stop_daemon(tls_handle);
+        tls_handle = NULL;
+    }
     if (daemon_handle) {
         MHD_stop_daemon(daemon_handle);
         daemon_handle = NULL;

@@ -34,6 +34,8 @@ static void usage(FILE *fp)
           "  --php-limits SPEC stock (default: max_file_uploads=20, post_max_size=8M,\n"
           "                    upload_max_filesize=2M), none, or a comma list NAME=SIZE\n"
           "  --hosts N         simulated volunteer hosts (default 4)\n"
+          "  --tls-cert FILE   with --tls-key FILE: also serve the project over https on\n"
+          "                    another port of 127.0.0.1 (PEM; \"https_url\" in the JSON line)\n"
           "  --log-level L     error, warn, info (default) or debug; logs go to stderr\n"
           "\n"
           "The first stdout line is JSON: {\"url\", \"authenticator\", \"control\", \"pid\"}.\n"
@@ -76,10 +78,10 @@ int main(int argc, char **argv)
         return run_app_main(argc, argv);
 
     const char *state_dir = NULL, *config = NULL, *quirks = "php-warnings,qcj-stock,sql-backslash";
-    const char *clock = "manual", *php_limits = NULL;
+    const char *clock = "manual", *php_limits = NULL, *tls_cert = NULL, *tls_key = NULL;
     long port = 0, hosts = 4;
     log_level level = LOG_INFO;
-    log_open(NULL, level);
+    log_open(NULL, level, NULL);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
@@ -93,6 +95,8 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--config") == 0) config = v;
         else if (strcmp(o, "--quirks") == 0) quirks = v;
         else if (strcmp(o, "--php-limits") == 0) php_limits = v;
+        else if (strcmp(o, "--tls-cert") == 0) tls_cert = v;
+        else if (strcmp(o, "--tls-key") == 0) tls_key = v;
         else if (strcmp(o, "--clock") == 0) clock = v;
         else if (strcmp(o, "--port") == 0) {
             if (parse_long(v, &port) != 0 || port < 0 || port > 65535) {
@@ -109,7 +113,7 @@ int main(int argc, char **argv)
                 log_error("boinc_emu: bad --log-level %s", v);
                 return 2;
             }
-            log_open(NULL, level);
+            log_open(NULL, level, NULL);
         } else {
             log_error("boinc_emu: unknown option %s (see --help)", o);
             return 2;
@@ -180,6 +184,14 @@ int main(int argc, char **argv)
     }
     free(G.project_url);
     G.project_url = xasprintf("http://127.0.0.1:%d/emu/", bound);
+    int tls_bound = 0;
+    if ((tls_cert != NULL) != (tls_key != NULL) ||
+        (tls_cert != NULL && http_start_tls(tls_cert, tls_key, &tls_bound) != 0)) {
+        log_error("boinc_emu: https needs both --tls-cert and --tls-key, readable and matching");
+        return 1;
+    }
+    char *https_url = tls_bound ? xasprintf(", \"https_url\": \"https://127.0.0.1:%d/emu/\"",
+                                            tls_bound) : xstrdup("");
     char *auth = NULL;
     sqlite3_stmt *st = db_prep("SELECT authenticator FROM users WHERE id = 1");
     if (sqlite3_step(st) == SQLITE_ROW)
@@ -195,9 +207,10 @@ int main(int argc, char **argv)
         have_thread = 1;
     }
     printf("{\"url\": \"%s\", \"authenticator\": \"%s\", \"control\": \"http://127.0.0.1:%d/control/\", "
-           "\"pid\": %ld}\n", G.project_url, auth ? auth : "", bound, (long)getpid());
+           "\"pid\": %ld%s}\n", G.project_url, auth ? auth : "", bound, (long)getpid(), https_url);
     fflush(stdout);
     free(auth);
+    free(https_url);
     log_info("boinc_emu: listening on 127.0.0.1:%d, state in %s, %s clock", bound, state_dir, clock);
 
     int sig = 0;

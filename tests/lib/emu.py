@@ -90,7 +90,8 @@ class Emulator:
     """A running boinc_emu.  Use as a context manager or call start()/stop()."""
 
     def __init__(self, state_dir, clock="manual", hosts=None, quirks=None,
-                 config=None, port=0, binary=None, extra_args=(), php_limits=None):
+                 config=None, port=0, binary=None, extra_args=(), php_limits=None,
+                 tls=None):
         self.state_dir = pathlib.Path(state_dir)
         self.clock = clock
         self.hosts = hosts
@@ -101,6 +102,9 @@ class Emulator:
         self.port = port
         self.binary = binary or emu_binary()
         self.extra_args = list(extra_args)
+        # (cert, key) PEM files: also serve https (self.https_url)
+        self.tls = tls
+        self.https_url = None
         self.proc = None
         self.info = None
         self.log_path = self.state_dir.parent / (self.state_dir.name + ".log")
@@ -117,6 +121,8 @@ class Emulator:
             cmd += ["--config", str(self.config)]
         if self.php_limits is not None:
             cmd += ["--php-limits", self.php_limits]
+        if self.tls is not None:
+            cmd += ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])]
         return cmd + self.extra_args
 
     def start(self, timeout=30):
@@ -136,6 +142,7 @@ class Emulator:
         self.authenticator = self.info["authenticator"]
         self.control_url = self.info["control"]
         self.pid = self.info["pid"]
+        self.https_url = self.info.get("https_url")
         parsed = urllib.parse.urlsplit(self.url)
         self.host, self.port_bound = parsed.hostname, parsed.port
         self.port = self.port_bound      # a restart reuses the same port

@@ -728,7 +728,7 @@ int main(void)
 {
     /* settle pauses (1 s, 2 s per resolution) on the test clock */
     setenv("BOINC_GAHP_TEST_TIME_SCALE", "0.0001", 1);
-    log_open(NULL, LOG_ERROR);
+    log_open(NULL, LOG_ERROR, NULL);
     if (make_inputs() != 0) {
         perror("inputs");
         return 1;
