@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/select.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ void line_reader_free(line_reader *lr)
  * stops as at the end of stdin.  HTCondor 10.0-25.x end their GAHP with
  * SIGTERM (and close its stdin), not QUIT. */
 static volatile sig_atomic_t termination;
+static int termination_armed;
+static sigset_t wait_mask;      /* the reader's mask while it waits for input */
 
 static void on_termination(int sig)
 {
@@ -66,16 +69,39 @@ int protocol_catch_termination(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_termination;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;            /* no SA_RESTART: the blocked read returns */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
     if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
         return -1;
-    /* Only this (the reader's) thread takes them: main blocked both before
-     * any other thread started, and the others inherited that. */
-    return pthread_sigmask(SIG_UNBLOCK, &set, NULL) == 0 ? 0 : -1;
+    /* Both stay blocked (main blocked them before any thread started, and
+     * every thread inherited that); the reader takes them only inside
+     * pselect, which unblocks them atomically: a signal that came while it
+     * was busy is pending and ends the next wait at once, never lost in
+     * the gap before a blocking read. */
+    if (pthread_sigmask(SIG_BLOCK, NULL, &wait_mask) != 0)
+        return -1;
+    sigdelset(&wait_mask, SIGTERM);
+    sigdelset(&wait_mask, SIGINT);
+    termination_armed = 1;
+    return 0;
+}
+
+/* Wait until fd is readable: 1; 0 when SIGTERM or SIGINT came; -1 on
+ * error.  Without protocol_catch_termination, 1 at once (read blocks). */
+static int wait_readable(int fd)
+{
+    if (!termination_armed || fd >= FD_SETSIZE)
+        return 1;
+    for (;;) {
+        if (termination)
+            return 0;
+        fd_set rd;
+        FD_ZERO(&rd);
+        FD_SET(fd, &rd);
+        int n = pselect(fd + 1, &rd, NULL, NULL, NULL, &wait_mask);
+        if (n > 0)
+            return 1;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
 }
 
 int line_reader_fill(line_reader *lr, int fd)
@@ -87,13 +113,18 @@ int line_reader_fill(line_reader *lr, int fd)
         want = 4 * READ_CHUNK;
     if (strbuf_reserve(&lr->buf, want) != 0)
         return -1;
-    ssize_t n;
-    do {
-        n = read(fd, lr->buf.data + lr->buf.len, want);
-    } while (n < 0 && errno == EINTR && !termination);
-    if (n < 0 && !termination)
+    int ready = wait_readable(fd);
+    if (ready < 0)
         return -1;
-    if (n <= 0) {
+    ssize_t n = 0;
+    if (ready > 0) {
+        do {
+            n = read(fd, lr->buf.data + lr->buf.len, want);
+        } while (n < 0 && errno == EINTR);
+        if (n < 0)
+            return -1;
+    }
+    if (n == 0) {
         lr->eof = 1;
         return 0;
     }
