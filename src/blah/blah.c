@@ -254,24 +254,70 @@ static int args_problem(const gahp_blah_submit *s, char **why)
     return rc;
 }
 
+/* The names batch_project may use, for an error message (malloc'd). */
+static char *project_names(const gahp_config *cfg)
+{
+    strbuf sb = STRBUF_INIT;
+    int rc = 0;
+    if (cfg != NULL && cfg->blah_project_name != NULL)
+        rc = strbuf_puts(&sb, cfg->blah_project_name);
+    for (const config_project *pr = cfg ? cfg->projects : NULL; rc == 0 && pr; pr = pr->next)
+        rc = strbuf_printf(&sb, "%s%s", sb.len > 0 ? ", " : "", pr->name);
+    if (rc == 0 && sb.len == 0)
+        rc = strbuf_puts(&sb, "none");
+    if (rc != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
+}
+
+/*
+ * The project the job goes to, into *on (a shallow copy of req): the
+ * configured project, or the named one its batch_project gives
+ * (project_url.NAME; blah_project_name names the default).  NULL, or why
+ * not (malloc'd); "" when memory ran out or the journal failed (logged).
+ */
+static char *choose_project(exec_ctx *ctx, const gahp_request *req, gahp_request *on)
+{
+    const gahp_config *cfg = ctx->config;
+    const char *name = req->u.blah_submit.project;
+    *on = *req;
+    if (name == NULL || (cfg != NULL && cfg->blah_project_name != NULL &&
+                         strcmp(name, cfg->blah_project_name) == 0))
+        return NULL;
+    const config_project *pr = cfg != NULL ? config_find_project(cfg, name) : NULL;
+    if (pr == NULL) {
+        char *names = project_names(cfg);
+        char *why = names != NULL
+            ? str_printf("batch_project %s names no project of boinc_gahp.conf (it has: %s; "
+                         "add project_url.%s and authenticator_file.%s)", name, names, name,
+                         name)
+            : NULL;
+        free(names);
+        return why;
+    }
+    long long id = 0;
+    if (journal_project_id(ctx->journal, pr->url, pr->authenticator, &id) != 0) {
+        log_error("BLAH: project %s cannot be recorded: %s", name, journal_errmsg(ctx->journal));
+        return strdup("");
+    }
+    on->project_id = id;
+    on->project_url = pr->url;
+    on->authenticator = pr->authenticator;
+    return NULL;
+}
+
 /* Why this job cannot be submitted as given (malloc'd), or NULL; *app is
- * the BOINC app.  -1 in *nomem when memory ran out. */
-static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app, int *nomem)
+ * the BOINC app. */
+static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app)
 {
     const gahp_blah_submit *s = &req->u.blah_submit;
     const gahp_config *cfg = ctx->config;
-    *nomem = 0;
     *app = s->app != NULL ? s->app : cfg != NULL ? cfg->blah_default_app : NULL;
     if (*app == NULL)
         return strdup("no BOINC app: set batch_queue = <app> in the submit file "
                       "(or blah_default_app in boinc_gahp.conf)");
-    if (s->project != NULL &&
-        (cfg == NULL || cfg->blah_project_name == NULL ||
-         strcmp(s->project, cfg->blah_project_name) != 0))
-        return str_printf("batch_project %s names no project of boinc_gahp.conf "
-                          "(blah_project_name is %s)", s->project,
-                          cfg != NULL && cfg->blah_project_name ? cfg->blah_project_name
-                                                                : "not set");
     char *why = NULL;
     size_t n = 0;
     int rc = app_inputs(ctx, req, *app, &n, &why);
@@ -286,7 +332,6 @@ static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app, i
     rc = args_problem(s, &why);
     if (rc != 0)
         return why;
-    *nomem = 0;
     return NULL;
 }
 
@@ -549,13 +594,20 @@ static char *accepted(const char *gahp_id)
     return strbuf_detach(&sb);
 }
 
-char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req)
+char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
 {
-    const gahp_blah_submit *s = &req->u.blah_submit;
+    const gahp_blah_submit *s = &req0->u.blah_submit;
     struct blah_state *st = ctx->shared->blah;
-    const char *app;
-    int nomem;
-    char *why = refusal(ctx, req, &app, &nomem);
+    const char *app = NULL;
+    gahp_request on;
+    const gahp_request *req = &on;
+    char *why = choose_project(ctx, req0, &on);
+    if (why != NULL && why[0] == '\0') {
+        free(why);
+        return blah_submit_fail(journal_errmsg(ctx->journal));
+    }
+    if (why == NULL)
+        why = refusal(ctx, req, &app);
     if (why != NULL) {
         log_info("BLAH: job %s refused: %s", s->job_dir, why);
         char *tail = blah_submit_fail(why);

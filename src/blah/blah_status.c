@@ -385,17 +385,26 @@ static int read_job(exec_ctx *ctx, const char *id, journal_blah_job *job, char *
     return 0;
 }
 
-char *exec_blah_status(exec_ctx *ctx, const gahp_request *req)
+/* req as if it named the job's own project (the configured default, or
+ * the one its batch_project named): a shallow copy, the union shared. */
+static gahp_request on_project(const gahp_request *req, const journal_blah_job *job)
 {
-    const char *id = req->u.blah_job.job_id;
+    gahp_request r = *req;
+    r.project_id = job->project_id;
+    r.project_url = job->project_url;
+    r.authenticator = job->authenticator;
+    return r;
+}
+
+char *exec_blah_status(exec_ctx *ctx, const gahp_request *req0)
+{
+    const char *id = req0->u.blah_job.job_id;
     journal_blah_job job;
     char *tail;
     if (read_job(ctx, id, &job, &tail) != 0)
         return tail;
-    if (job.project_id != req->project_id) {
-        journal_blah_job_free(&job);
-        return blah_status_fail("the job belongs to another project than the configured one");
-    }
+    gahp_request on = on_project(req0, &job);
+    const gahp_request *req = &on;
     int waiting = !job.cancelled && !job.fetched && strcmp(job.group_state, "closed") == 0 &&
                   job.batch_state == 7;
     if (waiting) {
@@ -403,6 +412,7 @@ char *exec_blah_status(exec_ctx *ctx, const gahp_request *req)
         journal_blah_job_free(&job);
         if (read_job(ctx, id, &job, &tail) != 0)
             return tail;
+        on = on_project(req0, &job);
     }
     tail = answer(ctx, req, &job);
     journal_blah_job_free(&job);
@@ -425,13 +435,14 @@ char *exec_blah_cancel(exec_ctx *ctx, const gahp_request *req)
     }
     int first = !job.cancelled;
     int rc = journal_blah_cancel(ctx->journal, job.row, journal_now());
+    if (rc == 0) {
+        if (first)
+            log_info("BLAH: job %s cancelled", id);
+        gahp_request on = on_project(req, &job);
+        blah_send_aborts(ctx, &on);
+    }
     journal_blah_job_free(&job);
-    if (rc != 0)
-        return blah_fail(journal_errmsg(ctx->journal));
-    if (first)
-        log_info("BLAH: job %s cancelled", id);
-    blah_send_aborts(ctx, req);
-    return strdup("0 NULL");
+    return rc != 0 ? blah_fail(journal_errmsg(ctx->journal)) : strdup("0 NULL");
 }
 
 char *exec_blah_ping(exec_ctx *ctx, const gahp_request *req)

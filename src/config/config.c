@@ -380,6 +380,15 @@ void config_free(gahp_config *cfg)
         free(*str);
         *str = NULL;
     }
+    for (config_project *pr = cfg->projects, *next; pr != NULL; pr = next) {
+        next = pr->next;
+        if (pr->authenticator != NULL)
+            memset(pr->authenticator, 0, strlen(pr->authenticator));
+        free(pr->authenticator);
+        free(pr->url);
+        free(pr->name);
+        free(pr);
+    }
     if (cfg->sources != NULL)
         for (size_t i = 0; i < OPTION_COUNT; i++)
             free(cfg->sources[i]);
@@ -515,6 +524,78 @@ static const option_row *row_by_key(const char *key)
     return NULL;
 }
 
+const config_project *config_find_project(const gahp_config *cfg, const char *name)
+{
+    for (const config_project *pr = cfg->projects; pr != NULL; pr = pr->next)
+        if (strcmp(pr->name, name) == 0)
+            return pr;
+    return NULL;
+}
+
+/* The named project called name, made if new; NULL on ENOMEM. */
+static config_project *named_project(gahp_config *cfg, const char *name)
+{
+    config_project *pr = (config_project *)config_find_project(cfg, name);
+    if (pr != NULL)
+        return pr;
+    pr = calloc(1, sizeof *pr);
+    if (pr == NULL || (pr->name = strdup(name)) == NULL) {
+        free(pr);
+        return NULL;
+    }
+    pr->next = cfg->projects;
+    cfg->projects = pr;
+    return pr;
+}
+
+/* project_url.NAME = URL and authenticator_file.NAME = FILE (the BLAH
+ * dialect's batch_project names them; doc/htcondor.md).  1 when key is not
+ * such a key; 0 done; -1 a bad value (reported). */
+static int named_project_line(gahp_config *cfg, const char *key, const char *value,
+                              const char *src, FILE *err)
+{
+    static const char url_key[] = "project_url.", auth_key[] = "authenticator_file.";
+    int is_url = strncmp(key, url_key, sizeof url_key - 1) == 0;
+    int is_auth = strncmp(key, auth_key, sizeof auth_key - 1) == 0;
+    if (!is_url && !is_auth)
+        return 1;
+    const char *name = key + (is_url ? sizeof url_key : sizeof auth_key) - 1;
+    if (*name == '\0') {
+        fprintf(err, "boinc_gahp: %s: a project name must follow the dot\n", src);
+        return -1;
+    }
+    config_project *pr = named_project(cfg, name);
+    if (pr == NULL) {
+        fprintf(err, "boinc_gahp: out of memory\n");
+        return -1;
+    }
+    if (is_url)
+        return set_project_url(&pr->url, value, src, err);
+    char *file = expand_path(value, src, err);
+    char *secret = file != NULL ? read_secret_file(file, src, err) : NULL;
+    free(file);
+    if (secret == NULL)
+        return -1;
+    if (pr->authenticator != NULL)
+        memset(pr->authenticator, 0, strlen(pr->authenticator));
+    free(pr->authenticator);
+    pr->authenticator = secret;
+    return 0;
+}
+
+/* Every named project needs both its URL and its authenticator. */
+static int check_named_projects(const gahp_config *cfg, const char *path, FILE *err)
+{
+    for (const config_project *pr = cfg->projects; pr != NULL; pr = pr->next)
+        if (pr->url == NULL || pr->authenticator == NULL) {
+            fprintf(err, "boinc_gahp: config file %s: project %s needs both "
+                    "project_url.%s and authenticator_file.%s\n", path, pr->name,
+                    pr->name, pr->name);
+            return -1;
+        }
+    return 0;
+}
+
 /* Keep a warning for the log (opened after the configuration is read). */
 static int add_warning(gahp_config *cfg, const char *path, int lineno, const char *key)
 {
@@ -558,6 +639,12 @@ static int config_file_line(gahp_config *cfg, char *line, const char *path,
     char *key = trim(s), *value = trim(eq + 1);
     const option_row *row = row_by_key(key);
     if (row == NULL) {
+        strbuf where = STRBUF_INIT;
+        int named = strbuf_printf(&where, "%s:%d: %s", path, lineno, key) != 0 ? -1
+                  : named_project_line(cfg, key, value, where.data, err);
+        strbuf_free(&where);
+        if (named <= 0)
+            return named;
         /* A warning, not an exit: one typo in the system-wide file must not
          * stop every user's GAHP (every BOINC job held).  main() logs it
          * once the log is open. */
@@ -603,6 +690,8 @@ static int read_config_file(gahp_config *cfg, const char *path, FILE *err)
         rc = -1;
     }
     fclose(fp);
+    if (rc == 0)
+        rc = check_named_projects(cfg, path, err);
     if (rc == 0 && (cfg->project_url == NULL) != (cfg->authenticator == NULL)) {
         fprintf(err, "boinc_gahp: config file %s must set both project_url and "
                 "an authenticator\n", path);

@@ -11,6 +11,15 @@
 
 #define CONFIG_MAX_WORKERS 256
 
+/* A project named in the configuration file (project_url.NAME and
+ * authenticator_file.NAME): what a BLAH job's batch_project may name. */
+typedef struct config_project {
+    char *name;
+    char *url;                  /* normalised */
+    char *authenticator;
+    struct config_project *next;
+} config_project;
+
 typedef struct {
     char *journal_path;         /* resolved path (see config_resolve_journal) */
     int workers;                /* worker threads, 1..256 (default 8) */
@@ -50,6 +59,7 @@ typedef struct {
                                    most this often (default 30) */
     char *blah_default_app;     /* app when the ad has no Queue, or NULL */
     char *blah_project_name;    /* what BatchProject may say, or NULL */
+    config_project *projects;   /* the named projects, NULL = none */
     char *config_file;          /* the file read (named or found), NULL = none */
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;
@@ -86,6 +96,9 @@ enum { CONFIG_OK = 0, CONFIG_EXIT_OK = 1, CONFIG_ERROR = 2 };
 int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err);
 
 void config_free(gahp_config *cfg);
+
+/* The named project called name, or NULL. */
+const config_project *config_find_project(const gahp_config *cfg, const char *name);
 
 /* Make the journal's directory (mode 0700, as mkdir -p) when missing.  On
  * failure prints a message naming the directory on err and returns -1

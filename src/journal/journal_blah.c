@@ -50,8 +50,10 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
     [JSTMT_BLAH_JOB_GET] = { "read BLAH job",
         "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state,"
         " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state,"
-        " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status"
+        " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status,"
+        PROJECT_URL_SQL ", p.authenticator"
         " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
+        " JOIN projects p ON p.id = g.project_id"
         " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
         " LEFT JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id"
         " WHERE bj.gahp_id = ?1 ORDER BY b.id DESC LIMIT 1" },
@@ -245,6 +247,10 @@ void journal_blah_job_free(journal_blah_job *job)
     free(job->fetch_result);
     free(job->batch_error);
     free(job->boinc_status);
+    free(job->project_url);
+    if (job->authenticator != NULL)
+        memset(job->authenticator, 0, strlen(job->authenticator));
+    free(job->authenticator);
     memset(job, 0, sizeof *job);
 }
 
@@ -264,8 +270,11 @@ static int read_job(sqlite3_stmt *st, journal_blah_job *out)
     out->batch_state = sqlite3_column_int(st, 11);
     out->batch_error = dup_col(st, 12);
     out->boinc_status = dup_col(st, 13);
+    out->project_url = dup_col(st, 14);
+    out->authenticator = dup_col(st, 15);
     /* NOT NULL columns: a NULL copy is out of memory */
-    return out->gahp_id && out->batch && out->group_state && out->fetch_args ? 0 : -1;
+    return out->gahp_id && out->batch && out->group_state && out->fetch_args &&
+           out->project_url && out->authenticator ? 0 : -1;
 }
 
 int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out, int *found)

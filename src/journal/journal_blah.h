@@ -69,6 +69,8 @@ typedef struct {
     int batch_state;            /* batches.state, -1 = no batch row yet */
     char *batch_error;          /* batches.error */
     char *boinc_status;         /* jobs.status, NULL = not known */
+    char *project_url;          /* the job's project (secret: never logged) */
+    char *authenticator;
 } journal_blah_job;
 
 /* 0 with *found, or -1. */

@@ -324,3 +324,43 @@ def test_sigterm_stops_cleanly(client, journal):
         "SELECT clean_exit FROM sessions ORDER BY id DESC LIMIT 1").fetchone()
     assert row == (1,)
     assert "SIGTERM or SIGINT: shutting down" in client.gahp.stderr_text()
+
+
+def test_batch_project_names_a_configured_project(make_client, emu, iwd, tmp_path):
+    """batch_project = second sends the job to project_url.second; its
+    status, outputs and cancel go to that project too; blah_project_name
+    names the default one."""
+    from cmds_helpers import Emu
+    from conftest import write_config
+    second = Emu(tmp_path / "emu2")
+    try:
+        auth2 = tmp_path / "second.auth"
+        auth2.write_text(second.auth + "\n")
+        os.chmod(auth2, 0o600)
+        cfg = write_config(tmp_path / "multi.conf", emu,
+                           "blah_project_name = main\nproject_url.second = %s\n"
+                           "authenticator_file.second = %s\n" % (second.url, auth2))
+        c = make_client(cfg=cfg)
+        ads = cluster(iwd, 2)
+        ad_main = ads[0].replace(" ]", '; BatchProject = "main" ]')
+        ad_second = ads[1].replace(" ]", '; BatchProject = "second" ]')
+        (rc1, _, j1), (rc2, _, j2) = submit_all(c, [ad_main, ad_second])
+        assert rc1 == 0 and rc2 == 0
+        wait_batches(emu, 1)
+        wait_batches(second, 1)
+        assert list(emu.counters()["jobs_by_name"]) == [j1]
+        assert list(second.counters()["jobs_by_name"]) == [j2]
+        second.run(max_seconds=600)
+        done = wait_statuses(c, [j1, j2], 4, emu=emu)
+        assert done[j2][3]["ExitCode"] == "0"
+        assert (iwd / "out.1").read_text() == "JOB 1 INPUT\n"
+    finally:
+        second.stop()
+
+
+def test_a_named_project_needs_its_authenticator(make_client, emu, tmp_path):
+    from conftest import write_config
+    cfg = write_config(tmp_path / "half.conf", emu, "project_url.second = %s\n" % emu.url)
+    c = make_client(cfg=cfg, start=False)
+    assert c.gahp.proc.wait(timeout=30) != 0
+    assert "authenticator_file.second" in c.gahp.stderr_text()
