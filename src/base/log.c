@@ -239,6 +239,9 @@ int log_level_parse(const char *name, log_level *out)
 }
 
 static void write_line(FILE *fp, const char *stamp, long ms, log_level level,
+                       const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+static void write_line(FILE *fp, const char *stamp, long ms, log_level level,
                        const char *fmt, va_list ap)
 {
     fprintf(fp, "%s.%03ldZ boinc_gahp[%s] ", stamp, ms, level_names[level]);
@@ -246,6 +249,9 @@ static void write_line(FILE *fp, const char *stamp, long ms, log_level level,
     fputc('\n', fp);
     fflush(fp);
 }
+
+static void log_v(log_level level, int file_only, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 static void log_v(log_level level, int file_only, const char *fmt, va_list ap)
 {

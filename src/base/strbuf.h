@@ -27,7 +27,8 @@ int strbuf_puts(strbuf *sb, const char *s);
 int strbuf_putc(strbuf *sb, char c);
 int strbuf_printf(strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-int strbuf_vprintf(strbuf *sb, const char *fmt, va_list ap);
+int strbuf_vprintf(strbuf *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Append s with &, <, >, " and ' replaced by XML entities. */
 int strbuf_put_xml_escaped(strbuf *sb, const char *s);
 void strbuf_reset(strbuf *sb);              /* len = 0, keeps memory */
@@ -37,7 +38,7 @@ void strbuf_free(strbuf *sb);
 char *strbuf_detach(strbuf *sb);
 /* A malloc'd formatted string, or NULL on ENOMEM (for one-off messages). */
 char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *str_vprintf(const char *fmt, va_list ap);
+char *str_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /* Always returns a valid C string ("" before the first append). */
 const char *strbuf_str(const strbuf *sb);
 
