@@ -210,7 +210,7 @@ def test_b25_condor_rm(emu25, scenario25):
     realsys.progress("    condor_rm %d.%d %d.%d" % (running + other))
     s.wait_settled(300)
     s.check(removed={running, other})
-    assert s.gm_lines(r"BLAH_JOB_CANCEL"), "no BLAH_JOB_CANCEL for the removed jobs"
+    assert s.gm_lines(r"<- 'BLAH_JOB_CANCEL"), "no BLAH_JOB_CANCEL for the removed jobs"
     rs.wait_until(lambda: "aborted" in s.gahp.text(), 60, "the abort on the server", 1)
 
 
@@ -223,7 +223,7 @@ def test_b25_hold_and_release(emu25, scenario25):
     rs.condor(["condor_hold", "%d.%d" % job])
     realsys.progress("    condor_hold %d.%d" % job)
     s.wait_status(job, lambda r: r["JobStatus"] == 5, 60, "held")
-    rs.wait_until(lambda: s.gm_lines(r"BLAH_JOB_CANCEL"), 60, "the BLAH_JOB_CANCEL", 1)
+    rs.wait_until(lambda: s.gm_lines(r"<- 'BLAH_JOB_CANCEL"), 60, "the BLAH_JOB_CANCEL", 1)
     rs.condor(["condor_release", "%d.%d" % job])
     realsys.progress("    condor_release %d.%d" % job)
     s.wait_settled(300)
