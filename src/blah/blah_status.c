@@ -324,6 +324,7 @@ static char *fetch_done(exec_ctx *ctx, const gahp_request *req, const journal_bl
         return blah_status_fail(journal_errmsg(ctx->journal));
     }
     log_info("BLAH: job %s done: outputs in its Iwd", job->gahp_id);
+    retire_done(ctx, req);      /* its batch, when it was the last job */
     char *out = completed(job->gahp_id, tail);
     free(tail);
     return out;
@@ -440,6 +441,7 @@ char *exec_blah_cancel(exec_ctx *ctx, const gahp_request *req)
             log_info("BLAH: job %s cancelled", id);
         gahp_request on = on_project(req, &job);
         blah_send_aborts(ctx, &on);
+        retire_done(ctx, &on);
     }
     journal_blah_job_free(&job);
     return rc != 0 ? blah_fail(journal_errmsg(ctx->journal)) : strdup("0 NULL");

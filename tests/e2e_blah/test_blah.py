@@ -364,3 +364,32 @@ def test_a_named_project_needs_its_authenticator(make_client, emu, tmp_path):
     c = make_client(cfg=cfg, start=False)
     assert c.gahp.proc.wait(timeout=30) != 0
     assert "authenticator_file.second" in c.gahp.stderr_text()
+
+
+def test_finished_batches_are_retired_and_pruned(client, emu, iwd, journal, tmp_path):
+    """The last job fetched retires its batch on the server; the retention
+    prune then removes the BLAH rows, the batch and the group's request."""
+    import sqlite3
+    import subprocess
+    from gahp_client import gahp_binary, gahp_env
+    jobs = [j for _, _, j in submit_all(client, cluster(iwd, 2))]
+    wait_statuses(client, jobs, 4, emu=emu)
+    assert [b["retired"] for b in emu.state()["batches"]] == [1]
+    client.stop()
+    db = sqlite3.connect(journal)
+    db.execute("UPDATE blah_jobs SET fetched_at = 1, submitted_at = 1")
+    db.execute("UPDATE blah_groups SET opened_at = 1, closed_at = 1")
+    db.execute("UPDATE batches SET updated_at = 1, created_at = 1")
+    db.execute("UPDATE requests SET accepted_at = 1, completed_at = 1, delivered_at = 1"
+               " WHERE state = 'delivered'")
+    db.commit()
+    db.close()
+    p = subprocess.run([gahp_binary(), "--journal", journal, "--retention-days", "1",
+                        "journal", "prune"], env=gahp_env(), capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    db = sqlite3.connect(journal)
+    for table in ("blah_jobs", "blah_groups", "batches", "jobs"):
+        assert db.execute("SELECT count(*) FROM %s" % table).fetchone()[0] == 0, table
+    assert db.execute("SELECT count(*) FROM requests WHERE command = 'BLAH_GROUP_SUBMIT'"
+                      ).fetchone()[0] == 0
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
