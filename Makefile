@@ -81,6 +81,17 @@ $(BUILD)/gen/migrations.h $(BUILD)/gen/migrations_blob.S &: $(MIGRATIONS) Makefi
 	   echo '    .quad 0'; \
 	   echo '    .section .note.GNU-stack,"",@progbits'; } > $(BUILD)/gen/migrations_blob.S
 
+# The build's identity for the version banner (mk/build_id.sh: GAHP_BUILD_ID, the
+# git commit, the package version, or "unknown build").  Run at every make;
+# the header is rewritten only when the identity changed, so an unchanged
+# one rebuilds nothing.  config.o is the only object that includes it.
+GAHP_BUILD_ID ?=
+export GAHP_BUILD_ID
+$(BUILD)/gen/build_id.h: FORCE
+	@mkdir -p $(BUILD)/gen
+	@sh mk/build_id.sh $@
+$(BUILD)/src/config/config.o: $(BUILD)/gen/build_id.h
+
 $(GEN_OBJ): $(BUILD)/gen/migrations_blob.S $(MIGRATIONS)
 	$(CC) $(SAN) -c $< -o $@
 

@@ -84,7 +84,9 @@ uninstall:
 # Built with dpkg-buildpackage from a copy of the sources in $(BUILD)/deb,
 # so the work tree gets no debian/ build droppings; the .deb is copied to
 # $(BUILD)/.  MAKEFLAGS etc. are cleared so that this make's variables and
-# job server do not leak into debian/rules.
+# job server do not leak into debian/rules.  The package's banner says
+# "package <version> git <commit>": the commit of this checkout goes in as
+# GAHP_SOURCE_COMMIT (mk/build_id.sh).
 DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
 DEB_FILE   := $(BUILD)/boinc-gahp_$(GAHP_VERSION)_$(DEB_ARCH).deb
 DEB_STAGE  := $(BUILD)/deb
@@ -95,8 +97,9 @@ deb: deb-version-check
 	rm -rf $(DEB_STAGE)
 	mkdir -p $(DEB_SRCDIR)
 	cp -a $(DEB_SOURCES) $(DEB_SRCDIR)/
-	cd $(DEB_SRCDIR) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD \
-	  dpkg-buildpackage -b -us -uc -j2
+	commit=$$(sh mk/build_id.sh --commit) && cd $(DEB_SRCDIR) && \
+	  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u GAHP_BUILD_ID \
+	  GAHP_SOURCE_COMMIT="$$commit" dpkg-buildpackage -b -us -uc -j2
 	cp $(DEB_STAGE)/boinc-gahp_$(GAHP_VERSION)_$(DEB_ARCH).deb $(DEB_FILE)
 	@echo "built $(DEB_FILE)"
 

@@ -269,7 +269,7 @@ int main(int argc, char **argv)
     if (j == NULL)
         die(1);
     long long session_id = 0;
-    if (journal_session_begin(j, GAHP_VERSION_NUMBER, &session_id) != 0) {
+    if (journal_session_begin(j, GAHP_VERSION_FULL, &session_id) != 0) {
         startup_error("cannot record the session in the journal: %s",
                       journal_errmsg(j));
         die(1);
@@ -299,7 +299,7 @@ int main(int argc, char **argv)
         die(2);
     }
     log_info("boinc_gahp %s started (session %lld, journal %s, %d workers)",
-             GAHP_VERSION_NUMBER, session_id, cfg.journal_path, cfg.workers);
+             GAHP_VERSION_FULL, session_id, cfg.journal_path, cfg.workers);
     log_info("configuration file: %s", cfg.config_file ? cfg.config_file : "none");
 
     if (protocol_catch_termination() != 0)

@@ -248,6 +248,7 @@ static int check_placement(const gahp_config *cfg, FILE *out)
 int admin_check_config(const gahp_config *cfg)
 {
     FILE *out = stdout;
+    fprintf(out, "version: %s\n", GAHP_VERSION_FULL);
     fprintf(out, "configuration file: %s\n", cfg->config_file ? cfg->config_file : "none");
     if (cfg->warnings != NULL)
         for (const char *p = cfg->warnings; *p != '\0'; ) {

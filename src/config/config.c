@@ -17,6 +17,7 @@
 #include "base/strbuf.h"
 #include "base/url.h"
 #include "base/version.h"
+#include "build_id.h"   /* build/gen, by mk/build_id.sh */
 
 #include <errno.h>
 #include <getopt.h>
@@ -28,11 +29,19 @@
 #include <unistd.h>
 
 /* ident-style literal: `ident boinc_gahp` finds it.  Version and date come
- * from src/base/version.h; the date is the release date, not the build day. */
-const char GAHP_VERSION_STRING[] =
-    "$GahpVersion: " GAHP_VERSION " " GAHP_RELEASE_DATE
-    " boinc_gahp\\ (persistent\\ BOINC\\ GAHP) $";
+ * from src/base/version.h; the date is the release date, not the build day.
+ * The build's identity (git commit, package version or "unknown build")
+ * goes inside the name token, after the x.y.z and the date HTCondor parses,
+ * so that two different builds never print the same banner. */
+#define VERSION_BANNER                                                   \
+    "$GahpVersion: " GAHP_VERSION " " GAHP_RELEASE_DATE                  \
+    " boinc_gahp\\ (persistent\\ BOINC\\ GAHP,\\ " GAHP_BUILD_ID_ESCAPED ") $"
+/* HTCondor reads the banner into a 150-byte buffer (149 characters and
+ * the NUL); mk/build_id.sh keeps the identity short enough. */
+_Static_assert(sizeof VERSION_BANNER - 1 <= 149, "version banner too long for HTCondor");
+const char GAHP_VERSION_STRING[] = VERSION_BANNER;
 const char GAHP_VERSION_NUMBER[] = GAHP_VERSION;
+const char GAHP_VERSION_FULL[] = GAHP_VERSION " (" GAHP_BUILD_ID ")";
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
 static const char *const sync_modes[] = { "normal", "full", NULL };

@@ -168,8 +168,20 @@ static const struct {
         " (SELECT group_concat(name, ' ') FROM (SELECT name FROM shown b2"
         "   WHERE b2.state = b.state ORDER BY b2.updated_at DESC LIMIT 10)) AS names"
         " FROM shown b GROUP BY state ORDER BY state" },
-    [JREPORT_SUBMITS] = { "submits in progress (up to 50, oldest first)",
+    /* Upload progress from the batch's input rows: a file is on the server
+     * once uploaded by us or found there by query_files ('confirmed');
+     * "uploading" counts upload_files requests sent and not yet answered.
+     * Each batch's rows are read through the (batch_id, phys_name) index. */
+    [JREPORT_SUBMITS] = { "submits in progress (up to 50, oldest first; "
+                          "upload: input files and bytes on the server / all)",
         "SELECT b.name AS batch, state_name(b.state) AS state, b.njobs AS jobs,"
+        " (SELECT CASE WHEN count(*) = 0 THEN NULL ELSE"
+        "   sum(f.state = 'uploaded' OR f.state = 'confirmed') || '/' || count(*)"
+        "   || ' files, ' || sum(CASE WHEN f.state = 'uploaded' OR f.state = 'confirmed'"
+        "   THEN f.size ELSE 0 END) || '/' || sum(f.size) || ' bytes'"
+        "   || CASE WHEN sum(f.state = 'upload_sent') > 0"
+        "      THEN ', ' || sum(f.state = 'upload_sent') || ' uploading' ELSE '' END END"
+        "  FROM batch_files f WHERE f.batch_id = b.id) AS upload,"
         " p.url AS project, " UTC("b.updated_at") " AS updated"
         " FROM batches b JOIN projects p ON p.id = b.project_id"
         " WHERE b.state NOT IN (7, 8) ORDER BY b.updated_at LIMIT 50" },

@@ -177,6 +177,15 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
     [JSTMT_SUPERSEDE] = { "supersede",
         "UPDATE requests SET replayed_by = ?5 WHERE" SAME_REQUEST_EARLIER
         " AND id <> ?5" },
+    /* The same for a submit found by its batch's job-set identity: the
+     * earlier request is the batch's owner row, whatever its text (HTCondor
+     * re-issues a submit with its jobs in another order).  Like
+     * SAME_REQUEST_EARLIER, confirmed_in does not stop it. */
+    [JSTMT_SUPERSEDE_SUBMIT] = { "supersede submit",
+        "UPDATE requests SET replayed_by = ?3 WHERE id = ?1 AND id <> ?3"
+        " AND command = 'BOINC_SUBMIT' AND session_id < ?2"
+        " AND closed_at IS NULL AND replayed_by IS NULL"
+        " AND state <> '" JOURNAL_DELIVERED "'" },
 };
 
 static long long last_rowid(journal *j)
@@ -522,4 +531,11 @@ int journal_supersede(journal *j, const char *command, const char *args,
 {
     return journal_run_txn(j, JSTMT_SUPERSEDE, "ttiii", command, args, project_id,
                            session_id, new_row);
+}
+
+int journal_supersede_submit(journal *j, long long earlier_row, long long session_id,
+                             long long new_row)
+{
+    return journal_run_txn(j, JSTMT_SUPERSEDE_SUBMIT, "iii", earlier_row, session_id,
+                           new_row);
 }

@@ -47,6 +47,15 @@ int journal_replay_take(journal *j, const char *command, const char *args,
 int journal_supersede(journal *j, const char *command, const char *args,
                       long long project_id, long long session_id, long long new_row);
 
+/*
+ * The same for a submit matched by its batch's job-set identity rather
+ * than its text: earlier_row (the batch's owner request) gets replayed_by =
+ * new_row when it is a BOINC_SUBMIT of an earlier session than session_id
+ * and still unanswered.  Nothing changes otherwise (0).
+ */
+int journal_supersede_submit(journal *j, long long earlier_row, long long session_id,
+                             long long new_row);
+
 /* The argument text of a request row (malloc'd into *args; NULL when the
  * row does not exist). */
 int journal_request_args(journal *j, long long request_row, char **args);

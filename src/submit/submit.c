@@ -37,6 +37,7 @@
 #include "wire/gahp_text.h"
 #include "exec/job_args.h"
 #include "journal/journal_batches.h"
+#include "journal/journal_requests.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "submit/submit_batch_steps.h"
@@ -245,6 +246,25 @@ static char *still_running(const exec_ctx *ctx)
 }
 
 /*
+ * A re-issue answered through its batch's job-set identity: the batch's
+ * owner request of an earlier run, whose text may differ (HTCondor 9.0
+ * re-issues a submit with its jobs in another order), is answered by this
+ * one, as command_dispatch's supersede does for the same text: replayed_by
+ * (doc/auditing.md, "Replays"), so it is no longer undelivered.
+ */
+static void supersede_owner(exec_ctx *ctx, const gahp_request *req, long long owner_row)
+{
+    if (req->background || req->journal_id <= 0 || ctx->session_id <= 0 ||
+        owner_row <= 0 || owner_row == req->journal_id)
+        return;
+    if (journal_supersede_submit(ctx->journal, owner_row, ctx->session_id,
+                                 req->journal_id) != 0)
+        log_warn("submit %s: could not record that request %ld answers the earlier "
+                 "request of its batch: %s", req->u.submit.batch, req->id,
+                 journal_errmsg(ctx->journal));
+}
+
+/*
  * A waiter whose owner finished (or was still running at the waiter's
  * deadline): the owner's result when the job set is the same.  When the
  * owner left no result, the journal row decides: only a submitted batch is
@@ -279,6 +299,8 @@ static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char 
             result = exec_error("submit failed", "the running submit of this batch "
                                 "ended without a result");
     }
+    if (found && same && result != NULL)
+        supersede_owner(ctx, req, b.request_id);
     if (found)
         journal_batch_free(&b);
     return result;
@@ -318,9 +340,14 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
     r.create.expire_time = batch_expire_time(ctx->config);
 
     int found = 0, same = 1;
+    int failed = journal_batch_find(ctx->journal, req->project_id, r.s->batch, &r.batch,
+                                    &found) != 0 ||
+                 (found && submit_identity_same(ctx->journal, &r.batch, fp, digest, &same) != 0);
+    /* The batch's request before bind_row adopts the batch: this re-issue
+     * answers it (supersede_owner). */
+    long long owner_row = !failed && found && same ? r.batch.request_id : 0;
     char *result = NULL;
-    if (journal_batch_find(ctx->journal, req->project_id, r.s->batch, &r.batch, &found) != 0 ||
-        (found && submit_identity_same(ctx->journal, &r.batch, fp, digest, &same) != 0))
+    if (failed)
         engine_fail_journal(&r);
     else if (found && !same)
         engine_fail(&r, -1, EXEC_E_REFUSED, "submit refused", different_jobs);
@@ -330,6 +357,8 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
         result = strdup("NULL");
     if (result == NULL && r.error.code != EXEC_OK)
         result = exec_err_result(&r.error);
+    if (result != NULL)
+        supersede_owner(ctx, req, owner_row);
     for (size_t i = 0; i < r.ninputs; i++)
         free(r.input_phys ? r.input_phys[i] : NULL);
     free(r.input_phys);

@@ -200,6 +200,56 @@ def test_replay_of_an_undelivered_result_to_the_reissue(make_client, emulator, i
                 ) == [(s1, first, "delivered", s2, again)]
 
 
+@pytest.mark.parametrize("when", ["after_the_resumed_run", "during_the_resumed_run"])
+def test_resumed_submit_answered_through_a_reordered_reissue_is_linked(
+        when, make_client, emulator, inputs, journal):
+    """Issue 28, point 5: a submit killed mid-way, resumed by the next run,
+    and answered through the client's re-issue with its jobs in another
+    order (HTCondor 9.0's re-issue, doc/htcondor.md): the first run's
+    request gets replayed_by = the re-issue, the "Replays" query of
+    doc/auditing.md shows it, and neither audit_undelivered nor journal
+    status lists it as not delivered.  The re-issue's text differs, so
+    only the batch's job-set identity can link the two."""
+    shared = inputs("shared.txt", b"s\n")
+    jobs = batch_jobs(inputs, "ro", shared)
+    crashing = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": "submit.created"})
+    first = crashing.submit("ro", "uppercase", jobs)
+    wait_killed(crashing)
+    if when == "during_the_resumed_run":
+        # the resumed run waits in submit_batch while the re-issue arrives
+        # (it attaches to that run, or finds its outcome: linked either way)
+        emulator.fault("submit_batch", "delay", count=1, delay_ms=2000)
+    c2 = make_client()
+    if when == "after_the_resumed_run":
+        wait_value(journal, "SELECT state, result FROM requests WHERE command = 'BOINC_SUBMIT'",
+                   ("completed", "NULL"))
+    c2.ids = iter(range(41, 100))       # the re-issue under another id
+    again = c2.submit("ro", "uppercase", list(reversed(jobs)))
+    assert c2.wait(again) == ["NULL"]
+    s1, s2 = [sid for (sid,) in rows(journal, "SELECT id FROM sessions ORDER BY id")]
+    # doc/auditing.md, "Replays"
+    replays = rows(journal, "SELECT old.id AS stored, old.session_id, new.id AS reissued,"
+                            " new.session_id, old.command, old.result"
+                            " FROM requests old JOIN requests new ON new.id = old.replayed_by")
+    assert [(r[1], r[3], r[4]) for r in replays] == [(s1, s2, "BOINC_SUBMIT")], replays
+    assert rows(journal, "SELECT client_id FROM requests WHERE id = ?", replays[0][2]) == \
+        [(again,)]
+    assert rows(journal, "SELECT client_id FROM requests WHERE id = ?", replays[0][0]) == \
+        [(first,)]
+    assert value(journal, "SELECT count(*) FROM audit_undelivered WHERE session_id < ?",
+                 s2) == 0
+    # the re-issue's own result is delivered (RESULTS above), so status
+    # lists no submit at all
+    wait_value(journal, "SELECT state FROM requests WHERE id = ?", "delivered", replays[0][2])
+    p = subprocess.run([gahp_binary(), "--journal", journal, "journal", "status"],
+                       capture_output=True, env=gahp_env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    undelivered = p.stdout.decode().split("results not yet delivered", 1)[1]
+    undelivered = undelivered.split("\nbatches by state", 1)[0]
+    assert "BOINC_SUBMIT" not in undelivered, p.stdout.decode()
+    assert_invariants(emulator, {"ro": jobs})
+
+
 def test_requeue_option_delivers_under_the_original_ids(make_client, journal):
     c1 = make_client()
     for i in range(3):

@@ -3,7 +3,9 @@ and safe beside a running server (status, backup, verify), the prune
 taking the write lock.  The real binary, the emulator on 127.0.0.1, real
 journal files."""
 import os
+import re
 import sqlite3
+import time
 
 import pytest
 
@@ -45,6 +47,46 @@ def test_status_while_a_server_runs_and_after(make_client, journal, home, tmp_pa
     p = run(home, "--journal", journal, "journal", "status")
     assert p.returncode == 0
     assert "server: not running; session 1" in p.stdout.decode()
+
+
+def submits_section(out):
+    """The "submits in progress" part of a journal status report."""
+    part = out.split("submits in progress", 1)[1]
+    return part.split("\nlearned upload limits", 1)[0]
+
+
+def test_status_shows_the_upload_progress_of_a_long_submit(make_client, journal, home, inputs):
+    """A submit paused between two upload_files requests: status shows how
+    many of its input files and bytes are on the server, of all."""
+    c = make_client()
+    n, size = 8, 1000
+    c.emu.set_limits(max_file_uploads=2)          # 4 upload_files requests of 2 files
+    # every request to job_file.php (query_files, upload_files) waits 2 s
+    # before it is processed, so the submit stays between two uploads
+    # while status is read; the loop below waits for that moment, it does
+    # not time it
+    c.emu.fault("job_file.php", "delay", probability=1, delay_ms=2000)
+    jobs = [("up#%d" % i, [], [(inputs("in%d" % i, bytes([65 + i]) * size), "in")])
+            for i in range(n)]
+    rid = c.submit("upbatch", "uppercase", jobs)
+    mid, limit = None, time.monotonic() + 120
+    while mid is None and time.monotonic() < limit:
+        p = run(home, "--journal", journal, "journal", "status")
+        assert p.returncode == 0, p.stderr
+        m = re.search(r"batch=upbatch state=\S+ jobs=%d upload=(\d+)/(\d+) files, "
+                      r"(\d+)/(\d+) bytes" % n, submits_section(p.stdout.decode()))
+        if m and 0 < int(m.group(1)) < n:
+            mid = m
+        time.sleep(0.2)
+    assert mid is not None, "never seen between two uploads"
+    done = int(mid.group(1))
+    assert int(mid.group(2)) == n and int(mid.group(4)) == n * size
+    assert int(mid.group(3)) == done * size
+    c.emu.clear_faults()
+    assert c.wait(rid) == ["NULL"]
+    # submitted: no longer in progress
+    out = run(home, "--journal", journal, "journal", "status").stdout.decode()
+    assert "batch=upbatch" not in submits_section(out), out
 
 
 def test_status_shows_in_flight_and_errors(journal, home, tmp_path):

@@ -48,6 +48,11 @@ def test_package_runs_from_a_scratch_root(deb, tmp_path):
     v, d = version_h()
     assert p.returncode == 0
     assert p.stdout.decode().startswith("$GahpVersion: %s %s " % (v, d)), p.stdout
+    # the build's identity is the package version (mk/build_id.sh), and
+    # the commit make deb ran in
+    commit = subprocess.run(["sh", "mk/build_id.sh", "--commit"], cwd=REPO, capture_output=True,
+                            check=True, timeout=60).stdout.decode().strip()
+    assert ("package\\ %s\\ git\\ %s)" % (v, commit)) in p.stdout.decode(), p.stdout
     assert field(path, "Version") == v and field(path, "Package") == "boinc-gahp"
     # dependencies computed by dh_shlibdeps from what the binary links
     depends = field(path, "Depends")

@@ -9,7 +9,9 @@
 #      freshly built emulator);
 #   3. the real BOINC 8.3 server (boinc-server/setup.sh): the whole recipe if
 #      the project does not exist yet, else only the services that are not
-#      running (mariadb, apache, the project's daemons, the crunching client).
+#      running (mariadb, apache, the project's daemons, the crunching client);
+#   4. https in front of that project (tests/real/setup_tls.sh: mod_ssl on
+#      127.0.0.1:18443 with a test CA's certificate).
 #
 # The two builds run one after the other, niced.  Caches live outside the
 # checkout (/opt/htcondor-*, /opt/condor9, /var/lib/condor9, /opt/boinc-src,
@@ -158,4 +160,10 @@ curl -sf --noproxy 127.0.0.1 "$(head -1 "$RS_STATE/config.txt")submit_rpc_handle
     --form-string 'request=<ping> </ping>' | grep -q '<success>1</success>' ||
     die "the real BOINC server does not answer a ping"
 log "real BOINC server up at $(head -1 "$RS_STATE/config.txt") ($((SECONDS - t1)) s)"
+
+# ---------------------------------------------------------------- https
+# The same project over https: Apache's mod_ssl on 127.0.0.1:18443 with a
+# certificate of a test CA in $RS_STATE/tls (tests/real/setup_tls.sh;
+# idempotent), for tests/real/test_06_https.py.
+RS_STATE=$RS_STATE detached tests/real/setup_tls.sh || die "tests/real/setup_tls.sh failed"
 log "set-up took $((SECONDS - t0)) s"
