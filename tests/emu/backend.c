@@ -308,7 +308,16 @@ static void validate_job(long long job_id)
         for (int i = 0; i < n; i++)
             if (vstate[i] == VS_INIT)
                 SET_VS(i, (csig && strcmp(sig[i], csig) == 0) ? VS_VALID : VS_INVALID);
-    } else if (mask == 0) {
+    } else if (mask != 0) {
+        /* The job ended in error (aborted, too many errors) before this
+         * success was validated: it is not checked.  Left INIT, the
+         * transitioner would ask for validation again at once, and the
+         * two passes would cycle with the database lock held (seen with
+         * a job aborted while its instance ran: every RPC waited 10-20 s). */
+        for (int i = 0; i < n; i++)
+            if (vstate[i] == VS_INIT)
+                SET_VS(i, VS_NO_CHECK);
+    } else {
         int best = -1, best_count = 0, nsucc = 0;
         for (int i = 0; i < n; i++) {
             if (vstate[i] == VS_INVALID)

@@ -7,7 +7,7 @@ from emu import tag_value, xml_query_batch2, xml_simple
 
 SS_UNSENT, SS_IN_PROGRESS, SS_OVER = 2, 4, 5
 O_SUCCESS, O_CLIENT_ERROR, O_NO_REPLY, O_DIDNT_NEED, O_DETACHED = 1, 3, 4, 5, 7
-V_VALID, V_INVALID = 1, 2
+V_VALID, V_INVALID, V_NO_CHECK = 1, 2, 3
 
 
 def statuses(e, batch):
@@ -136,8 +136,14 @@ def test_abort_while_running_is_error_at_once(e):
     e.rpc(xml_simple("abort_jobs", a, job_name=jobs[0]))
     assert statuses(e, "ar") == {jobs[0]: "ERROR"}
     e.advance(1000)
-    assert e.job(jobs[0])["status"] == "ERROR"
+    j = e.job(jobs[0])
+    assert j["status"] == "ERROR"
     assert [b["state"] for b in e.state()["batches"]] == [2]      # complete
+    # the host still reported a success: not checked, not validated for
+    # ever (an INIT success of an errored job made the validator and the
+    # transitioner cycle with the database lock held)
+    inst = j["instances"][0]
+    assert inst["outcome"] == O_SUCCESS and inst["validate_state"] == V_NO_CHECK
 
 
 def test_failer_exit_code_and_twoinout(e):
