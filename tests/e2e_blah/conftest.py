@@ -3,15 +3,10 @@ configured as a site configures it for HTCondor 10.0-25.x (project_url
 and authenticator_file in its configuration file: the BLAH commands name
 no project), driven by the model of the 25.0 grid manager
 (tests/lib/blah_client.py) against the real emulator on 127.0.0.1."""
-import os
-
 import pytest
 
-from blah_client import BlahClient
+from blah_client import FAST_ARGS as FAST, BlahClient, write_config
 from cmds_helpers import Emu
-
-# Short windows: a test's jobs arrive within milliseconds.
-FAST = ("--blah-batch-window", "0.3", "--blah-status-interval", "0", "--retry-budget", "5")
 
 
 @pytest.fixture
@@ -19,15 +14,6 @@ def emu(tmp_path):
     e = Emu(tmp_path / "emu")
     yield e
     e.stop()
-
-
-def write_config(path, emu_proc, extra=""):
-    auth = path.parent / (path.name + ".auth")
-    auth.write_text(emu_proc.auth + "\n")
-    os.chmod(auth, 0o600)
-    path.write_text("project_url = %s\nauthenticator_file = %s\n%s" % (emu_proc.url, auth, extra))
-    os.chmod(path, 0o600)
-    return path
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ import time
 
 import pytest
 
-from blah_client import submit_ad
-from conftest import FAST
+from blah_client import FAST_ARGS as FAST, submit_ad, write_config
 
 
 def stage(iwd, name, text):
@@ -331,7 +330,6 @@ def test_batch_project_names_a_configured_project(make_client, emu, iwd, tmp_pat
     status, outputs and cancel go to that project too; blah_project_name
     names the default one."""
     from cmds_helpers import Emu
-    from conftest import write_config
     second = Emu(tmp_path / "emu2")
     try:
         auth2 = tmp_path / "second.auth"
@@ -359,7 +357,6 @@ def test_batch_project_names_a_configured_project(make_client, emu, iwd, tmp_pat
 
 
 def test_a_named_project_needs_its_authenticator(make_client, emu, tmp_path):
-    from conftest import write_config
     cfg = write_config(tmp_path / "half.conf", emu, "project_url.second = %s\n" % emu.url)
     c = make_client(cfg=cfg, start=False)
     assert c.gahp.proc.wait(timeout=30) != 0

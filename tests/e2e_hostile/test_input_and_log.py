@@ -49,11 +49,18 @@ def test_log_file_is_private_under_umask_000(server, make_gahp, tmp_path):
     assert "ping" in log.read_text()
 
 
-def test_existing_wide_log_file_is_narrowed(server, make_gahp, tmp_path):
+def test_existing_wide_log_file_is_refused(server, make_gahp, tmp_path, journal):
+    """A log file others may write (and so may have opened to read) is
+    not used, even one of our own (issue 28): the log beside the journal
+    takes the lines, with a warning naming the refused file."""
     log = tmp_path / "gahp.log"
     log.write_text("old\n")
     os.chmod(str(log), 0o666)
     g = make_gahp(("--log-file", str(log)), umask=0)
     assert Client(g, server.url).call("BOINC_PING") == ["NULL"]
-    assert stat.S_IMODE(os.stat(str(log)).st_mode) == 0o600
-    assert log.read_text().startswith("old\n")
+    assert log.read_text() == "old\n"
+    assert stat.S_IMODE(os.stat(str(log)).st_mode) == 0o666
+    beside = os.path.splitext(journal)[0] + ".log"
+    text = open(beside).read()
+    assert str(log) in text and "writable by other users" in text
+    assert stat.S_IMODE(os.stat(beside).st_mode) == 0o600

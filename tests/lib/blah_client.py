@@ -11,8 +11,25 @@ anything else is an ASSERT that kills the grid manager).
 The tests drive the real boinc_gahp with it; where this model and the
 real client disagree, the real one wins (make check-real runs it)."""
 import itertools
+import os
 
 from gahp_client import Gahp, escape, split_tokens
+
+# Settings of the tests: a cluster's jobs arrive within milliseconds, and
+# every status asks the server (no interval).
+FAST_ARGS = ("--blah-batch-window", "0.3", "--blah-status-interval", "0", "--retry-budget", "5")
+
+
+def write_config(path, emu_proc, extra=""):
+    """A boinc_gahp.conf naming emu_proc's project (the BLAH commands name
+    none), its authenticator in a private file beside it."""
+    auth = path.parent / (path.name + ".auth")
+    auth.write_text(emu_proc.auth + "\n")
+    os.chmod(auth, 0o600)
+    path.write_text("project_url = %s\nauthenticator_file = %s\n%s" % (emu_proc.url, auth, extra))
+    os.chmod(path, 0o600)
+    return path
+
 
 # Token counts the grid manager asserts on each result (after the id).
 RESULT_TOKENS = {"BLAH_JOB_SUBMIT": 3, "BLAH_JOB_STATUS": 4, "BLAH_JOB_CANCEL": 2,
