@@ -539,6 +539,15 @@ static int apply_migrations(journal *j, char **err)
         *err = newer_journal_message(j, version);
         return -1;
     }
+    /* No boinc_gahp writes a negative version: a damaged file (issue 29:
+     * flipped bytes made the loop below index its table out of bounds). */
+    if (version < 0) {
+        *err = str_printf("journal %s has schema version %d, which no boinc_gahp "
+                          "writes: the file is damaged.  Restore it from a backup "
+                          "(doc/operating.md) or move it away to start a new one",
+                          j->path, version);
+        return -1;
+    }
     if (version > 0 && version < MIGRATION_COUNT &&
         backup_before_migration(j, version, err) != 0)
         return -1;
