@@ -163,3 +163,27 @@ def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     grew = (hwm_kb(g.proc.pid) - before) * 1024
     assert grew < 6 * len(body), "peak RSS grew by %.1f MB for a %.1f MB reply" % (
         grew / 1e6, len(body) / 1e6)
+
+
+@pytest.mark.skipif(is_sanitizer_build(), reason="a sanitizer's allocator keeps freed memory resident")
+@pytest.mark.serial     # measures the server's peak RSS
+def test_a_1GB_request_line_is_refused_without_buffering_it(make_gahp):
+    """Issue 29 #6: a line longer than the limit (64 MiB, doc/protocol.md)
+    is answered E with its bytes dropped as they arrive: a 1 GB line
+    leaves the server's peak RSS under 100 MB (buffered whole, it reached
+    1,041 MB), an escaped LF inside it does not end it, and the server
+    keeps answering."""
+    g = make_gahp(SMALL)
+    chunk = b"BOINC_PING 1 " + b"y" * (16 * 1024 * 1024 - 13)
+    for i in range(64):
+        g.send_raw(chunk if i != 10 else chunk[:-2] + b"\\\n")
+        chunk = b"y" * len(chunk)
+    g.send_raw(b"\n")
+    assert g.read_line(timeout=HANG_TIMEOUT) == "E"
+    assert g.command("BOINC_PING 2") == "S"
+    peak = hwm_kb(g.proc.pid) * 1024
+    assert peak < 100 * 1024 * 1024, "peak RSS %.1f MB" % (peak / 1e6)
+    print("peak RSS after a 1 GB line: %.1f MB" % (peak / 1e6))
+    assert "a line of %d bytes, longer than the limit of 67108864" % (64 * len(chunk)) \
+        in g.stderr_text()
+    assert g.quit() == 0
