@@ -235,6 +235,9 @@ int main(int argc, char **argv)
     }
     /* A vanished client must be an error return from write(), not death. */
     signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit (ulimit -f) must be EFBIG from write(), an error
+     * result for that fetch, not death (issue 29 #7). */
+    signal(SIGXFSZ, SIG_IGN);
     if (boinc_global_init() != 0) {
         startup_error("cannot initialise libcurl/libxml2");
         die(1);
