@@ -101,8 +101,13 @@ static int copy_into_place(const char *src, const char *dest, char **errmsg)
  * never replaces a device, FIFO or socket (EEXIST). */
 static int place_member(const char *src, const char *dest, char **errmsg)
 {
-    if (outputs_place(src, dest) == 0)
+    if (outputs_place(src, dest) == 0) {
+        /* the rename is durable only with both its directories (issue 29
+         * #4: the explorer lost members whose fetch had delivered NULL) */
+        outputs_sync_parent(dest);
+        outputs_sync_parent(src);
         return 0;
+    }
     if (errno == EXDEV)
         return copy_into_place(src, dest, errmsg);
     strbuf m = STRBUF_INIT;
