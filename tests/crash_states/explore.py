@@ -227,6 +227,17 @@ class FetchStderrElsewhereWorkload(FetchWorkload):
                        os.path.join(err_dir, "err.txt"), "ALL", 0)]
 
 
+class CheckpointWorkload(SubmitWorkload):
+    """The submits with the checkpointer's threshold lowered to 8 frames
+    (issue 29 #2): the checkpointer thread copies the WAL into the
+    database file many times, and the WAL restarts after each; the
+    unsampled check wal_restart_violations() holds on its recording."""
+    name = "checkpoint"
+
+    def env(self):
+        return {"BOINC_GAHP_TEST_CKPT_FRAMES": "8"}
+
+
 class ManageWorkload(Workload):
     name = "manage"
 
@@ -268,7 +279,40 @@ class RecoveryWorkload(Workload):
 
 
 WORKLOADS = {w.name: w for w in (SubmitWorkload, FetchWorkload, FetchStderrElsewhereWorkload,
-                                 ManageWorkload, RecoveryWorkload)}
+                                 ManageWorkload, RecoveryWorkload, CheckpointWorkload)}
+
+
+def wal_restart_violations(rec, journal):
+    """Unsampled, on every recording: the database file is synced after
+    the last write into it (a checkpoint's copy) before the WAL is
+    restarted (its header rewritten at offset 0) or deleted; otherwise a
+    power loss can lose checkpointed transactions that are no longer in
+    the WAL.  Returns (violations, restarts seen)."""
+    wal = journal + "-wal"
+    bad, restarts = [], 0
+    unsynced = None         # index of the first write to the database since its sync
+    wal_started = False
+    for o in rec.ops:
+        if o.kind == "write" and o.path == journal and unsynced is None:
+            unsynced = o.i
+        elif o.kind == "sync" and o.path == journal:
+            unsynced = None
+        elif o.kind == "write" and o.path == wal and o.off == 0:
+            if wal_started:
+                restarts += 1
+                if unsynced is not None:
+                    bad.append("%s restarted at op %d, but %s was written at op %d and not"
+                               " synced since (check: database synced before the WAL"
+                               " restarts)" % (os.path.basename(wal), o.i,
+                                               os.path.basename(journal), unsynced))
+            wal_started = True
+        elif o.kind == "unlink" and o.path == wal:
+            if unsynced is not None:
+                bad.append("%s deleted at op %d, but %s was written at op %d and not synced"
+                           " since (check: database synced before the WAL is deleted)"
+                           % (os.path.basename(wal), o.i, os.path.basename(journal), unsynced))
+            wal_started = False
+    return bad, restarts
 
 
 # ---------------------------------------------------------------- the emulator
@@ -397,6 +441,12 @@ def run_workload(wl, work, args, out):
         raise RuntimeError("%s: the recording has no sync or no HTTP request: is the"
                            " recorder loaded?" % wl.name)
     final_outputs = rec.final_files(exclude=("journal.db",))
+    wal_bad, restarts = wal_restart_violations(rec, ctx.journal)
+    for v in wal_bad:
+        out("VIOLATION %s recording: %s" % (wl.name, v))
+    if wl.env().get("BOINC_GAHP_TEST_CKPT_FRAMES") and restarts == 0:
+        raise RuntimeError("%s: the WAL never restarted: the checkpointer's test"
+                           " threshold did not take effect" % wl.name)
     out("%s: recorded %d operations (%d syncs, %d HTTP requests), %d requests"
         % (wl.name, len(rec.ops), rec.nsyncs, len(rec.http), len(reqs)))
 
@@ -416,7 +466,8 @@ def run_workload(wl, work, args, out):
             out("ok %s state %d (%s; %d re-issued)" % (wl.name, n, st.describe(rec),
                                                       getattr(st, "reissued", 0)))
     epochs.stop()
-    return len(states), violations
+    out("%s: %d WAL restarts checked, %d violations" % (wl.name, restarts, len(wal_bad)))
+    return len(states), violations + len(wal_bad)
 
 
 # Commands whose answer is about its moment: their result waits for its
