@@ -475,6 +475,36 @@ def run_workload(wl, work, args, out):
 TRANSIENT = ("BOINC_PING", "BOINC_QUERY_BATCHES")
 
 
+# The RPCs with an effect on the server that each command may send.
+SIDE_EFFECTS = {
+    "BOINC_SUBMIT": ("create_batch", "upload_files", "submit_batch"),
+    "BOINC_ABORT_JOBS": ("abort_jobs",),
+    "BOINC_RETIRE_BATCH": ("retire_batch",),
+    "BOINC_SET_LEASE": ("set_expire_time",),
+}
+
+
+def rerun_violations(reqs, jr, cnt):
+    """Issue 29 #3: a request completed in the crash state is answered
+    from the journal after the restart, never run again: when every
+    request of a command was completed, none of its side-effecting RPCs
+    may reach the server after the restart (the emulator's rpc counters
+    start at 0 with it)."""
+    bad = []
+    for command, rpcs in SIDE_EFFECTS.items():
+        keys = [(line.split(" ", 2)[0], line.split(" ", 2)[2] if line.count(" ") > 1 else "")
+                for _, line in reqs if line.startswith(command + " ")]
+        done = all(any(s in ("completed", "delivered") for s, _ in jr.get(k, [])) for k in keys)
+        if not keys or not done:
+            continue
+        for rpc in rpcs:
+            if cnt["rpc"].get(rpc, 0):
+                bad.append("%s sent %d times after the restart although every %s was"
+                           " completed in the journal (check: no re-run of a completed"
+                           " request)" % (rpc, cnt["rpc"][rpc], command))
+    return bad
+
+
 def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
     """Materialise one crash state, restart on it, re-issue, check."""
     bad = []
@@ -548,6 +578,7 @@ def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
         c.gahp.kill()
 
     cnt = e.counters()
+    bad += rerun_violations(reqs, jr, cnt)
     for name, _, jobs in wl.batches:
         if cnt["batches_by_name"].get(name, 0) != 1:
             bad.append("batch %s on the server %d times" % (name, cnt["batches_by_name"].get(name, 0)))
