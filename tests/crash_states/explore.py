@@ -126,7 +126,7 @@ class Ctx:
             f.write(content)
         return p
 
-    def gahp(self, env=None, marker=None, preload=False, log=None):
+    def gahp(self, env=None, marker=None, preload=False, log=None, args=()):
         extra = server_env(env)
         if preload:
             extra.update({"LD_PRELOAD": RECORDER, "CRASHREC_LOG": log,
@@ -135,7 +135,8 @@ class Ctx:
         # The log outside the recorded tree: it is no output whose crash
         # states the contract covers (by default it sits beside the journal).
         g = Gahp(self.journal, args=["--retry-budget", "5", "--log-file",
-                                     os.path.join(self.work, "gahp.log")], env=extra,
+                                     os.path.join(self.work, "gahp.log")] + list(args),
+                 env=extra,
                  stderr_path=os.path.join(self.work, "gahp.stderr"))
         return RecordingClient(g, self.emu, marker)
 
@@ -158,6 +159,7 @@ class Workload:
     name = ""
     batches = ()         # (name, app, jobs) that must exist once on the server
     emu_config = None    # the emulator's configuration file (text), if any
+    requeue = False      # restart with --requeue-undelivered, re-issue nothing
 
     def setup(self, ctx):
         """Unrecorded work before the recording (its journal is the
@@ -258,6 +260,15 @@ class ManageWorkload(Workload):
                 c.line("BOINC_PING")]
 
 
+class ManageRequeueWorkload(ManageWorkload):
+    """The manage requests, restarted with --requeue-undelivered (issue 29
+    #3): the client re-issues nothing, and every request it saw accepted
+    but never saw answered must come back exactly once under its original
+    id with the recording's result."""
+    name = "manage_requeue"
+    requeue = True
+
+
 class RecoveryWorkload(Workload):
     """Start-up after a crash, itself crashed: the setup SIGKILLs a submit
     after create_batch (crash point submit.created); the recording is the
@@ -279,7 +290,8 @@ class RecoveryWorkload(Workload):
 
 
 WORKLOADS = {w.name: w for w in (SubmitWorkload, FetchWorkload, FetchStderrElsewhereWorkload,
-                                 ManageWorkload, RecoveryWorkload, CheckpointWorkload)}
+                                 ManageWorkload, ManageRequeueWorkload, RecoveryWorkload,
+                                 CheckpointWorkload)}
 
 
 def wal_restart_violations(rec, journal):
@@ -505,6 +517,41 @@ def rerun_violations(reqs, jr, cnt):
     return bad
 
 
+def requeue_violations(c, reqs, seen_s, seen_r, expected):
+    """--requeue-undelivered: each request acknowledged S but not answered
+    before the crash comes back once, under its original id, with the
+    recording's result (a query: a NULL result), without a re-issue."""
+    want = {}
+    for rid, line in reqs:
+        toks = line.split(" ", 2)
+        key = (toks[0], toks[2] if len(toks) > 2 else "")
+        if key in seen_s and key not in seen_r:
+            want[rid] = key
+    got = {}
+    deadline = time.monotonic() + RESULT_TIMEOUT
+    while not set(want) <= set(got) and time.monotonic() < deadline:
+        for line in c.gahp.results():
+            toks = split_tokens(line)
+            got.setdefault(int(toks[0]), []).append(toks[1:])
+        time.sleep(0.05)
+    for line in c.gahp.results():       # nothing more for those ids
+        toks = split_tokens(line)
+        got.setdefault(int(toks[0]), []).append(toks[1:])
+    bad = []
+    for rid, key in sorted(want.items()):
+        results = got.get(rid, [])
+        if len(results) != 1:
+            bad.append("%s (id %d), accepted and never answered before the crash, came back"
+                       " %d times (check: requeued exactly once)" % (key[0], rid, len(results)))
+        elif key[0] in TRANSIENT:
+            if results[0][0] != "NULL":
+                bad.append("requeued %s (id %d) failed: %s" % (key[0], rid, " ".join(results[0])))
+        elif results[0] != expected[key]:
+            bad.append("requeued %s (id %d) got %r, the recording %r (check: requeued result)"
+                       % (key[0], rid, results[0], expected[key]))
+    return bad
+
+
 def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
     """Materialise one crash state, restart on it, re-issue, check."""
     bad = []
@@ -547,35 +594,46 @@ def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
     e = epochs.start(rec.http_before(st.pos))
     ctx.emu = e
     try:
-        c = ctx.gahp()
+        c = ctx.gahp(args=["--requeue-undelivered"] if wl.requeue else [])
     except Exception as ex:     # noqa: BLE001 - any start-up failure is a finding
         return bad + ["server does not start: %s" % ex]
-    try:
-        todo = []
-        for rid, line in reqs:
-            toks = line.split(" ", 2)
-            key = (toks[0], toks[2] if len(toks) > 2 else "")
-            if key not in seen_r:
-                nrid = next(c.ids)
-                nline = " ".join(t for t in (key[0], str(nrid), key[1]) if t)
-                c.send(nline)
-                todo.append((nrid, key))
-        st.reissued = len(todo)
-        for nrid, key in todo:
-            got = c.wait(nrid)
-            want = expected[key]
-            if key[0] == "BOINC_QUERY_BATCHES":
-                if got[0] != "NULL":
-                    bad.append("re-issued query failed: %s" % " ".join(got))
-            elif got != want:
-                bad.append("re-issued %s got %r, the recording %r" % (key[0], got, want))
-        rc = c.gahp.quit()
-        if rc != 0:
-            bad.append("server exit status %s after QUIT" % rc)
-    except Exception as ex:     # noqa: BLE001
-        bad.append("re-issue failed: %s: %s" % (type(ex).__name__, ex))
-    finally:
-        c.gahp.kill()
+    if wl.requeue:
+        try:
+            bad += requeue_violations(c, reqs, seen_s, seen_r, expected)
+            rc = c.gahp.quit()
+            if rc != 0:
+                bad.append("server exit status %s after QUIT" % rc)
+        except Exception as ex:     # noqa: BLE001
+            bad.append("requeued results: %s: %s" % (type(ex).__name__, ex))
+        finally:
+            c.gahp.kill()
+    else:
+        try:
+            todo = []
+            for rid, line in reqs:
+                toks = line.split(" ", 2)
+                key = (toks[0], toks[2] if len(toks) > 2 else "")
+                if key not in seen_r:
+                    nrid = next(c.ids)
+                    nline = " ".join(t for t in (key[0], str(nrid), key[1]) if t)
+                    c.send(nline)
+                    todo.append((nrid, key))
+            st.reissued = len(todo)
+            for nrid, key in todo:
+                got = c.wait(nrid)
+                want = expected[key]
+                if key[0] == "BOINC_QUERY_BATCHES":
+                    if got[0] != "NULL":
+                        bad.append("re-issued query failed: %s" % " ".join(got))
+                elif got != want:
+                    bad.append("re-issued %s got %r, the recording %r" % (key[0], got, want))
+            rc = c.gahp.quit()
+            if rc != 0:
+                bad.append("server exit status %s after QUIT" % rc)
+        except Exception as ex:     # noqa: BLE001
+            bad.append("re-issue failed: %s: %s" % (type(ex).__name__, ex))
+        finally:
+            c.gahp.kill()
 
     cnt = e.counters()
     bad += rerun_violations(reqs, jr, cnt)
