@@ -120,7 +120,7 @@ MUTANTS = [
     m("fetch: the zip ratio guard dropped",
       "src/fetch/fetch_zip.c",
       "    if (archive <= limit / cfg->max_unzip_ratio)\n        limit = archive * cfg->max_unzip_ratio;\n",
-      "",
+      "    (void)archive;\n",
       ("pytest", LIMITS + " -k zip_bomb")),
     m("outputs: an output file renamed into place without fsync",
       "src/fetch/outputs.c",
@@ -181,8 +181,10 @@ MUTANTS = [
       ("pytest", CRASH)),
     m("recovery: requeued results not queued",
       "src/server/recovery.c",
-      "        if (workers_add_result(st->w, row->request_row, row->client_id,",
-      "        if (0 && workers_add_result(st->w, row->request_row, row->client_id,",
+      "        if (workers_add_result(st->w, row->request_row, row->client_id,\n"
+      "                               row->result ? row->result : \"NULL\") != 0 ||",
+      "        if ((0 && workers_add_result(st->w, row->request_row, row->client_id,\n"
+      "                               row->result ? row->result : \"NULL\") != 0) ||",
       ("pytest", CRASH + " -k requeue")),
     m("recovery: a requeued result's id not pending",
       "src/server/recovery.c",
