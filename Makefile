@@ -237,5 +237,6 @@ clean:
 include mk/install.mk
 include mk/real.mk
 include mk/crash.mk
+include mk/mutants.mk
 
 -include $(wildcard $(BUILD)/src/*.d $(BUILD)/src/*/*.d $(BUILD)/emu/*.d $(BUILD)/unit/*.d $(BUILD)/fuzz/*.d)

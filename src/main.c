@@ -261,6 +261,9 @@ int main(int argc, char **argv)
     sigaddset(&term, SIGTERM);
     sigaddset(&term, SIGINT);
     pthread_sigmask(SIG_BLOCK, &term, NULL);
+    /* A file-size limit (ulimit -f) must be EFBIG from write(), an error
+     * result for that fetch, not death (issue 29 #7). */
+    signal(SIGXFSZ, SIG_IGN);
     if (boinc_global_init() != 0) {
         startup_error("cannot initialise libcurl/libxml2");
         die(1);

@@ -84,7 +84,8 @@ static void print_schema(int version, FILE *out)
 {
     int mine = journal_migration_count();
     fprintf(out, "schema version: %d (this program: %d%s)\n", version, mine,
-            version > mine ? "; the journal is NEWER: a later boinc_gahp wrote it"
+            version < 0 ? "; DAMAGED: no boinc_gahp writes a negative version"
+            : version > mine ? "; the journal is NEWER: a later boinc_gahp wrote it"
             : version < mine ? "; a server would migrate it at start-up" : "");
 }
 

@@ -228,6 +228,7 @@ void boinc_templates_free(boinc_templates *t)
         return;
     boinc_names_free(t->input_names, t->n_inputs);
     boinc_names_free(t->output_names, t->n_outputs);
+    free(t->output_max_nbytes);
     memset(t, 0, sizeof *t);
 }
 

@@ -166,6 +166,9 @@ typedef struct {
     char **input_names;     /* their <open_name>s, in order (may be fewer) */
     size_t n_outputs;
     char **output_names;    /* output <open_name>s; index = get_output file_num */
+    /* each output's <max_nbytes> from its <file_info> (0: none stated);
+     * NULL when the template has no outputs */
+    long long *output_max_nbytes;
 } boinc_templates;
 
 int boinc_get_templates(boinc_client *c, const boinc_project *p,

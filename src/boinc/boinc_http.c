@@ -620,7 +620,8 @@ static int get_verdict(boinc_curl_client *c, CURLcode rc, transfer *t,
     if (t->too_big)
         return boinc_fail(err, BOINC_E_IO, status,
                           "%s: output file larger than the limit of %lld "
-                          "bytes (--max-output-bytes / --max-fetch-bytes)",
+                          "bytes (--max-output-bytes / --max-fetch-bytes / "
+                          "the template's max_nbytes)",
                           what, t->limit);
     if (t->io_errno != 0)
         return boinc_fail(err, BOINC_E_IO, status,

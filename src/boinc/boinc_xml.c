@@ -344,6 +344,80 @@ static int collect_open_names(xmlNode *n, char ***names, size_t *count,
     return BOINC_OK;
 }
 
+/* What a <file_ref>'s <file_name> and a <file_info>'s <name> are matched
+ * by: the first child element's name (a template says <OUTFILE_0/>, which
+ * create_work fills in), else the trimmed text.  NULL on ENOMEM. */
+static char *file_key(xmlNode *n)
+{
+    for (xmlNode *c = n->children; c != NULL; c = c->next)
+        if (c->type == XML_ELEMENT_NODE)
+            return str_printf("<%s>", (const char *)c->name);
+    return node_text(n, 1);
+}
+
+/* The <max_nbytes> of outt's <file_info> named like key; 0 when there is
+ * none, it is no number or under 1 (BOINC reads 0 as "no limit"). */
+static int info_max_nbytes(xmlNode *outt, const char *key, long long *max)
+{
+    *max = 0;
+    for (xmlNode *c = outt->children; c != NULL; c = c->next) {
+        xmlNode *name = is_elem(c, "file_info") ? child_elem(c, "name") : NULL;
+        if (name == NULL)
+            continue;
+        char *k = file_key(name);
+        if (k == NULL)
+            return -1;
+        int same = strcmp(k, key) == 0;
+        free(k);
+        double d = 0;
+        if (same && child_double(c, "max_nbytes", &d) == 1 && d >= 1)
+            *max = d >= 9e18 ? LLONG_MAX : (long long)d;
+        if (same)
+            return 0;
+    }
+    return 0;
+}
+
+/* out[i]: the max_nbytes of the i-th <file_ref> below n (the order of
+ * collect_open_names) through its <file_name>; *i counts them. */
+static int collect_max_nbytes(xmlNode *outt, xmlNode *n, long long *out,
+                              size_t cap, size_t *i)
+{
+    for (xmlNode *c = n->children; c != NULL; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (!is_elem(c, "file_ref")) {
+            if (collect_max_nbytes(outt, c, out, cap, i) != 0)
+                return -1;
+            continue;
+        }
+        xmlNode *fname = child_elem(c, "file_name");
+        if (*i < cap && fname != NULL) {
+            char *key = file_key(fname);
+            int rc = key != NULL ? info_max_nbytes(outt, key, &out[*i]) : -1;
+            free(key);
+            if (rc != 0)
+                return -1;
+        }
+        (*i)++;
+    }
+    return 0;
+}
+
+/* Each output's max_nbytes (issue 29 #7: a download is stopped there). */
+static int parse_output_limits(xmlNode *outt, boinc_templates *out,
+                               boinc_error *err)
+{
+    if (out->n_outputs == 0)
+        return BOINC_OK;
+    out->output_max_nbytes = calloc(out->n_outputs, sizeof *out->output_max_nbytes);
+    size_t i = 0;
+    if (out->output_max_nbytes == NULL ||
+        collect_max_nbytes(outt, outt, out->output_max_nbytes, out->n_outputs, &i) != 0)
+        return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
+    return BOINC_OK;
+}
+
 int boinc_parse_templates(const char *body, size_t len, boinc_templates *out,
                           boinc_error *err)
 {
@@ -370,6 +444,8 @@ int boinc_parse_templates(const char *body, size_t len, boinc_templates *out,
     if (rc == BOINC_OK && outt != NULL)
         rc = collect_open_names(outt, &out->output_names, &out->n_outputs, 1,
                                 err);
+    if (rc == BOINC_OK && outt != NULL)
+        rc = parse_output_limits(outt, out, err);
     xmlFreeDoc(doc);
     /* input_names may be shorter than n_inputs; boinc_templates_free
      * frees n_inputs entries, so pad with NULLs. */
@@ -396,6 +472,8 @@ int boinc_parse_templates(const char *body, size_t len, boinc_templates *out,
         out->n_inputs = 0;
         boinc_names_free(out->output_names, out->n_outputs);
         out->output_names = NULL;
+        free(out->output_max_nbytes);
+        out->output_max_nbytes = NULL;
         out->n_outputs = 0;
     }
     return rc;

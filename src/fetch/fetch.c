@@ -128,7 +128,8 @@ static char *success_tail(const boinc_completed_job *cj, exec_err *e)
 /* A job with exactly one output named *.zip delivers its members. */
 static int deliver(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
 {
-    return fetch_zip_applies(t) ? fetch_zip_output(fc, t->output_names[0], e)
+    return fetch_zip_applies(t) ? fetch_zip_output(fc, t->output_names[0],
+                                               fetch_output_max_nbytes(t, 0), e)
                                 : fetch_download_plain(fc, t, e);
 }
 

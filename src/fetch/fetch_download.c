@@ -47,6 +47,12 @@ static int fail_get_output(exec_err *e, const char *name, int file_num,
     return rc;
 }
 
+long long fetch_output_max_nbytes(const boinc_templates *t, size_t file_num)
+{
+    return t->output_max_nbytes != NULL && file_num < t->n_outputs
+               ? t->output_max_nbytes[file_num] : 0;
+}
+
 int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
                         exec_err *e)
 {
@@ -61,12 +67,15 @@ int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
     /* What is left of the fetch's total bounds this file (issue 10 #3);
      * the per-file limit is the client's own. */
     long long left = fc->ctx->config->max_fetch_bytes - fc->fetched;
-    boinc_client_set_download_limit(fc->ctx->client, left > 0 ? left : 1);
     if (left <= 0)
         return fetch_step_failf(e, EXEC_E_REFUSED,
                            "get_output of %s failed: the fetch already reached "
                            "--max-fetch-bytes (%lld bytes)", name,
                            (long long)fc->ctx->config->max_fetch_bytes);
+    /* The app declared how big this output may be: a server sending more
+     * is not sending that output (issue 29 #7), whatever our own limits. */
+    long long limit = p->max_nbytes > 0 && p->max_nbytes < left ? p->max_nbytes : left;
+    boinc_client_set_download_limit(fc->ctx->client, limit);
     if (boinc_get_output_file(fc->ctx->client, &fc->project, fc->f->job,
                               p->file_num, p->fd, &nbytes, &err) != BOINC_OK)
         return fail_get_output(e, name, p->file_num, &err);
@@ -102,6 +111,7 @@ static int download_selected(fetch_ctx *fc, const boinc_templates *t,
         pending_output *pf = &p[(*np)++];
         pf->file_num = (int)i;
         pf->fd = -1;
+        pf->max_nbytes = fetch_output_max_nbytes(t, i);
         if ((pf->dest = fetch_select_destination(fc->f, name, e)) == NULL ||
             fetch_download_temp(fc, pf, name, e) != 0)
             return -1;

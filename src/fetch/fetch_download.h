@@ -15,11 +15,16 @@ typedef struct {
     char *dest;
     int fd;                     /* -1 when no temp file is open */
     char *tmp;
+    long long max_nbytes;       /* the template's max_nbytes; 0: none */
 } pending_output;
 
+/* The template's max_nbytes of output file_num (0: none). */
+long long fetch_output_max_nbytes(const boinc_templates *t, size_t file_num);
+
 /* Download output p->file_num (called name) into a new temp file next to
- * p->dest, counting it against --max-fetch-bytes.  0, or -1 with *e set;
- * either way the caller aborts or commits the temp file. */
+ * p->dest, counting it against --max-fetch-bytes and stopping it at
+ * p->max_nbytes.  0, or -1 with *e set; either way the caller aborts or
+ * commits the temp file. */
 int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
                         exec_err *e);
 

@@ -84,7 +84,25 @@ static int templates_copy(const boinc_templates *src, boinc_templates *dst)
         return -1;
     }
     dst->n_outputs = src->n_outputs;
+    if (src->output_max_nbytes != NULL && src->n_outputs > 0) {
+        size_t size = src->n_outputs * sizeof *dst->output_max_nbytes;
+        dst->output_max_nbytes = malloc(size);
+        if (dst->output_max_nbytes == NULL) {
+            boinc_templates_free(dst);
+            return -1;
+        }
+        memcpy(dst->output_max_nbytes, src->output_max_nbytes, size);
+    }
     return 0;
+}
+
+/* Both without limits, or the same limit for each output. */
+static int same_limits(const boinc_templates *a, const boinc_templates *b)
+{
+    if (a->output_max_nbytes == NULL || b->output_max_nbytes == NULL)
+        return a->output_max_nbytes == b->output_max_nbytes;
+    return memcmp(a->output_max_nbytes, b->output_max_nbytes,
+                  a->n_outputs * sizeof *a->output_max_nbytes) == 0;
 }
 
 static int same_names(char *const *a, char *const *b, size_t n)
@@ -100,7 +118,8 @@ static int templates_equal(const boinc_templates *a, const boinc_templates *b)
 {
     return a->n_inputs == b->n_inputs && a->n_outputs == b->n_outputs &&
            same_names(a->input_names, b->input_names, a->n_inputs) &&
-           same_names(a->output_names, b->output_names, a->n_outputs);
+           same_names(a->output_names, b->output_names, a->n_outputs) &&
+           same_limits(a, b);
 }
 
 /* ---- the list (callers hold c->lock) ------------------------------------- */

@@ -101,8 +101,13 @@ static int copy_into_place(const char *src, const char *dest, char **errmsg)
  * never replaces a device, FIFO or socket (EEXIST). */
 static int place_member(const char *src, const char *dest, char **errmsg)
 {
-    if (outputs_place(src, dest) == 0)
+    if (outputs_place(src, dest) == 0) {
+        /* the rename is durable only with both its directories (issue 29
+         * #4: the explorer lost members whose fetch had delivered NULL) */
+        outputs_sync_parent(dest);
+        outputs_sync_parent(src);
         return 0;
+    }
     if (errno == EXDEV)
         return copy_into_place(src, dest, errmsg);
     strbuf m = STRBUF_INIT;
@@ -187,15 +192,16 @@ static long long unzip_limit(const fetch_ctx *fc)
 
 /* Download the archive into the private directory and unpack it there. */
 static int download_and_unpack(fetch_ctx *fc, const char *zip_name,
-                               const char *dir, const char *members_dir,
-                               char ***names, size_t *n, exec_err *e)
+                               long long max_nbytes, const char *dir,
+                               const char *members_dir, char ***names,
+                               size_t *n, exec_err *e)
 {
     strbuf archive = STRBUF_INIT;
     if (strbuf_printf(&archive, "%s/%s", dir, zip_name) != 0) {
         strbuf_free(&archive);
         return fetch_step_nomem(e);
     }
-    pending_output pf = { 0, archive.data, -1, NULL };
+    pending_output pf = { 0, archive.data, -1, NULL, max_nbytes };
     int rc = fetch_download_temp(fc, &pf, zip_name, e);
     if (rc == 0) {
         char *errmsg = NULL;
@@ -216,7 +222,8 @@ static int download_and_unpack(fetch_ctx *fc, const char *zip_name,
     return rc;
 }
 
-int fetch_zip_output(fetch_ctx *fc, const char *zip_name, exec_err *e)
+int fetch_zip_output(fetch_ctx *fc, const char *zip_name, long long max_nbytes,
+                     exec_err *e)
 {
     if (!outputs_name_is_safe(zip_name))
         return fetch_step_failf(e, EXEC_E_REFUSED, "fetch_output failed: unsafe "
@@ -230,8 +237,8 @@ int fetch_zip_output(fetch_ctx *fc, const char *zip_name, exec_err *e)
     size_t n = 0;
     int rc = make_private_dir(fc, &dir, &members, &made, e);
     if (rc == 0)
-        rc = download_and_unpack(fc, zip_name, dir.data, members.data,
-                                 &names, &n, e);
+        rc = download_and_unpack(fc, zip_name, max_nbytes, dir.data,
+                                 members.data, &names, &n, e);
     if (rc == 0)
         rc = place_members(fc, members.data, names, n, e);
     outputs_free_names(names, n);

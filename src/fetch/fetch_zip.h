@@ -14,6 +14,7 @@ int fetch_zip_applies(const boinc_templates *t);
  * unpack it there (within the unzip limits) and move the selected members
  * into place; the directory goes, on success and failure alike.  0, or -1
  * with *e set. */
-int fetch_zip_output(fetch_ctx *fc, const char *zip_name, exec_err *e);
+int fetch_zip_output(fetch_ctx *fc, const char *zip_name, long long max_nbytes,
+                     exec_err *e);
 
 #endif

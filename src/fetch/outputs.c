@@ -207,7 +207,7 @@ static int outputs_sync_close(int fd)
  * complete under its final name, only its durability is in doubt, and some
  * file systems refuse fsync on directories.
  */
-static void outputs_sync_parent(const char *path)
+void outputs_sync_parent(const char *path)
 {
     const char *base = NULL;
     char *dir = outputs_split_dir(path, &base);

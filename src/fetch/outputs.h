@@ -33,6 +33,10 @@ int outputs_name_is_safe(const char *name);
  */
 int outputs_place(const char *src, const char *dest);
 
+/* fsync the directory holding path, so that a rename into it survives a
+ * power loss (a failure is logged: some file systems refuse it). */
+void outputs_sync_parent(const char *path);
+
 /*
  * Create a new empty temporary file next to dest_path, named
  * ".<basename>.boinc_gahp.XXXXXX" (basename cut to 200 bytes), mode 0644

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "migrations.h"
 #include "base/strbuf.h"
+#include "base/testpoint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,6 +152,51 @@ static void lock_pause(void)
 }
 
 static int cached(journal *j, jstmt id, sqlite3_stmt **out);
+static const char *what_of(jstmt id);
+
+/* ---- fault injection (tests only) ----------------------------------------- */
+
+/*
+ * BOINC_GAHP_TEST_FAULT_AT=step[:N] makes the N-th sqlite3_step of this
+ * process (every statement of journal.c's runner, BEGIN and COMMIT
+ * included) return an error without running; step.<what>[:N] counts only
+ * the statement of that name (journal_sql's what, e.g. "insert request").
+ * BOINC_GAHP_TEST_STEP_ERROR picks the code: full (SQLITE_FULL, the
+ * default), ioerr (SQLITE_IOERR) or constraint (SQLITE_CONSTRAINT).  The
+ * statement has no effect, as when SQLite fails it (issue 29: no test
+ * made a write fail inside a transaction).  doc/testing.md has the sweep.
+ */
+static int injected_code = SQLITE_FULL;
+static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
+
+static void inject_setup(void)
+{
+    const char *v = getenv("BOINC_GAHP_TEST_STEP_ERROR");
+    if (v != NULL && strcmp(v, "ioerr") == 0)
+        injected_code = SQLITE_IOERR;
+    else if (v != NULL && strcmp(v, "constraint") == 0)
+        injected_code = SQLITE_CONSTRAINT;
+}
+
+/* 0, or the SQLite code this step of id must fail with (j->errmsg set). */
+static int injected_step(journal *j, jstmt id)
+{
+    /* the second test only runs when the first did not count this hit */
+    if (!testfault("step", NULL) && !testfault("step", what_of(id)))
+        return 0;
+    pthread_once(&inject_once, inject_setup);
+    snprintf(j->errmsg, sizeof j->errmsg, "%s: %s (injected)", what_of(id),
+             sqlite3_errstr(injected_code));
+    log_error("journal %s", j->errmsg);
+    return injected_code;
+}
+
+/* sqlite3_step, or the injected failure. */
+static int step_or_fault(journal *j, jstmt id, sqlite3_stmt *st)
+{
+    int rc = injected_step(j, id);
+    return rc != 0 ? rc : sqlite3_step(st);
+}
 
 /* Run one of the connection's transaction statements (cached like every
  * statement: the accept path runs BEGIN and COMMIT for every burst, and
@@ -161,7 +207,7 @@ static int run_txn_stmt(journal *j, jstmt id)
     int rc = cached(j, id, &st);
     if (rc != SQLITE_OK)
         return rc;
-    rc = sqlite3_step(st);
+    rc = step_or_fault(j, id, st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
@@ -226,8 +272,11 @@ static void rollback_now(journal *j)
 int journal_commit(journal *j)
 {
     int rc = 0;
-    if (run_txn_stmt(j, JSTMT_COMMIT) != SQLITE_OK) {
-        rc = fail(j, "commit");
+    int src = run_txn_stmt(j, JSTMT_COMMIT);
+    if (src != SQLITE_OK) {
+        /* an injected failure left no message in the connection */
+        rc = sqlite3_errcode(j->db) == src ? fail(j, "commit")
+                                          : refuse(j, "commit", sqlite3_errstr(src));
         rollback_now(j);
     }
     j->in_txn = 0;
@@ -539,6 +588,15 @@ static int apply_migrations(journal *j, char **err)
         *err = newer_journal_message(j, version);
         return -1;
     }
+    /* No boinc_gahp writes a negative version: a damaged file (issue 29:
+     * flipped bytes made the loop below index its table out of bounds). */
+    if (version < 0) {
+        *err = str_printf("journal %s has schema version %d, which no boinc_gahp "
+                          "writes: the file is damaged.  Restore it from a backup "
+                          "(doc/operating.md) or move it away to start a new one",
+                          j->path, version);
+        return -1;
+    }
     if (version > 0 && version < MIGRATION_COUNT &&
         backup_before_migration(j, version, err) != 0)
         return -1;
@@ -834,10 +892,12 @@ static sqlite3_stmt *bound(journal *j, jstmt id, const char *types, va_list *ap)
 /* Step st: 1 row, 0 done (st reset), -1 error (logged, st reset). */
 static int step(journal *j, jstmt id, sqlite3_stmt *st)
 {
-    int rc = sqlite3_step(st);
+    int injected = injected_step(j, id);
+    int rc = injected != 0 ? injected : sqlite3_step(st);
     if (rc == SQLITE_ROW)
         return 1;
-    int result = rc == SQLITE_DONE ? 0 : fail(j, what_of(id));  /* before reset */
+    /* the message before reset; an injected one is set already */
+    int result = rc == SQLITE_DONE ? 0 : injected != 0 ? -1 : fail(j, what_of(id));
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     return result;

@@ -36,10 +36,31 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* SQLite's default automatic checkpoint threshold, in WAL frames. */
 #define CKPT_FRAMES 1000
+
+/*
+ * The threshold, lowered for tests only by BOINC_GAHP_TEST_CKPT_FRAMES
+ * (1..1000; doc/testing.md): the crash-state explorer's workloads write a
+ * few dozen frames, never the 1,000 that wake the checkpointer, so its
+ * connection's durability went unchecked (issue 29 #2).
+ */
+static int ckpt_frames = CKPT_FRAMES;
+static pthread_once_t frames_once = PTHREAD_ONCE_INIT;
+
+static void frames_setup(void)
+{
+    const char *v = getenv("BOINC_GAHP_TEST_CKPT_FRAMES");
+    if (v == NULL || *v == '\0')
+        return;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end == '\0' && n >= 1 && n <= CKPT_FRAMES)
+        ckpt_frames = (int)n;
+}
 
 /* WAL size after the last commit of any connection of this process (the
  * process has one journal): a hint for journal_checkpoint_if_due. */
@@ -93,7 +114,8 @@ static int wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
 {
     (void)arg;
     atomic_store(&wal_frames, frames);
-    if (frames < CKPT_FRAMES)
+    pthread_once(&frames_once, frames_setup);
+    if (frames < ckpt_frames)
         return SQLITE_OK;
     pthread_mutex_lock(&ckpt.mu);
     /* the thread checkpoints one file: another journal of the same

@@ -40,9 +40,12 @@
 
 #define READ_CHUNK 65536
 
-void line_reader_init(line_reader *lr)
+static void drop_overlong(line_reader *lr);
+
+void line_reader_init(line_reader *lr, size_t max)
 {
     memset(lr, 0, sizeof *lr);
+    lr->max = max;
 }
 
 void line_reader_free(line_reader *lr)
@@ -149,28 +152,50 @@ int line_reader_next(line_reader *lr, char **line, size_t *len)
             continue;
         }
         if (c == '\n') {
+            /* a refused line's length: every byte before its LF */
+            size_t raw = lr->scan - lr->start + lr->dropped;
+            int kind = lr->dropped > 0 || (lr->max > 0 && raw > lr->max) ? 2 : 1;
             size_t end = lr->scan;
-            if (lr->prev_plain_cr)
+            if (lr->prev_plain_cr && end > lr->start)
                 end--;
             d[end] = '\0';
-            *line = d + lr->start;
-            *len = end - lr->start;
+            *line = kind == 2 ? d + end : d + lr->start;   /* "": no request */
+            *len = kind == 2 ? raw : end - lr->start;
             lr->scan++;
             lr->start = lr->scan;
             lr->prev_plain_cr = 0;
-            return 1;
+            lr->dropped = 0;
+            return kind;
         }
         lr->prev_plain_cr = (c == '\r');
     }
+    drop_overlong(lr);
     return 0;
+}
+
+/*
+ * A line past max without its end: its bytes so far are dropped, and so
+ * are the next ones as they are scanned, until the LF (issue 29 #6: a
+ * 1 GB line was buffered whole before its E).  The escape state is kept:
+ * an escaped LF still does not end it.
+ */
+static void drop_overlong(line_reader *lr)
+{
+    size_t have = lr->buf.len - lr->start;
+    if (lr->max == 0 || (lr->dropped == 0 && have <= lr->max))
+        return;
+    lr->dropped += have;
+    lr->buf.len = lr->scan = lr->start;
+    lr->buf.data[lr->buf.len] = '\0';
 }
 
 int line_reader_rest(line_reader *lr, char **line, size_t *len)
 {
-    if (lr->start >= lr->buf.len)
+    if (lr->start >= lr->buf.len && lr->dropped == 0)
         return 0;
     *line = lr->buf.data + lr->start;
-    *len = lr->buf.len - lr->start;
+    *len = lr->buf.len - lr->start + lr->dropped;
+    lr->dropped = 0;
     lr->start = lr->scan = lr->buf.len;
     return 1;
 }
@@ -319,7 +344,7 @@ protocol *protocol_new(int in_fd, int out_fd, const gahp_config *cfg,
     }
     p->cap = LINES_RESERVED;
     pthread_mutex_init(&p->write_mu, NULL);
-    line_reader_init(&p->lr);
+    line_reader_init(&p->lr, GAHP_MAX_LINE_BYTES);
     return p;
 }
 
@@ -557,6 +582,9 @@ static void do_results(protocol *p)
     char head[32];
     pthread_mutex_lock(&p->write_mu);
     gahp_result *list = p->w ? workers_take_results(p->w, &n) : NULL;
+    /* results taken, not yet written: a crash here must lose none */
+    if (n > 0)
+        testpoint("results.taken");
     p->r_sent = 0;
     snprintf(head, sizeof head, "S %zu", n);
     int rc = put_line(p, &sb, head);
@@ -807,6 +835,20 @@ static const char *tok_reason(gahp_tok_status st)
     }
 }
 
+static void handle_line(protocol *p, char *line, size_t len);
+
+/* A line longer than GAHP_MAX_LINE_BYTES (already dropped) or a request. */
+static void handle_input(protocol *p, int kind, char *line, size_t len)
+{
+    if (kind == 2) {
+        log_info("E: a line of %zu bytes, longer than the limit of %zu",
+                 len, (size_t)GAHP_MAX_LINE_BYTES);
+        queue_line(p, "E", NULL, NULL);
+        return;
+    }
+    handle_line(p, line, len);
+}
+
 static void handle_line(protocol *p, char *line, size_t len)
 {
     gahp_tok_status st = gahp_tokenize(line, len, &p->args);
@@ -847,8 +889,9 @@ int protocol_run(protocol *p)
     char *line;
     size_t len;
     while (!p->quit && !output_broken(p)) {
-        while (!p->quit && line_reader_next(&p->lr, &line, &len))
-            handle_line(p, line, len);
+        int kind;
+        while (!p->quit && (kind = line_reader_next(&p->lr, &line, &len)) != 0)
+            handle_input(p, kind, line, len);
         flush_burst(p);
         if (p->quit || output_broken(p))
             break;
@@ -863,8 +906,8 @@ int protocol_run(protocol *p)
             /* EOF acts like QUIT.  Only LF-terminated lines are requests:
              * a fragment cut short by the client's death (issue 10 #4)
              * is logged, by its length only, and dropped. */
-            if (line_reader_next(&p->lr, &line, &len))
-                handle_line(p, line, len);
+            if ((kind = line_reader_next(&p->lr, &line, &len)) != 0)
+                handle_input(p, kind, line, len);
             else if (line_reader_rest(&p->lr, &line, &len))
                 log_warn("stdin closed in the middle of a line: ignored "
                          "%zu bytes without a line end", len);

@@ -21,6 +21,15 @@
  * belongs to the argument and does not end the line; an unescaped CR just
  * before the LF is dropped (CRLF).
  */
+/*
+ * The longest request line kept (doc/protocol.md, "Lines"): 64 MiB, three
+ * times a 100,000-job BOINC_SUBMIT whose jobs each name two inputs by
+ * 80-byte paths (about 20 MB).  A longer line is refused with E; its
+ * bytes are dropped as they arrive, so it never costs more than this in
+ * memory (issue 29 #6).
+ */
+#define GAHP_MAX_LINE_BYTES ((size_t)64 * 1024 * 1024)
+
 typedef struct {
     strbuf buf;
     size_t start;               /* first byte of the current line */
@@ -28,13 +37,18 @@ typedef struct {
     int escaped;                /* byte at scan is preceded by an escape */
     int prev_plain_cr;          /* byte before scan is an unescaped CR */
     int eof;
+    size_t max;                 /* longest line kept; 0: no limit */
+    size_t dropped;             /* bytes of the current line dropped: over max */
 } line_reader;
 
-void line_reader_init(line_reader *lr);
+/* max: the longest line kept (0: none); longer lines are dropped. */
+void line_reader_init(line_reader *lr, size_t max);
 void line_reader_free(line_reader *lr);
 /* read() once from fd: 1 bytes read, 0 EOF, -1 error (errno). */
 int line_reader_fill(line_reader *lr, int fd);
-/* 1 and *line, *len set (NUL-terminated, in place) or 0 when no full line. */
+/* 1 and *line, *len set (NUL-terminated, in place); 2 for a line longer
+ * than max, whose bytes were dropped (*line is "", *len its full length);
+ * or 0 when no full line. */
 int line_reader_next(line_reader *lr, char **line, size_t *len);
 /* After EOF: the unterminated rest, if any (1) or 0. */
 int line_reader_rest(line_reader *lr, char **line, size_t *len);

@@ -126,7 +126,7 @@ class Ctx:
             f.write(content)
         return p
 
-    def gahp(self, env=None, marker=None, preload=False, log=None):
+    def gahp(self, env=None, marker=None, preload=False, log=None, args=()):
         extra = server_env(env)
         if preload:
             extra.update({"LD_PRELOAD": RECORDER, "CRASHREC_LOG": log,
@@ -135,7 +135,8 @@ class Ctx:
         # The log outside the recorded tree: it is no output whose crash
         # states the contract covers (by default it sits beside the journal).
         g = Gahp(self.journal, args=["--retry-budget", "5", "--log-file",
-                                     os.path.join(self.work, "gahp.log")], env=extra,
+                                     os.path.join(self.work, "gahp.log")] + list(args),
+                 env=extra,
                  stderr_path=os.path.join(self.work, "gahp.stderr"))
         return RecordingClient(g, self.emu, marker)
 
@@ -157,6 +158,8 @@ def submit_requests(c, batches):
 class Workload:
     name = ""
     batches = ()         # (name, app, jobs) that must exist once on the server
+    emu_config = None    # the emulator's configuration file (text), if any
+    requeue = False      # restart with --requeue-undelivered, re-issue nothing
 
     def setup(self, ctx):
         """Unrecorded work before the recording (its journal is the
@@ -205,6 +208,38 @@ class FetchWorkload(Workload):
                        "out", os.path.join(self.out_some, "result.txt"))]
 
 
+class FetchStderrElsewhereWorkload(FetchWorkload):
+    """A zip fetch (the app's one output is out.zip: its members are
+    delivered) with its stderr file in another directory (issue 29 #4):
+    the stderr file's sync of the output directory made the members'
+    names durable too, and hid a publication without a directory sync."""
+    name = "fetch_stderr_elsewhere"
+    emu_config = ("<emu_config>\n  <app><name>zipout</name><output>out.zip</output></app>\n"
+                  "</emu_config>\n")
+
+    def setup(self, ctx):
+        super().setup(ctx)
+        # before the recording: the states start from a copy of ctx.root
+        self.err_dir = os.path.join(ctx.root, "stderr_dir")
+        os.makedirs(self.err_dir)
+
+    def requests(self, ctx, c):
+        err_dir = self.err_dir
+        return [c.line("BOINC_FETCH_OUTPUT", "fz#0", self.out_all,
+                       os.path.join(err_dir, "err.txt"), "ALL", 0)]
+
+
+class CheckpointWorkload(SubmitWorkload):
+    """The submits with the checkpointer's threshold lowered to 8 frames
+    (issue 29 #2): the checkpointer thread copies the WAL into the
+    database file many times, and the WAL restarts after each; the
+    unsampled check wal_restart_violations() holds on its recording."""
+    name = "checkpoint"
+
+    def env(self):
+        return {"BOINC_GAHP_TEST_CKPT_FRAMES": "8"}
+
+
 class ManageWorkload(Workload):
     name = "manage"
 
@@ -223,6 +258,15 @@ class ManageWorkload(Workload):
                 c.line("BOINC_ABORT_JOBS", "ma#1"),
                 c.line("BOINC_RETIRE_BATCH", "mb"),
                 c.line("BOINC_PING")]
+
+
+class ManageRequeueWorkload(ManageWorkload):
+    """The manage requests, restarted with --requeue-undelivered (issue 29
+    #3): the client re-issues nothing, and every request it saw accepted
+    but never saw answered must come back exactly once under its original
+    id with the recording's result."""
+    name = "manage_requeue"
+    requeue = True
 
 
 class RecoveryWorkload(Workload):
@@ -245,8 +289,42 @@ class RecoveryWorkload(Workload):
         return submit_requests(c, self.batches)
 
 
-WORKLOADS = {w.name: w for w in (SubmitWorkload, FetchWorkload, ManageWorkload,
-                                 RecoveryWorkload)}
+WORKLOADS = {w.name: w for w in (SubmitWorkload, FetchWorkload, FetchStderrElsewhereWorkload,
+                                 ManageWorkload, ManageRequeueWorkload, RecoveryWorkload,
+                                 CheckpointWorkload)}
+
+
+def wal_restart_violations(rec, journal):
+    """Unsampled, on every recording: the database file is synced after
+    the last write into it (a checkpoint's copy) before the WAL is
+    restarted (its header rewritten at offset 0) or deleted; otherwise a
+    power loss can lose checkpointed transactions that are no longer in
+    the WAL.  Returns (violations, restarts seen)."""
+    wal = journal + "-wal"
+    bad, restarts = [], 0
+    unsynced = None         # index of the first write to the database since its sync
+    wal_started = False
+    for o in rec.ops:
+        if o.kind == "write" and o.path == journal and unsynced is None:
+            unsynced = o.i
+        elif o.kind == "sync" and o.path == journal:
+            unsynced = None
+        elif o.kind == "write" and o.path == wal and o.off == 0:
+            if wal_started:
+                restarts += 1
+                if unsynced is not None:
+                    bad.append("%s restarted at op %d, but %s was written at op %d and not"
+                               " synced since (check: database synced before the WAL"
+                               " restarts)" % (os.path.basename(wal), o.i,
+                                               os.path.basename(journal), unsynced))
+            wal_started = True
+        elif o.kind == "unlink" and o.path == wal:
+            if unsynced is not None:
+                bad.append("%s deleted at op %d, but %s was written at op %d and not synced"
+                           " since (check: database synced before the WAL is deleted)"
+                           % (os.path.basename(wal), o.i, os.path.basename(journal), unsynced))
+            wal_started = False
+    return bad, restarts
 
 
 # ---------------------------------------------------------------- the emulator
@@ -268,8 +346,9 @@ class EmuEpochs:
     """The emulator's state after the first k recorded HTTP requests: built
     once per k from the state before the workload by replaying them."""
 
-    def __init__(self, work, base_state, port, requests):
+    def __init__(self, work, base_state, port, requests, config=None):
         self.work = work
+        self.config = config          # the workload's emulator configuration file
         self.base = base_state
         self.port = port
         self.requests = requests      # [bytes]
@@ -280,7 +359,7 @@ class EmuEpochs:
         prev = max(j for j in self.cache if j <= k)
         d = os.path.join(self.work, "emu_epoch_%d" % k)
         copytree(self.cache[prev], d)
-        e = emu.Emulator(d, port=self.port, hosts=2)
+        e = emu.Emulator(d, port=self.port, hosts=2, config=self.config)
         e.start()
         try:
             for req in self.requests[prev:k]:
@@ -296,7 +375,7 @@ class EmuEpochs:
         src = self.cache.get(k) or self._build(k)
         live = os.path.join(self.work, "emu_live")
         copytree(src, live)
-        self.live = emu.Emulator(live, port=self.port, hosts=2)
+        self.live = emu.Emulator(live, port=self.port, hosts=2, config=self.config)
         self.live.start()
         return self.live
 
@@ -338,7 +417,12 @@ def run_workload(wl, work, args, out):
     os.makedirs(work)
     base_emu = os.path.join(work, "emu_base")
     port = free_port()
-    e = emu.Emulator(os.path.join(work, "emu_setup"), port=port, hosts=2)
+    config = None
+    if wl.emu_config is not None:
+        config = os.path.join(work, "emu_config.xml")
+        with open(config, "w") as f:
+            f.write(wl.emu_config)
+    e = emu.Emulator(os.path.join(work, "emu_setup"), port=port, hosts=2, config=config)
     e.start()
     ctx = Ctx(work, e)
     wl.setup(ctx)
@@ -369,11 +453,17 @@ def run_workload(wl, work, args, out):
         raise RuntimeError("%s: the recording has no sync or no HTTP request: is the"
                            " recorder loaded?" % wl.name)
     final_outputs = rec.final_files(exclude=("journal.db",))
+    wal_bad, restarts = wal_restart_violations(rec, ctx.journal)
+    for v in wal_bad:
+        out("VIOLATION %s recording: %s" % (wl.name, v))
+    if wl.env().get("BOINC_GAHP_TEST_CKPT_FRAMES") and restarts == 0:
+        raise RuntimeError("%s: the WAL never restarted: the checkpointer's test"
+                           " threshold did not take effect" % wl.name)
     out("%s: recorded %d operations (%d syncs, %d HTTP requests), %d requests"
         % (wl.name, len(rec.ops), rec.nsyncs, len(rec.http), len(reqs)))
 
     states = rec.crash_states(random.Random(args.seed), args.max_states)
-    epochs = EmuEpochs(work, base_emu, port, rec.http)
+    epochs = EmuEpochs(work, base_emu, port, rec.http, config)
     violations = 0
     for n, st in enumerate(states):
         v = check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args)
@@ -388,12 +478,78 @@ def run_workload(wl, work, args, out):
             out("ok %s state %d (%s; %d re-issued)" % (wl.name, n, st.describe(rec),
                                                       getattr(st, "reissued", 0)))
     epochs.stop()
-    return len(states), violations
+    out("%s: %d WAL restarts checked, %d violations" % (wl.name, restarts, len(wal_bad)))
+    return len(states), violations + len(wal_bad)
 
 
 # Commands whose answer is about its moment: their result waits for its
 # delivery in transient_results and is deleted with the delivery mark.
 TRANSIENT = ("BOINC_PING", "BOINC_QUERY_BATCHES")
+
+
+# The RPCs with an effect on the server that each command may send.
+SIDE_EFFECTS = {
+    "BOINC_SUBMIT": ("create_batch", "upload_files", "submit_batch"),
+    "BOINC_ABORT_JOBS": ("abort_jobs",),
+    "BOINC_RETIRE_BATCH": ("retire_batch",),
+    "BOINC_SET_LEASE": ("set_expire_time",),
+}
+
+
+def rerun_violations(reqs, jr, cnt):
+    """Issue 29 #3: a request completed in the crash state is answered
+    from the journal after the restart, never run again: when every
+    request of a command was completed, none of its side-effecting RPCs
+    may reach the server after the restart (the emulator's rpc counters
+    start at 0 with it)."""
+    bad = []
+    for command, rpcs in SIDE_EFFECTS.items():
+        keys = [(line.split(" ", 2)[0], line.split(" ", 2)[2] if line.count(" ") > 1 else "")
+                for _, line in reqs if line.startswith(command + " ")]
+        done = all(any(s in ("completed", "delivered") for s, _ in jr.get(k, [])) for k in keys)
+        if not keys or not done:
+            continue
+        for rpc in rpcs:
+            if cnt["rpc"].get(rpc, 0):
+                bad.append("%s sent %d times after the restart although every %s was"
+                           " completed in the journal (check: no re-run of a completed"
+                           " request)" % (rpc, cnt["rpc"][rpc], command))
+    return bad
+
+
+def requeue_violations(c, reqs, seen_s, seen_r, expected):
+    """--requeue-undelivered: each request acknowledged S but not answered
+    before the crash comes back once, under its original id, with the
+    recording's result (a query: a NULL result), without a re-issue."""
+    want = {}
+    for rid, line in reqs:
+        toks = line.split(" ", 2)
+        key = (toks[0], toks[2] if len(toks) > 2 else "")
+        if key in seen_s and key not in seen_r:
+            want[rid] = key
+    got = {}
+    deadline = time.monotonic() + RESULT_TIMEOUT
+    while not set(want) <= set(got) and time.monotonic() < deadline:
+        for line in c.gahp.results():
+            toks = split_tokens(line)
+            got.setdefault(int(toks[0]), []).append(toks[1:])
+        time.sleep(0.05)
+    for line in c.gahp.results():       # nothing more for those ids
+        toks = split_tokens(line)
+        got.setdefault(int(toks[0]), []).append(toks[1:])
+    bad = []
+    for rid, key in sorted(want.items()):
+        results = got.get(rid, [])
+        if len(results) != 1:
+            bad.append("%s (id %d), accepted and never answered before the crash, came back"
+                       " %d times (check: requeued exactly once)" % (key[0], rid, len(results)))
+        elif key[0] in TRANSIENT:
+            if results[0][0] != "NULL":
+                bad.append("requeued %s (id %d) failed: %s" % (key[0], rid, " ".join(results[0])))
+        elif results[0] != expected[key]:
+            bad.append("requeued %s (id %d) got %r, the recording %r (check: requeued result)"
+                       % (key[0], rid, results[0], expected[key]))
+    return bad
 
 
 def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
@@ -438,37 +594,49 @@ def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
     e = epochs.start(rec.http_before(st.pos))
     ctx.emu = e
     try:
-        c = ctx.gahp()
+        c = ctx.gahp(args=["--requeue-undelivered"] if wl.requeue else [])
     except Exception as ex:     # noqa: BLE001 - any start-up failure is a finding
         return bad + ["server does not start: %s" % ex]
-    try:
-        todo = []
-        for rid, line in reqs:
-            toks = line.split(" ", 2)
-            key = (toks[0], toks[2] if len(toks) > 2 else "")
-            if key not in seen_r:
-                nrid = next(c.ids)
-                nline = " ".join(t for t in (key[0], str(nrid), key[1]) if t)
-                c.send(nline)
-                todo.append((nrid, key))
-        st.reissued = len(todo)
-        for nrid, key in todo:
-            got = c.wait(nrid)
-            want = expected[key]
-            if key[0] == "BOINC_QUERY_BATCHES":
-                if got[0] != "NULL":
-                    bad.append("re-issued query failed: %s" % " ".join(got))
-            elif got != want:
-                bad.append("re-issued %s got %r, the recording %r" % (key[0], got, want))
-        rc = c.gahp.quit()
-        if rc != 0:
-            bad.append("server exit status %s after QUIT" % rc)
-    except Exception as ex:     # noqa: BLE001
-        bad.append("re-issue failed: %s: %s" % (type(ex).__name__, ex))
-    finally:
-        c.gahp.kill()
+    if wl.requeue:
+        try:
+            bad += requeue_violations(c, reqs, seen_s, seen_r, expected)
+            rc = c.gahp.quit()
+            if rc != 0:
+                bad.append("server exit status %s after QUIT" % rc)
+        except Exception as ex:     # noqa: BLE001
+            bad.append("requeued results: %s: %s" % (type(ex).__name__, ex))
+        finally:
+            c.gahp.kill()
+    else:
+        try:
+            todo = []
+            for rid, line in reqs:
+                toks = line.split(" ", 2)
+                key = (toks[0], toks[2] if len(toks) > 2 else "")
+                if key not in seen_r:
+                    nrid = next(c.ids)
+                    nline = " ".join(t for t in (key[0], str(nrid), key[1]) if t)
+                    c.send(nline)
+                    todo.append((nrid, key))
+            st.reissued = len(todo)
+            for nrid, key in todo:
+                got = c.wait(nrid)
+                want = expected[key]
+                if key[0] == "BOINC_QUERY_BATCHES":
+                    if got[0] != "NULL":
+                        bad.append("re-issued query failed: %s" % " ".join(got))
+                elif got != want:
+                    bad.append("re-issued %s got %r, the recording %r" % (key[0], got, want))
+            rc = c.gahp.quit()
+            if rc != 0:
+                bad.append("server exit status %s after QUIT" % rc)
+        except Exception as ex:     # noqa: BLE001
+            bad.append("re-issue failed: %s: %s" % (type(ex).__name__, ex))
+        finally:
+            c.gahp.kill()
 
     cnt = e.counters()
+    bad += rerun_violations(reqs, jr, cnt)
     for name, _, jobs in wl.batches:
         if cnt["batches_by_name"].get(name, 0) != 1:
             bad.append("batch %s on the server %d times" % (name, cnt["batches_by_name"].get(name, 0)))
@@ -491,15 +659,7 @@ def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
         journal_requests(ctx.journal)
     except sqlite3.DatabaseError as ex:
         bad.append("journal after the restart: %s" % ex)
-    return [explain(v) for v in bad]
-
-
-def explain(v):
-    """Name the operation behind a violation the explorer knows."""
-    if "err.txt" in v:
-        return v + " [the stderr file: appended by outputs_append_stderr" \
-            " (src/fetch/outputs.c) with no fsync before the fetch's result is committed]"
-    return v
+    return bad
 
 
 def main():

@@ -475,3 +475,32 @@ def test_fetch_interrupted_by_a_crash_completes_when_reissued(point, make_client
     assert res[0] == "NULL" and len(res) == 4, res
     for name, data in want.items():
         assert (out / name).read_bytes() == data
+
+
+@pytest.mark.parametrize("requeue", [True, False])
+def test_results_the_client_never_saw_come_back_after_a_crash(requeue, make_client, journal):
+    """Issue 29 #3: a result marked delivered before its RESULTS reply is
+    written is lost if the server dies in between.  Killed after RESULTS
+    took three ping results and before it wrote them (crash point
+    results.taken): with --requeue-undelivered every result comes back
+    exactly once under its original id without a re-issue; without it,
+    the journal still holds them as not delivered, so a re-issue is
+    answered from them."""
+    c1 = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": "results.taken"})
+    rids = [c1.start("BOINC_PING") for _ in range(3)]
+    wait_value(journal, "SELECT count(*) FROM requests WHERE state = 'completed'", 3)
+    c1.gahp.send("RESULTS")
+    assert c1.gahp.proc.wait(timeout=60) == -signal.SIGKILL
+    c1.gahp.kill()
+    assert value(journal, "SELECT count(*) FROM requests WHERE state = 'delivered'") == 0
+    if requeue:
+        c2 = make_client(args=("--retry-budget", "5", "--requeue-undelivered"))
+        got = sorted(split_tokens(l)[0] for l in c2.gahp.wait_results(3))
+        assert got == [str(r) for r in rids]
+        assert c2.gahp.results() == []
+    else:
+        c2 = make_client()
+        for r in rids:
+            assert c2.gahp.command("BOINC_PING %d" % r) == "S"
+        got = sorted(split_tokens(l)[0] for l in c2.gahp.wait_results(3))
+        assert got == [str(r) for r in rids]

@@ -163,3 +163,67 @@ def test_large_query_memory_is_proportional_to_what_is_kept(server, make_gahp):
     grew = (hwm_kb(g.proc.pid) - before) * 1024
     assert grew < 6 * len(body), "peak RSS grew by %.1f MB for a %.1f MB reply" % (
         grew / 1e6, len(body) / 1e6)
+
+
+@pytest.mark.skipif(is_sanitizer_build(), reason="a sanitizer's allocator keeps freed memory resident")
+@pytest.mark.serial     # measures the server's peak RSS
+def test_a_1GB_request_line_is_refused_without_buffering_it(make_gahp):
+    """Issue 29 #6: a line longer than the limit (64 MiB, doc/protocol.md)
+    is answered E with its bytes dropped as they arrive: a 1 GB line
+    leaves the server's peak RSS under 100 MB (buffered whole, it reached
+    1,041 MB), an escaped LF inside it does not end it, and the server
+    keeps answering."""
+    g = make_gahp(SMALL)
+    chunk = b"BOINC_PING 1 " + b"y" * (16 * 1024 * 1024 - 13)
+    for i in range(64):
+        g.send_raw(chunk if i != 10 else chunk[:-2] + b"\\\n")
+        chunk = b"y" * len(chunk)
+    g.send_raw(b"\n")
+    assert g.read_line(timeout=HANG_TIMEOUT) == "E"
+    assert g.command("BOINC_PING 2") == "S"
+    peak = hwm_kb(g.proc.pid) * 1024
+    assert peak < 100 * 1024 * 1024, "peak RSS %.1f MB" % (peak / 1e6)
+    print("peak RSS after a 1 GB line: %.1f MB" % (peak / 1e6))
+    assert "a line of %d bytes, longer than the limit of 67108864" % (64 * len(chunk)) \
+        in g.stderr_text()
+    assert g.quit() == 0
+
+
+def test_file_size_limit_is_an_error_result_not_death(server, make_gahp, tmp_path):
+    """Issue 29 #7: under ulimit -f an endless download made the server die
+    of SIGXFSZ.  It is an error result for that fetch, nothing is left in
+    the output directory, and the server keeps answering."""
+    server.cfg.update(outputs=["out.dat"], download="endless")
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL, fsize_limit=8 * 1024 * 1024)
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err", "ALL")
+    assert len(toks) == 1 and "cannot write the output file: File too large" in toks[0], toks
+    assert tree(iwd) == []
+    assert g.proc.poll() is None
+    server.cfg["download"] = b"small output\n"
+    assert c.fetch("j", str(iwd), "err", "ALL")[0] == "NULL"
+    assert (iwd / "out.dat").read_bytes() == b"small output\n"
+    assert c.call("BOINC_PING") == ["NULL"]
+
+
+def test_output_is_stopped_at_its_templates_max_nbytes(server, make_gahp, tmp_path):
+    """Issue 29 #7: a download is bounded by the max_nbytes the app's
+    output template declares for that file (matched to its file_ref by
+    name), not only by --max-output-bytes: an output of exactly max_nbytes
+    is delivered, one byte more is an error and nothing is left."""
+    server.cfg.update(outputs=["a", "b"], max_nbytes=["5e5", "1000"],
+                      download=[b"x" * 500000, b"y" * 1001])
+    iwd = tmp_path / "iwd"
+    iwd.mkdir()
+    g = make_gahp(SMALL)
+    c = Client(g, server.url)
+    toks = c.fetch("j", str(iwd), "err", "ALL")
+    assert len(toks) == 1 and "output file larger than the limit of 1000 bytes" in toks[0], toks
+    assert "get_output of b (file 1)" in toks[0], toks
+    assert tree(iwd) == []
+    server.cfg["download"] = [b"x" * 500000, b"y" * 1000]
+    assert c.fetch("j", str(iwd), "err", "ALL")[0] == "NULL"
+    assert (iwd / "b").read_bytes() == b"y" * 1000
+    assert len((iwd / "a").read_bytes()) == 500000

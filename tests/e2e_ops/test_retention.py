@@ -14,6 +14,8 @@ import sqlite3
 import stat
 import time
 
+import pytest
+
 from gahp_client import Gahp
 from journal_db import value, wait_value
 
@@ -194,3 +196,26 @@ def test_a_newer_journal_is_refused_with_what_to_do(journal):
     assert "a newer boinc_gahp wrote it" in err
     assert journal + ".v8.bak" in err
     assert g.read_raw(timeout=1) in (b"", None)
+
+
+@pytest.mark.parametrize("version", [-1, -2147483648, 2147483647])
+def test_a_user_version_out_of_range_is_refused_with_a_message(journal, version):
+    """Issue 29 #5: flipped bytes of a journal left user_version negative
+    and the start-up migration loop indexed its table out of bounds
+    (SIGSEGV, exit 139).  Any value outside 0..known is a clean exit 1 with
+    a message, and the file is left as it was."""
+    g = Gahp(journal)
+    assert g.quit() == 0
+    db = sqlite3.connect(journal)
+    db.execute("PRAGMA user_version = %d" % version)
+    db.close()
+    with open(journal, "rb") as f:
+        before = f.read()
+    g = Gahp(journal, read_banner=False)
+    assert g.wait() == 1
+    err = g.stderr_text()
+    assert "schema version %d" % version in err, err
+    assert ("the file is damaged" if version < 0 else "a newer boinc_gahp wrote it") in err
+    assert g.read_raw(timeout=1) in (b"", None)
+    with open(journal, "rb") as f:
+        assert f.read() == before

@@ -34,13 +34,16 @@ def is_sanitizer_build():
 class LimitedGahp(Gahp):
     """boinc_gahp with RLIMIT_AS (bytes) and/or a umask set in the child."""
 
-    def __init__(self, journal, args=(), env=None, as_limit=None, umask=None, **kw):
+    def __init__(self, journal, args=(), env=None, as_limit=None, umask=None,
+                 fsize_limit=None, **kw):
         if as_limit is not None and is_sanitizer_build():
             as_limit = None
 
         def preexec():
             if as_limit is not None:
                 resource.setrlimit(resource.RLIMIT_AS, (as_limit, as_limit))
+            if fsize_limit is not None:     # ulimit -f, in bytes
+                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_limit, fsize_limit))
             if umask is not None:
                 os.umask(umask)
 
@@ -72,18 +75,29 @@ def completed_job_xml(stderr_text=None, cdata=True):
             "</completed_job>\n</query_completed_job>\n" % se)
 
 
-def templates_xml(outputs):
-    refs = "".join("<file_ref><file_name>f%d</file_name><open_name>%s</open_name>"
-                   "</file_ref>\n" % (i, n) for i, n in enumerate(outputs))
+def templates_xml(outputs, max_nbytes=None):
+    """max_nbytes: None (no <file_info>) or one value per output, listed in
+    reverse order and named as BOINC's templates do (<OUTFILE_i/>), so that
+    the client must match a file_ref to its file_info by name."""
+    infos = ""
+    if max_nbytes is not None:
+        infos = "".join("<file_info><name><OUTFILE_%d/></name><max_nbytes>%s</max_nbytes>"
+                        "</file_info>\n" % (i, max_nbytes[i])
+                        for i in reversed(range(len(outputs))))
+    fname = "<OUTFILE_%d/>" if max_nbytes is not None else "f%d"
+    refs = "".join(("<file_ref><file_name>" + fname + "</file_name><open_name>%s</open_name>"
+                    "</file_ref>\n") % (i, n) for i, n in enumerate(outputs))
     return ("<get_templates>\n<templates>\n<input_template></input_template>\n"
-            "<output_template>\n<result>\n%s</result>\n</output_template>\n"
-            "</templates>\n</get_templates>\n" % refs)
+            "<output_template>\n%s<result>\n%s</result>\n</output_template>\n"
+            "</templates>\n</get_templates>\n" % (infos, refs))
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
     """Behaviour comes from server.cfg (a dict the test sets):
       post:     "ok" | "endless" | "echo" | "slow" | callable(body) -> xml text
       outputs:  output names for get_templates
+      max_nbytes: one <max_nbytes> per output for get_templates (None: no
+                <file_info>)
       stderr:   stderr_out text for query_completed_job
       download: bytes | "endless" | list of bytes per file_num
       pieces:   n: XML replies go out chunked, n bytes per chunk, each
@@ -140,7 +154,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if "<query_completed_job>" in body and mode in ("ok",):
             xml = completed_job_xml(cfg.get("stderr"), cfg.get("cdata", True))
         elif "<get_templates>" in body and mode in ("ok",):
-            xml = templates_xml(cfg.get("outputs", []))
+            xml = templates_xml(cfg.get("outputs", []), cfg.get("max_nbytes"))
         elif mode == "endless":
             return self._endless("text/xml", b"<x>" + b"a" * 65536 + b"</x>")
         elif mode == "echo":

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Tokenise a copy of s (length n); returns status, args filled. */
@@ -103,20 +104,39 @@ static void test_tokenize_edges(void **state)
 }
 
 /* Feed bytes through a pipe and collect the lines. */
-static size_t split(const char *input, size_t n, char out[][64], size_t max)
+static size_t split_max(const char *input, size_t n, char out[][64], size_t max,
+                        size_t line_max)
 {
     int fds[2];
     assert_int_equal(pipe(fds), 0);
-    assert_int_equal(write(fds[1], input, n), (ssize_t)n);
+    /* a writer process: input larger than the pipe arrives in many reads */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(fds[1], input + off, n - off);
+            if (w <= 0)
+                _exit(1);
+            off += (size_t)w;
+        }
+        _exit(0);
+    }
     close(fds[1]);
     line_reader lr;
-    line_reader_init(&lr);
+    line_reader_init(&lr, line_max);
     size_t k = 0;
     char *line;
     size_t len;
     for (;;) {
-        while (line_reader_next(&lr, &line, &len)) {
-            assert_true(k < max && len < 64);
+        int kind;
+        while ((kind = line_reader_next(&lr, &line, &len)) != 0) {
+            assert_true(k < max);
+            if (kind == 2) {        /* over line_max: "<dropped N>" */
+                snprintf(out[k++], 64, "<dropped %zu>", len);
+                continue;
+            }
+            assert_true(len < 64);
             memcpy(out[k], line, len);
             out[k++][len] = '\0';
         }
@@ -127,12 +147,51 @@ static size_t split(const char *input, size_t n, char out[][64], size_t max)
             break;
     }
     if (line_reader_rest(&lr, &line, &len)) {
+        assert_true(len < 64);
         memcpy(out[k], line, len);
         out[k++][len] = '\0';
     }
     line_reader_free(&lr);
     close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     return k;
+}
+
+static size_t split(const char *input, size_t n, char out[][64], size_t max)
+{
+    return split_max(input, n, out, max, 0);
+}
+
+/* Issue 29 #6: a line over the limit is one "dropped" line of its full
+ * length, whether it arrives in one read or many, an escaped LF inside
+ * it does not end it, and the lines around it are intact. */
+static void test_overlong_line_dropped(void **state)
+{
+    (void)state;
+    char out[8][64];
+    const char in[] = "A\n0123456789\\\n0123456789\r\nB\n0123456789\nC";
+    size_t k = split_max(in, sizeof in - 1, out, 8, 10);
+    assert_int_equal(k, 5);
+    assert_string_equal(out[0], "A");
+    assert_string_equal(out[1], "<dropped 23>");       /* CR counted, LF not */
+    assert_string_equal(out[2], "B");
+    assert_string_equal(out[3], "0123456789");         /* exactly the limit */
+    assert_string_equal(out[4], "C");
+
+    /* a line far longer than one read, over many reads */
+    size_t n = 1024 * 1024;
+    char *big = malloc(n + 4);
+    assert_non_null(big);
+    memset(big, 'x', n);
+    memcpy(big + n, "\nD\n", 3);
+    k = split_max(big, n + 3, out, 8, 4096);
+    free(big);
+    assert_int_equal(k, 2);
+    snprintf(out[7], 64, "<dropped %zu>", n);
+    assert_string_equal(out[0], out[7]);
+    assert_string_equal(out[1], "D");
 }
 
 static void test_line_splitting(void **state)
@@ -176,7 +235,7 @@ static void test_long_line(void **state)
     }
     close(fds[1]);
     line_reader lr;
-    line_reader_init(&lr);
+    line_reader_init(&lr, 0);
     char *line;
     size_t len = 0;
     int got = 0;
@@ -197,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escape_basic),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_overlong_line_dropped),
         cmocka_unit_test(test_tokenize_edges),
         cmocka_unit_test(test_line_splitting),
         cmocka_unit_test(test_long_line),
