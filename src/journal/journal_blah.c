@@ -187,20 +187,27 @@ int journal_blah_join(journal *j, const journal_blah_join_in *in, journal_blah_j
 
 /* ---- closing ------------------------------------------------------------- */
 
-int journal_blah_group_jobs(journal *j, long long group_id, journal_blah_job_fn fn, void *arg)
+/* The rows of statement id, whose journal_query returned rc: fn(column 0,
+ * column 1) for each, until fn fails.  0 or -1. */
+static int each_pair(journal *j, jstmt id, int rc, journal_blah_job_fn fn, void *arg)
 {
-    int rc = journal_query(j, JSTMT_BLAH_GROUP_JOBS, "i", group_id);
     while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_GROUP_JOBS);
+        sqlite3_stmt *st = journal_row(j, id);
         if (fn((const char *)sqlite3_column_text(st, 0),
                (const char *)sqlite3_column_text(st, 1), arg) != 0) {
             rc = -1;
             break;
         }
-        rc = journal_next(j, JSTMT_BLAH_GROUP_JOBS);
+        rc = journal_next(j, id);
     }
-    journal_reset(j, JSTMT_BLAH_GROUP_JOBS);
+    journal_reset(j, id);
     return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_group_jobs(journal *j, long long group_id, journal_blah_job_fn fn, void *arg)
+{
+    return each_pair(j, JSTMT_BLAH_GROUP_JOBS,
+                     journal_query(j, JSTMT_BLAH_GROUP_JOBS, "i", group_id), fn, arg);
 }
 
 typedef struct {
@@ -417,16 +424,6 @@ int journal_blah_fetch_started(journal *j, long long row, double now)
 
 int journal_blah_interrupted_fetches(journal *j, journal_blah_job_fn fn, void *arg)
 {
-    int rc = journal_query(j, JSTMT_BLAH_INTERRUPTED_FETCHES, "");
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_INTERRUPTED_FETCHES);
-        if (fn((const char *)sqlite3_column_text(st, 0),
-               (const char *)sqlite3_column_text(st, 1), arg) != 0) {
-            rc = -1;
-            break;
-        }
-        rc = journal_next(j, JSTMT_BLAH_INTERRUPTED_FETCHES);
-    }
-    journal_reset(j, JSTMT_BLAH_INTERRUPTED_FETCHES);
-    return rc < 0 ? -1 : 0;
+    return each_pair(j, JSTMT_BLAH_INTERRUPTED_FETCHES,
+                     journal_query(j, JSTMT_BLAH_INTERRUPTED_FETCHES, ""), fn, arg);
 }
