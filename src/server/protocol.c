@@ -20,7 +20,7 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <sys/select.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,53 +53,52 @@ void line_reader_free(line_reader *lr)
     strbuf_free(&lr->buf);
 }
 
-/* Set by SIGTERM or SIGINT (protocol_catch_termination): the reader
- * stops as at the end of stdin.  HTCondor 10.0-25.x end their GAHP with
- * SIGTERM (and close its stdin), not QUIT. */
-static volatile sig_atomic_t termination;
+/* Set once SIGTERM or SIGINT was taken (protocol_catch_termination): the
+ * reader stops as at the end of stdin.  HTCondor 10.0-25.x end their GAHP
+ * with SIGTERM (and close its stdin), not QUIT. */
+static int termination;
 static int termination_armed;
-static sigset_t wait_mask;      /* the reader's mask while it waits for input */
-
-static void on_termination(int sig)
-{
-    (void)sig;
-    termination = 1;
-}
+static sigset_t termination_set;
 
 int protocol_catch_termination(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_termination;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+    /* No handler: main blocked both signals before any thread started, so
+     * every thread inherited that and a SIGTERM stays pending for the
+     * process until the reader takes it with sigtimedwait while it waits
+     * for input.  Nothing runs in signal context (no race with a blocking
+     * read, nothing a sanitizer runtime must defer). */
+    sigemptyset(&termination_set);
+    sigaddset(&termination_set, SIGTERM);
+    sigaddset(&termination_set, SIGINT);
+    sigset_t blocked;
+    if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0 ||
+        !sigismember(&blocked, SIGTERM) || !sigismember(&blocked, SIGINT))
         return -1;
-    /* Both stay blocked (main blocked them before any thread started, and
-     * every thread inherited that); the reader takes them only inside
-     * pselect, which unblocks them atomically: a signal that came while it
-     * was busy is pending and ends the next wait at once, never lost in
-     * the gap before a blocking read. */
-    if (pthread_sigmask(SIG_BLOCK, NULL, &wait_mask) != 0)
-        return -1;
-    sigdelset(&wait_mask, SIGTERM);
-    sigdelset(&wait_mask, SIGINT);
     termination_armed = 1;
     return 0;
 }
 
+/* A pending SIGTERM or SIGINT, taken: 1; else 0. */
+static int take_termination(void)
+{
+    static const struct timespec now = { 0, 0 };
+    if (sigtimedwait(&termination_set, NULL, &now) > 0)
+        termination = 1;
+    return termination;
+}
+
 /* Wait until fd is readable: 1; 0 when SIGTERM or SIGINT came; -1 on
- * error.  Without protocol_catch_termination, 1 at once (read blocks). */
+ * error.  Without protocol_catch_termination, 1 at once (read blocks).
+ * The wait looks for the signals every 200 ms: its only cost. */
 static int wait_readable(int fd)
 {
-    if (!termination_armed || fd >= FD_SETSIZE)
+    if (!termination_armed)
         return 1;
     for (;;) {
-        if (termination)
+        if (take_termination())
             return 0;
-        fd_set rd;
-        FD_ZERO(&rd);
-        FD_SET(fd, &rd);
-        int n = pselect(fd + 1, &rd, NULL, NULL, NULL, &wait_mask);
+        struct pollfd pfd = { fd, POLLIN, 0 };
+        int n = poll(&pfd, 1, 200);
         if (n > 0)
             return 1;
         if (n < 0 && errno != EINTR)
