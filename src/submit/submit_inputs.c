@@ -14,6 +14,7 @@
 #include "base/strset.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,6 +41,8 @@ typedef struct {
     size_t *slot_of_input;      /* job input k -> its slot */
     size_t *miss;               /* cache misses: slots to hash */
     size_t nmiss;
+    long long hold_cap;         /* bytes this submit may keep (input_hold_budget) */
+    atomic_llong hold_used;     /* bytes it keeps; the pool's items add to it */
     double t_hash;              /* seconds spent hashing the misses */
     submit_progress progress;   /* of the hashing, for the log */
 } input_plan;
@@ -147,6 +150,27 @@ static void stat_slot(size_t slot, void *arg)
         t->sizes[slot] = t->keys[slot].size;
 }
 
+/* A share of this submit's hold budget and then of the process's: 1 when
+ * both grant size bytes. */
+static int plan_hold_reserve(input_plan *t, long long size)
+{
+    long long now = atomic_load(&t->hold_used);
+    do {
+        if (size < 0 || now + size > t->hold_cap)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&t->hold_used, &now, now + size));
+    if (input_hold_reserve(size))
+        return 1;
+    atomic_fetch_sub(&t->hold_used, size);
+    return 0;
+}
+
+static void plan_hold_unreserve(input_plan *t, long long size)
+{
+    atomic_fetch_sub(&t->hold_used, size);
+    input_hold_unreserve(size);
+}
+
 /* Pool item: hash cache miss number m.  Its key is replaced by the one
  * from the fstat of the hashed descriptor (files_md5_hex_keyed).  Its
  * bytes are kept for the upload when the hold budget grants its size (a
@@ -156,14 +180,14 @@ static void hash_miss(size_t m, void *arg)
     input_plan *t = arg;
     size_t slot = t->miss[m];
     long long size = t->keys[slot].size;
-    int keep = input_hold_reserve(size);
+    int keep = plan_hold_reserve(t, size);
     files_stat_key_free(&t->keys[slot]);
     if (files_md5_hex_kept(t->paths[slot], t->md5[slot], &t->sizes[slot], &t->keys[slot],
                            keep ? size : -1, keep ? &t->kept[slot] : NULL,
                            &t->errmsg[slot]) != 0)
         t->failed[slot] = 1;
     if (keep && t->kept[slot] == NULL)
-        input_hold_unreserve(size);
+        plan_hold_unreserve(t, size);
     else if (keep)
         t->reserved[slot] = size;
     submit_progress_add(&t->progress, 1, t->sizes[slot]);
@@ -210,6 +234,7 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
     long long miss_bytes = 0;
     for (size_t m = 0; m < t->nmiss; m++)
         miss_bytes += t->sizes[t->miss[m]];
+    t->hold_cap = input_hold_budget(t->nmiss);
     submit_progress_init(&t->progress, r->s->batch, "hashed", t->nmiss, miss_bytes);
     t->t_hash = monotonic_seconds();
     hash_pool_run(t->nmiss, hash_miss, t);
@@ -255,6 +280,16 @@ static int index_input(submit_run *r, input_plan *t, const char *src, size_t k)
     return 0;
 }
 
+/* Slots whose bytes were kept: the store is sized for them, not for every
+ * hashed file (a big batch keeps few within its budget). */
+static size_t count_kept(const input_plan *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->kept[i] != NULL;
+    return n;
+}
+
 /* Physical name of every job input, from its slot's MD5; a slot's kept
  * bytes go to r->hold under the name of its first input. */
 static int name_inputs(submit_run *r, input_plan *t)
@@ -270,7 +305,7 @@ static int name_inputs(submit_run *r, input_plan *t)
                                 "cannot form a physical name");
             if (t->kept[slot] == NULL)
                 continue;
-            if (r->hold == NULL && (r->hold = input_hold_new(t->nmiss)) == NULL)
+            if (r->hold == NULL && (r->hold = input_hold_new(count_kept(t))) == NULL)
                 return engine_fail_nomem(r);
             /* the store takes the bytes and their reservation */
             int kept = input_hold_put(r->hold, r->input_phys[k], t->kept[slot],
