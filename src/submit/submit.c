@@ -232,6 +232,9 @@ static int run_steps(submit_run *r)
     if ((r->batch.server_batch_id == 0 && submit_batch_steps_check_app(r) != 0) ||
         submit_batch_steps_create(r) != 0 || submit_files_phase(r) != 0)
         goto out;
+    /* the upload lanes' lists and bodies are freed in their own arenas:
+     * give them back before the submit_batch request is built */
+    release_free_memory();
     rc = submit_batch_steps_submit(r, &jobs);
 out:
     jobs_free(&jobs);

@@ -392,6 +392,10 @@ int submit_inputs_plan(submit_run *r, size_t *nread)
                 goto out;
         }
     }
+    /* the path index only merges repeated paths: its copies of every path
+     * are not held through the hashing and the journal writes */
+    strset_free(t.index);
+    t.index = NULL;
     if (hash_slots(r, &t, nread) != 0 || name_inputs(r, &t) != 0 ||
         store_new_hashes(r, &t) != 0 || record_batch_files(r, &t) != 0)
         goto out;
