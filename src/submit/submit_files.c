@@ -864,13 +864,8 @@ static int forget_stale_absence(submit_run *r, journal_batch_file *f, size_t n)
         rc = engine_fail_journal(r);
     file_list_free(&l);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (strcmp(f[i].state, BFILE_ABSENT) != 0)
-            continue;
-        char *hashed = strdup(BFILE_HASHED);
-        if (hashed == NULL)
-            return engine_fail_nomem(r);
-        free(f[i].state);
-        f[i].state = hashed;
+        if (strcmp(f[i].state, BFILE_ABSENT) == 0)
+            f[i].state = BFILE_HASHED;
     }
     return rc;
 }
