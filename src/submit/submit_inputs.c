@@ -29,6 +29,9 @@ typedef struct {
     strset *index;              /* absolute path -> slot (insertion order) */
     char *cwd;                  /* getcwd() once, for relative paths */
     char **paths;               /* slot -> absolute path */
+    unsigned char *path_owned;  /* slot -> paths[slot] is the plan's copy (a
+                                   relative input made absolute); else it is
+                                   the request's own text, which outlives the plan */
     char (*md5)[33];
     long long *sizes;
     files_stat_key *keys;       /* slot -> stat key (the hashed one on a miss) */
@@ -50,7 +53,8 @@ typedef struct {
 static void plan_free(input_plan *t)
 {
     for (size_t i = 0; i < t->n; i++) {
-        free(t->paths[i]);
+        if (t->path_owned[i])
+            free(t->paths[i]);
         files_stat_key_free(&t->keys[i]);
         free(t->errmsg[i]);
         if (t->kept != NULL && t->kept[i] != NULL) {
@@ -62,6 +66,7 @@ static void plan_free(input_plan *t)
     free(t->reserved);
     free(t->cwd);
     free(t->paths);
+    free(t->path_owned);
     free(t->md5);
     free(t->sizes);
     free(t->keys);
@@ -78,6 +83,7 @@ static int plan_alloc(input_plan *t, size_t ninputs)
     size_t cap = ninputs ? ninputs : 1;
     t->index = strset_new(ninputs);
     t->paths = calloc(cap, sizeof *t->paths);
+    t->path_owned = calloc(cap, sizeof *t->path_owned);
     t->md5 = calloc(cap, sizeof *t->md5);
     t->sizes = calloc(cap, sizeof *t->sizes);
     t->keys = calloc(cap, sizeof *t->keys);
@@ -88,7 +94,7 @@ static int plan_alloc(input_plan *t, size_t ninputs)
     t->failed = calloc(cap, sizeof *t->failed);
     t->slot_of_input = calloc(cap, sizeof *t->slot_of_input);
     t->miss = calloc(cap, sizeof *t->miss);
-    return t->index && t->paths && t->md5 && t->sizes && t->keys && t->hit &&
+    return t->index && t->paths && t->path_owned && t->md5 && t->sizes && t->keys && t->hit &&
                    t->kept && t->reserved && t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
 }
 
@@ -108,11 +114,15 @@ static char *current_dir(void)
     }
 }
 
-/* path made absolute against the working directory (read once per submit). */
-static char *absolute_path(input_plan *t, const char *path)
+/* path made absolute against the working directory (read once per
+ * submit): an absolute path is the request's own text (*owned = 0, no
+ * copy: a 100,000-file batch's paths are not held twice), a relative one
+ * a new string (*owned = 1). */
+static char *absolute_path(input_plan *t, const char *path, int *owned)
 {
-    if (path[0] == '/')
-        return strdup(path);
+    *owned = path[0] != '/';
+    if (!*owned)
+        return (char *)path;
     if (t->cwd == NULL && (t->cwd = current_dir()) == NULL)
         return NULL;
     return str_printf("%s/%s", t->cwd, path);
@@ -262,18 +272,22 @@ static void log_plan(submit_run *r, const input_plan *t, double t_start)
 /* The slot of one job input: found in the index, or a new one. */
 static int index_input(submit_run *r, input_plan *t, const char *src, size_t k)
 {
-    char *abs = absolute_path(t, src);
+    int owned = 0;
+    char *abs = absolute_path(t, src, &owned);
     if (abs == NULL)
         return engine_fail(r, -1, EXEC_E_LOCAL, "input file", src);
     long slot = strset_index(t->index, abs);
     if (slot >= 0) {
-        free(abs);
+        if (owned)
+            free(abs);
     } else {
         if (strset_add(t->index, abs) < 0) {
-            free(abs);
+            if (owned)
+                free(abs);
             return engine_fail_nomem(r);
         }
         slot = (long)t->n;
+        t->path_owned[t->n] = (unsigned char)owned;
         t->paths[t->n++] = abs;
     }
     t->slot_of_input[k] = (size_t)slot;
