@@ -189,7 +189,7 @@ PVG      ?= /work/shared/bench/peer_vs_gahp.py
 PVG_WORK ?= $(BUILD)/peer_vs_gahp
 PVG_ARGS ?=
 bench: all
-	/usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu $(BENCH_ARGS)
+	PEER="$(PEER)" /usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu $(BENCH_ARGS)
 	@if [ -x "$(PEER)" ] && [ -f "$(PVG)" ]; then \
 	  rm -rf "$(PVG_WORK)" && \
 	  PVG_EMU_ARGS="--php-limits none" /usr/bin/python3 "$(PVG)" --peer "$(PEER)" \

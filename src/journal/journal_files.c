@@ -260,7 +260,6 @@ void journal_batch_files_free(journal_batch_file *f, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(f[i].phys_name);
         free(f[i].local_path);
-        free(f[i].state);
     }
     free(f);
 }
@@ -271,7 +270,21 @@ static char *dup_col(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
-/* Append the file row st is on to *v (len, cap); -1 when out of memory. */
+/* The BFILE_* constant a row's state column names; NULL for any other
+ * text (the table's CHECK allows none). */
+static const char *state_const(sqlite3_stmt *st, int i)
+{
+    static const char *const known[] = { BFILE_HASHED, BFILE_QUERY_SENT, BFILE_ABSENT,
+                                         BFILE_CONFIRMED, BFILE_UPLOAD_SENT, BFILE_UPLOADED };
+    const unsigned char *t = sqlite3_column_text(st, i);
+    for (size_t k = 0; t != NULL && k < sizeof known / sizeof known[0]; k++)
+        if (strcmp((const char *)t, known[k]) == 0)
+            return known[k];
+    return NULL;
+}
+
+/* Append the file row st is on to *v (len, cap); -1 when out of memory or
+ * the row's state is none of the known ones. */
 static int add_file_row(sqlite3_stmt *st, journal_batch_file **v, size_t *len, size_t *cap)
 {
     if (*len == *cap) {
@@ -286,7 +299,7 @@ static int add_file_row(sqlite3_stmt *st, journal_batch_file **v, size_t *len, s
     f->phys_name = dup_col(st, 0);
     f->local_path = dup_col(st, 1);
     f->size = sqlite3_column_int64(st, 2);
-    f->state = dup_col(st, 3);
+    f->state = state_const(st, 3);
     f->id = sqlite3_column_int64(st, 4);
     (*len)++;
     return f->phys_name == NULL || f->local_path == NULL || f->state == NULL ? -1 : 0;
@@ -302,7 +315,7 @@ int journal_batch_files_list(journal *j, long long batch_row, const char *state,
     int rc = journal_query(j, JSTMT_FILES_LIST, "it", batch_row, state);
     while (rc == 1) {
         if (add_file_row(journal_row(j, JSTMT_FILES_LIST), &v, &len, &cap) != 0) {
-            rc = journal_refuse(j, "batch files list", "out of memory");
+            rc = journal_refuse(j, "batch files list", "out of memory or an unknown file state");
             break;
         }
         rc = journal_next(j, JSTMT_FILES_LIST);

@@ -38,7 +38,8 @@ typedef struct {
     char *phys_name;
     char *local_path;
     long long size;
-    char *state;
+    const char *state;  /* one of the BFILE_* constants, not owned: a big
+                           batch's rows do not each carry a copy */
     long long id;       /* its row id (batch_files.id; set by _list, not read by _add):
                            stable for the row's life (migration 0011) */
 } journal_batch_file;

@@ -32,6 +32,14 @@ int input_hold_reserve(long long size)
     return 1;
 }
 
+long long input_hold_budget(size_t nfiles)
+{
+    if (nfiles <= INPUT_HOLD_FULL_FILES)
+        return INPUT_HOLD_TOTAL_MAX;
+    double share = (double)INPUT_HOLD_FULL_FILES / (double)nfiles;
+    return (long long)((double)INPUT_HOLD_TOTAL_MAX * share * share);
+}
+
 void input_hold_unreserve(long long size)
 {
     atomic_fetch_sub(&held_bytes, size);

@@ -54,6 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Request size bounds for job_file.php.  Uploads fit a stock PHP
  * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
@@ -187,6 +190,18 @@ static int note_hash_failure(submit_run *r)
     return -1;
 }
 
+/* Hand the pages freed by the last phase back to the kernel.  glibc keeps
+ * freed memory in the arena of the thread that freed it: the hash pool's
+ * threads free the planning's garbage in their own arenas, where the
+ * upload lanes never reuse it, and the process's peak RSS then counts it
+ * on top of the next phase's memory. */
+static void release_free_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 static int run_steps(submit_run *r)
 {
     size_t nread = 0;
@@ -204,6 +219,7 @@ static int run_steps(submit_run *r)
         return note_hash_failure(r);
     log_info("submit %s: %zu inputs, %zu files read for hashing", r->s->batch,
              r->ninputs, nread);
+    release_free_memory();
     testpoint("submit.hashed");
     if (engine_reload(r) != 0)
         return -1;
@@ -217,6 +233,9 @@ static int run_steps(submit_run *r)
     if ((r->batch.server_batch_id == 0 && submit_batch_steps_check_app(r) != 0) ||
         submit_batch_steps_create(r) != 0 || submit_files_phase(r) != 0)
         goto out;
+    /* the upload lanes' lists and bodies are freed in their own arenas:
+     * give them back before the submit_batch request is built */
+    release_free_memory();
     rc = submit_batch_steps_submit(r, &jobs);
 out:
     jobs_free(&jobs);

@@ -864,13 +864,8 @@ static int forget_stale_absence(submit_run *r, journal_batch_file *f, size_t n)
         rc = engine_fail_journal(r);
     file_list_free(&l);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (strcmp(f[i].state, BFILE_ABSENT) != 0)
-            continue;
-        char *hashed = strdup(BFILE_HASHED);
-        if (hashed == NULL)
-            return engine_fail_nomem(r);
-        free(f[i].state);
-        f[i].state = hashed;
+        if (strcmp(f[i].state, BFILE_ABSENT) == 0)
+            f[i].state = BFILE_HASHED;
     }
     return rc;
 }
@@ -890,8 +885,14 @@ int submit_files_phase(submit_run *r)
     }
     if (claim_open_files(r, f, n, &claim) != 0 || forget_stale_absence(r, f, n) != 0)
         goto out;
-    if (learn_presence(r, f, n) != 0 || engine_set_state(r, BATCH_FILES_KNOWN, 0) != 0 ||
-        upload_absent(r) != 0 || engine_set_state(r, BATCH_UPLOADED, 0) != 0)
+    if (learn_presence(r, f, n) != 0 || engine_set_state(r, BATCH_FILES_KNOWN, 0) != 0)
+        goto out;
+    /* The upload rounds list the absent files themselves: every file's row
+     * (names and paths of the whole batch) is not held through them. */
+    journal_batch_files_free(f, n);
+    f = NULL;
+    n = 0;
+    if (upload_absent(r) != 0 || engine_set_state(r, BATCH_UPLOADED, 0) != 0)
         goto out;
     rc = 0;
 out:

@@ -14,6 +14,7 @@
 #include "base/strset.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,9 @@ typedef struct {
     strset *index;              /* absolute path -> slot (insertion order) */
     char *cwd;                  /* getcwd() once, for relative paths */
     char **paths;               /* slot -> absolute path */
+    unsigned char *path_owned;  /* slot -> paths[slot] is the plan's copy (a
+                                   relative input made absolute); else it is
+                                   the request's own text, which outlives the plan */
     char (*md5)[33];
     long long *sizes;
     files_stat_key *keys;       /* slot -> stat key (the hashed one on a miss) */
@@ -40,6 +44,8 @@ typedef struct {
     size_t *slot_of_input;      /* job input k -> its slot */
     size_t *miss;               /* cache misses: slots to hash */
     size_t nmiss;
+    long long hold_cap;         /* bytes this submit may keep (input_hold_budget) */
+    atomic_llong hold_used;     /* bytes it keeps; the pool's items add to it */
     double t_hash;              /* seconds spent hashing the misses */
     submit_progress progress;   /* of the hashing, for the log */
 } input_plan;
@@ -47,7 +53,8 @@ typedef struct {
 static void plan_free(input_plan *t)
 {
     for (size_t i = 0; i < t->n; i++) {
-        free(t->paths[i]);
+        if (t->path_owned[i])
+            free(t->paths[i]);
         files_stat_key_free(&t->keys[i]);
         free(t->errmsg[i]);
         if (t->kept != NULL && t->kept[i] != NULL) {
@@ -59,6 +66,7 @@ static void plan_free(input_plan *t)
     free(t->reserved);
     free(t->cwd);
     free(t->paths);
+    free(t->path_owned);
     free(t->md5);
     free(t->sizes);
     free(t->keys);
@@ -75,6 +83,7 @@ static int plan_alloc(input_plan *t, size_t ninputs)
     size_t cap = ninputs ? ninputs : 1;
     t->index = strset_new(ninputs);
     t->paths = calloc(cap, sizeof *t->paths);
+    t->path_owned = calloc(cap, sizeof *t->path_owned);
     t->md5 = calloc(cap, sizeof *t->md5);
     t->sizes = calloc(cap, sizeof *t->sizes);
     t->keys = calloc(cap, sizeof *t->keys);
@@ -85,7 +94,7 @@ static int plan_alloc(input_plan *t, size_t ninputs)
     t->failed = calloc(cap, sizeof *t->failed);
     t->slot_of_input = calloc(cap, sizeof *t->slot_of_input);
     t->miss = calloc(cap, sizeof *t->miss);
-    return t->index && t->paths && t->md5 && t->sizes && t->keys && t->hit &&
+    return t->index && t->paths && t->path_owned && t->md5 && t->sizes && t->keys && t->hit &&
                    t->kept && t->reserved && t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
 }
 
@@ -105,11 +114,15 @@ static char *current_dir(void)
     }
 }
 
-/* path made absolute against the working directory (read once per submit). */
-static char *absolute_path(input_plan *t, const char *path)
+/* path made absolute against the working directory (read once per
+ * submit): an absolute path is the request's own text (*owned = 0, no
+ * copy: a 100,000-file batch's paths are not held twice), a relative one
+ * a new string (*owned = 1). */
+static char *absolute_path(input_plan *t, const char *path, int *owned)
 {
-    if (path[0] == '/')
-        return strdup(path);
+    *owned = path[0] != '/';
+    if (!*owned)
+        return (char *)path;
     if (t->cwd == NULL && (t->cwd = current_dir()) == NULL)
         return NULL;
     return str_printf("%s/%s", t->cwd, path);
@@ -147,6 +160,27 @@ static void stat_slot(size_t slot, void *arg)
         t->sizes[slot] = t->keys[slot].size;
 }
 
+/* A share of this submit's hold budget and then of the process's: 1 when
+ * both grant size bytes. */
+static int plan_hold_reserve(input_plan *t, long long size)
+{
+    long long now = atomic_load(&t->hold_used);
+    do {
+        if (size < 0 || now + size > t->hold_cap)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&t->hold_used, &now, now + size));
+    if (input_hold_reserve(size))
+        return 1;
+    atomic_fetch_sub(&t->hold_used, size);
+    return 0;
+}
+
+static void plan_hold_unreserve(input_plan *t, long long size)
+{
+    atomic_fetch_sub(&t->hold_used, size);
+    input_hold_unreserve(size);
+}
+
 /* Pool item: hash cache miss number m.  Its key is replaced by the one
  * from the fstat of the hashed descriptor (files_md5_hex_keyed).  Its
  * bytes are kept for the upload when the hold budget grants its size (a
@@ -156,14 +190,14 @@ static void hash_miss(size_t m, void *arg)
     input_plan *t = arg;
     size_t slot = t->miss[m];
     long long size = t->keys[slot].size;
-    int keep = input_hold_reserve(size);
+    int keep = plan_hold_reserve(t, size);
     files_stat_key_free(&t->keys[slot]);
     if (files_md5_hex_kept(t->paths[slot], t->md5[slot], &t->sizes[slot], &t->keys[slot],
                            keep ? size : -1, keep ? &t->kept[slot] : NULL,
                            &t->errmsg[slot]) != 0)
         t->failed[slot] = 1;
     if (keep && t->kept[slot] == NULL)
-        input_hold_unreserve(size);
+        plan_hold_unreserve(t, size);
     else if (keep)
         t->reserved[slot] = size;
     submit_progress_add(&t->progress, 1, t->sizes[slot]);
@@ -210,6 +244,7 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
     long long miss_bytes = 0;
     for (size_t m = 0; m < t->nmiss; m++)
         miss_bytes += t->sizes[t->miss[m]];
+    t->hold_cap = input_hold_budget(t->nmiss);
     submit_progress_init(&t->progress, r->s->batch, "hashed", t->nmiss, miss_bytes);
     t->t_hash = monotonic_seconds();
     hash_pool_run(t->nmiss, hash_miss, t);
@@ -237,22 +272,36 @@ static void log_plan(submit_run *r, const input_plan *t, double t_start)
 /* The slot of one job input: found in the index, or a new one. */
 static int index_input(submit_run *r, input_plan *t, const char *src, size_t k)
 {
-    char *abs = absolute_path(t, src);
+    int owned = 0;
+    char *abs = absolute_path(t, src, &owned);
     if (abs == NULL)
         return engine_fail(r, -1, EXEC_E_LOCAL, "input file", src);
     long slot = strset_index(t->index, abs);
     if (slot >= 0) {
-        free(abs);
+        if (owned)
+            free(abs);
     } else {
         if (strset_add(t->index, abs) < 0) {
-            free(abs);
+            if (owned)
+                free(abs);
             return engine_fail_nomem(r);
         }
         slot = (long)t->n;
+        t->path_owned[t->n] = (unsigned char)owned;
         t->paths[t->n++] = abs;
     }
     t->slot_of_input[k] = (size_t)slot;
     return 0;
+}
+
+/* Slots whose bytes were kept: the store is sized for them, not for every
+ * hashed file (a big batch keeps few within its budget). */
+static size_t count_kept(const input_plan *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->kept[i] != NULL;
+    return n;
 }
 
 /* Physical name of every job input, from its slot's MD5; a slot's kept
@@ -270,7 +319,7 @@ static int name_inputs(submit_run *r, input_plan *t)
                                 "cannot form a physical name");
             if (t->kept[slot] == NULL)
                 continue;
-            if (r->hold == NULL && (r->hold = input_hold_new(t->nmiss)) == NULL)
+            if (r->hold == NULL && (r->hold = input_hold_new(count_kept(t))) == NULL)
                 return engine_fail_nomem(r);
             /* the store takes the bytes and their reservation */
             int kept = input_hold_put(r->hold, r->input_phys[k], t->kept[slot],
@@ -357,6 +406,10 @@ int submit_inputs_plan(submit_run *r, size_t *nread)
                 goto out;
         }
     }
+    /* the path index only merges repeated paths: its copies of every path
+     * are not held through the hashing and the journal writes */
+    strset_free(t.index);
+    t.index = NULL;
     if (hash_slots(r, &t, nread) != 0 || name_inputs(r, &t) != 0 ||
         store_new_hashes(r, &t) != 0 || record_batch_files(r, &t) != 0)
         goto out;

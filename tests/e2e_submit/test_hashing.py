@@ -88,3 +88,24 @@ def test_a_hashing_error_before_a_stat_error_is_the_one_reported(client, emulato
     assert len(res) == 1 and "/proc/self/status" in res[0], res
     assert "changed while it was being hashed" in res[0] and gone not in res[0]
     assert emulator.counters()["rpc"]["create_batch"] == 0
+
+
+def test_a_relative_and_an_absolute_path_of_one_file_are_one_upload(client, emulator, inputs,
+                                                                    journal):
+    """A relative input path is joined to the server's working directory as
+    it is (not normalised; the plan keeps its own copy of it, while an
+    absolute path is used as the request gives it): the same file named
+    both ways is two inputs of one content, uploaded once under its one
+    physical name, and the journal records the first spelling."""
+    data = b"one file, two spellings\n"
+    path = inputs("both.dat", data)
+    rel = os.path.relpath(path, os.getcwd())        # the server runs in this cwd
+    assert not rel.startswith("/")
+    joined = os.getcwd() + "/" + rel
+    jobs = [("rel#0", [], [(rel, "in")]), ("rel#1", [], [(path, "in")])]
+    assert client.wait(client.submit("rel", "uppercase", jobs)) == ["NULL"]
+    name = hashlib.md5(data).hexdigest() + ".dat"
+    assert emulator.counters()["uploads_by_name"] == {name: 1}
+    db = sqlite3.connect(journal)
+    assert [r[0] for r in db.execute("SELECT local_path FROM batch_files")] == [joined]
+    assert sorted(r[0] for r in db.execute("SELECT path FROM file_md5_cache")) == sorted([joined, path])

@@ -87,6 +87,7 @@ typedef struct {
     char *data;             /* NUL-terminated copy */
     size_t len;
     int upload_error;       /* PHP UPLOAD_ERR_INI_SIZE: file above upload_max_filesize */
+    char *tmp_path;         /* PHP's tmp_name: the part written out before the script runs; NULL: not written */
 } emu_part;
 
 typedef struct {
@@ -114,6 +115,7 @@ typedef struct {
 /* ---- global state ---- */
 typedef struct {
     char *state_dir, *download_dir, *upload_dir, *slot_dir, *db_path;
+    char *php_tmp_dir;          /* PHP's upload_tmp_dir: file parts before the script moves them */
     char *self_exe;
     char *project_url;
     sqlite3 *db;

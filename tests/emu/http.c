@@ -10,6 +10,7 @@
 #include "emu.h"
 
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/log.h"
 
@@ -98,6 +100,7 @@ static void add_part(emu_request *rq, const char *name, size_t nlen,
         memcpy(n->data, data, dlen);
     n->len = dlen;
     n->upload_error = 0;
+    n->tmp_path = NULL;
 }
 
 /* Value of a parameter like name="x" inside a header line. */
@@ -517,6 +520,47 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, emu_reply *r)
     return ret;
 }
 
+/*
+ * PHP writes every file part of a multipart POST to its upload_tmp_dir
+ * while it reads the request, before the script runs, in the request's
+ * own Apache process: parallel requests write their files in parallel,
+ * and job_file.php only moves them (move_uploaded_file, a rename).  So
+ * does the emulator: the parts are written here, outside the state lock,
+ * and upload_files renames them under it.  Writing them under the lock
+ * (as before) serialised every connection's file creation, which a real
+ * server does not.  A part that cannot be written keeps tmp_path NULL and
+ * is written by the script's step instead.
+ */
+static void stage_file_parts(emu_request *rq)
+{
+    static atomic_ulong seq;
+    for (int i = 0; i < rq->nparts; i++) {
+        emu_part *p = &rq->parts[i];
+        if (p->filename == NULL || p->upload_error)
+            continue;
+        char *tmp = xasprintf("%s/php%ld_%lu", G.php_tmp_dir, (long)getpid(),
+                              atomic_fetch_add(&seq, 1));
+        if (write_file(tmp, p->data, p->len) == 0) {
+            p->tmp_path = tmp;
+        } else {
+            unlink(tmp);
+            free(tmp);
+        }
+    }
+}
+
+/* PHP deletes the temporary files a script did not move at its end. */
+static void unstage_file_parts(emu_request *rq)
+{
+    for (int i = 0; i < rq->nparts; i++) {
+        if (rq->parts[i].tmp_path == NULL)
+            continue;
+        unlink(rq->parts[i].tmp_path);      /* ENOENT: the script moved it */
+        free(rq->parts[i].tmp_path);
+        rq->parts[i].tmp_path = NULL;
+    }
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **con_cls)
@@ -558,8 +602,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             parse_multipart(rq, ct);
         else if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
             parse_urlencoded(rq);
-        if (!control)
+        if (!control) {
             apply_file_limits(rq);
+            stage_file_parts(rq);
+        }
     }
     emu_reply r;
     reply_init(&r);
@@ -578,6 +624,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     conn_ctx *cc = *con_cls;
     if (cc == NULL)
         return;
+    unstage_file_parts(&cc->rq);
     for (int i = 0; i < cc->rq.nparts; i++) {
         free(cc->rq.parts[i].name);
         free(cc->rq.parts[i].filename);

@@ -180,6 +180,9 @@ static int store_file(const char *name, const emu_part *p)
     if (read_file(path, &old, &olen) == 0) {
         rc = (olen == p->len && memcmp(old, p->data, olen) == 0) ? 0 : 1;
         free(old);
+    } else if (p->tmp_path != NULL) {
+        /* move_uploaded_file: PHP wrote the part before the script ran */
+        rc = rename(p->tmp_path, path) == 0 ? 0 : -1;
     } else {
         static unsigned long seq;   /* callers hold emu_lock() */
         char *tmp = xasprintf("%s.tmp%lu", path, ++seq);

@@ -55,8 +55,9 @@ static int make_dirs(const char *state_dir)
     G.upload_dir = xasprintf("%s/upload", state_dir);
     G.slot_dir = xasprintf("%s/slots", state_dir);
     G.db_path = xasprintf("%s/emu.sqlite", state_dir);
+    G.php_tmp_dir = xasprintf("%s/php_tmp", state_dir);
     if (mkdir_p(state_dir) != 0 || mkdir_p(G.download_dir) != 0 ||
-        mkdir_p(G.upload_dir) != 0 || mkdir_p(G.slot_dir) != 0) {
+        mkdir_p(G.upload_dir) != 0 || mkdir_p(G.slot_dir) != 0 || mkdir_p(G.php_tmp_dir) != 0) {
         log_error("boinc_emu: cannot create state directories under %s: %s", state_dir, strerror(errno));
         return -1;
     }

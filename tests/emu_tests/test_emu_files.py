@@ -115,3 +115,37 @@ def test_post_max_size(e):
     e.set_post_max_bytes(0)
     r = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=n), [big])
     assert b"<success/>" in r.body
+
+
+def test_parts_written_before_the_script_and_cleaned_up(e):
+    """PHP writes each file part to its upload_tmp_dir before the script
+    runs and deletes what the script did not move; the emulator does the
+    same (state-dir/php_tmp), outside its state lock, so that parallel
+    uploads write their files in parallel as a real server's do."""
+    import threading
+    a = e.authenticator
+    bid = new_batch(e)
+    contents = [[b"parallel %d %d\n" % (k, i) for i in range(15)] for k in range(3)]
+    replies = [None] * 3
+
+    def post(k):
+        names = [emu.phys_name(x) for x in contents[k]]
+        replies[k] = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=names),
+                                contents[k])
+
+    threads = [threading.Thread(target=post, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(b"<success/>" in r.body for r in replies), replies
+    for data in (x for c in contents for x in c):
+        assert (e.state_dir / "download" / emu.phys_name(data)).read_bytes() == data
+    assert e.counters()["files_uploaded"] == 45
+    # a refused part (immutability) and a refused request leave nothing behind
+    n = emu.phys_name(contents[0][0])
+    r = e.job_file(xml_simple("upload_files", a, batch_id=bid, phys_name=n), [b"other"])
+    assert r.body == err_reply("upload_files", "file immutability violation for " + n)
+    r = e.job_file(xml_simple("upload_files", a, phys_name=["aaaa.txt", "bbbb.txt"]), [GAMMA])
+    assert b"doesn't agree" in r.body
+    assert list((e.state_dir / "php_tmp").iterdir()) == []

@@ -1,10 +1,12 @@
 /*
  * test_hash_pool.c - the bounded pool runs every item exactly once, for
  * item counts around the thread count, and files_md5_hex_keyed on many
- * threads gives the digests and keys of a serial pass.
+ * threads gives the digests and keys of a serial pass; the kept-bytes
+ * budget of a submit shrinks for big batches (input_hold_budget).
  */
 #include "base/files.h"
 #include "submit/hash_pool.h"
+#include "submit/input_hold.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,12 +102,30 @@ static void test_threaded_md5_equals_serial(void **state)
     rmdir(dir);
 }
 
+/* Full up to INPUT_HOLD_FULL_FILES new files, then falling with the
+ * square of the batch's size, never above the process-wide budget. */
+static void test_hold_budget_scales_down_for_big_batches(void **state)
+{
+    (void)state;
+    assert_int_equal(input_hold_budget(0), INPUT_HOLD_TOTAL_MAX);
+    assert_int_equal(input_hold_budget(INPUT_HOLD_FULL_FILES), INPUT_HOLD_TOTAL_MAX);
+    assert_int_equal(input_hold_budget(2 * INPUT_HOLD_FULL_FILES), INPUT_HOLD_TOTAL_MAX / 4);
+    assert_int_equal(input_hold_budget(10 * INPUT_HOLD_FULL_FILES), INPUT_HOLD_TOTAL_MAX / 100);
+    long long last = INPUT_HOLD_TOTAL_MAX;
+    for (size_t n = INPUT_HOLD_FULL_FILES; n <= 1000000; n += 7919) {
+        long long b = input_hold_budget(n);
+        assert_true(b <= last && b >= 0);
+        last = b;
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_item_runs_exactly_once),
         cmocka_unit_test(test_thread_count_is_bounded),
         cmocka_unit_test(test_threaded_md5_equals_serial),
+        cmocka_unit_test(test_hold_budget_scales_down_for_big_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
