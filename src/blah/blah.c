@@ -327,12 +327,14 @@ static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app)
         return str_printf("BOINC app %s takes %zu input file%s, the job gives %zu "
                           "(input, then transfer_input_files, in the order of the app's "
                           "input template)", *app, n, n == 1 ? "" : "s", s->ninputs);
-    if (rc < 0 || (why = input_problem(s)) != NULL)
+    if (rc < 0)
+        return strdup("out of memory");     /* the job's error: refused, not accepted */
+    if ((why = input_problem(s)) != NULL)
         return why;
     rc = args_problem(s, &why);
-    if (rc != 0)
-        return why;
-    return NULL;
+    if (rc < 0)
+        return strdup("out of memory");
+    return rc != 0 ? why : NULL;
 }
 
 /* ---- the job's journaled texts ------------------------------------------------ */
