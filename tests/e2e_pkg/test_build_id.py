@@ -25,8 +25,14 @@ def build(tmp_path, name, *make_args):
     directory's objects; returns its path."""
     out = tmp_path / name
     out.mkdir()
+    # The plain build's objects (make all), whatever build is under test:
+    # a sanitizer build's objects need its flags at link time, which this
+    # make, free of the outer make's variables, does not have.
+    plain = os.path.join(REPO, "build")
+    if not os.path.isdir(os.path.join(plain, "src")):
+        plain = build_dir()
     for sub in ("src", "gen"):
-        shutil.copytree(os.path.join(build_dir(), sub), out / sub, symlinks=True)
+        shutil.copytree(os.path.join(plain, sub), out / sub, symlinks=True)
     make("BUILD=%s" % out, *make_args, "%s/boinc_gahp" % out)
     return str(out / "boinc_gahp")
 
