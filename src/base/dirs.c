@@ -55,14 +55,25 @@ int dirs_creatable(const char *dir)
     if (path == NULL)
         return -1;
     struct stat st;
-    /* Walk up to the nearest component that exists. */
+    /* Walk up to the nearest component that exists: "a/b" -> "a" -> ".",
+     * "/a" -> "/".  The top is a new string: path may be shorter than it
+     * (the empty name), and a missing top ends the walk. */
     while (stat(path, &st) != 0 && errno == ENOENT) {
         char *slash = strrchr(path, '/');
-        if (slash == NULL || slash == path) {
-            strcpy(path, slash == path ? "/" : ".");
+        if (slash != NULL && slash != path) {
+            *slash = '\0';
             continue;
         }
-        *slash = '\0';
+        const char *top = slash == path ? "/" : ".";
+        if (strcmp(path, top) == 0)
+            break;                          /* stat below reports ENOENT */
+        char *up = strdup(top);
+        if (up == NULL) {
+            free(path);
+            return -1;
+        }
+        free(path);
+        path = up;
     }
     int rc = -1;
     if (stat(path, &st) != 0)
