@@ -507,3 +507,31 @@ void files_md5_stream_free(files_md5_stream *s)
     free(s);
 }
 
+char *files_resolve(const char *iwd, const char *path)
+{
+    if (!path || path[0] == '\0') {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (path[0] == '/')
+        return strdup(path);
+    if (!iwd || iwd[0] == '\0') {
+        errno = EINVAL;
+        return NULL;
+    }
+    size_t ilen = strlen(iwd);
+    int need_sep = iwd[ilen - 1] != '/';
+    size_t plen = strlen(path);
+    if (ilen > SIZE_MAX - plen - 2) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    char *out = malloc(ilen + (size_t)need_sep + plen + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, iwd, ilen);
+    if (need_sep)
+        out[ilen] = '/';
+    memcpy(out + ilen + (size_t)need_sep, path, plen + 1);
+    return out;
+}

@@ -126,4 +126,12 @@ int files_plan_chunks(const long long *sizes, size_t n, size_t max_count,
 int files_distinct(const char *const *names, size_t n, size_t **first_index,
                    size_t *ndistinct);
 
+/*
+ * path if it is absolute, else iwd + "/" + path (no doubled '/'): where a
+ * job's relative file names lead (outputs, and a BLAH job's inputs).
+ * Returns a malloc'd string, or NULL with errno EINVAL (path NULL or empty,
+ * or relative with no iwd) or ENOMEM.
+ */
+char *files_resolve(const char *iwd, const char *path);
+
 #endif

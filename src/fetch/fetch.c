@@ -17,6 +17,7 @@
 #include "fetch/fetch_templates.h"
 #include "fetch/fetch_zip.h"
 #include "journal/journal_batches.h"
+#include "base/files.h"
 #include "base/log.h"
 #include "fetch/outputs.h"
 #include "base/strbuf.h"
@@ -54,7 +55,7 @@ void exec_fetch_cleanup(const gahp_fetch_output *f,
     /* Temps sit next to each destination: also the directories of the
      * specs' <dst>s (a few; the same directory twice is harmless). */
     for (size_t i = 0; i < f->nspecs; i++) {
-        char *dest = outputs_resolve(f->iwd, f->specs[i].dst);
+        char *dest = files_resolve(f->iwd, f->specs[i].dst);
         char *slash = dest != NULL ? strrchr(dest, '/') : NULL;
         if (slash != NULL) {
             *(slash == dest ? slash + 1 : slash) = '\0';
@@ -87,7 +88,7 @@ static int append_stderr(const fetch_ctx *fc, const char *text, exec_err *e)
 {
     if (text == NULL || text[0] == '\0')
         return 0;
-    char *path = outputs_resolve(fc->f->iwd, fc->f->stderr_file);
+    char *path = files_resolve(fc->f->iwd, fc->f->stderr_file);
     if (path == NULL)
         return errno == ENOMEM
                    ? fetch_step_nomem(e)

@@ -5,6 +5,7 @@
 #include "fetch/fetch_select.h"
 
 #include "fetch/fetch_step.h"
+#include "base/files.h"
 #include "base/log.h"
 #include "fetch/outputs.h"
 
@@ -64,7 +65,7 @@ char *fetch_select_destination(const gahp_fetch_output *f, const char *name,
 {
     const gahp_output_spec *spec = find_spec(f, name);
     const char *path = spec != NULL ? spec->dst : name;
-    char *dest = outputs_resolve(f->iwd, path);
+    char *dest = files_resolve(f->iwd, path);
     if (dest == NULL) {
         if (errno == ENOMEM)
             fetch_step_nomem(e);

@@ -9,6 +9,7 @@
 
 #include "fetch/fetch_download.h"
 #include "fetch/fetch_select.h"
+#include "base/files.h"
 #include "base/log.h"
 #include "fetch/outputs.h"
 #include "base/strbuf.h"
@@ -124,7 +125,7 @@ static int place_member(const char *src, const char *dest, char **errmsg)
 static int make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
                             int *made, exec_err *e)
 {
-    char *base = outputs_resolve(fc->f->iwd, ".boinc_gahp.zip.XXXXXX");
+    char *base = files_resolve(fc->f->iwd, ".boinc_gahp.zip.XXXXXX");
     if (base == NULL)
         return errno == ENOMEM ? fetch_step_nomem(e)
                                : fetch_step_failf(e, EXEC_E_REFUSED,

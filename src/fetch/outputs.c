@@ -5,6 +5,7 @@
  */
 #include "fetch/outputs.h"
 
+#include "base/files.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "base/strset.h"
@@ -277,35 +278,6 @@ int outputs_write_file(const char *dest_path, const void *data, size_t len,
     return outputs_commit_temp(fd, tmp, dest_path, errmsg);
 }
 
-char *outputs_resolve(const char *iwd, const char *path)
-{
-    if (!path || path[0] == '\0') {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (path[0] == '/')
-        return strdup(path);
-    if (!iwd || iwd[0] == '\0') {
-        errno = EINVAL;
-        return NULL;
-    }
-    size_t ilen = strlen(iwd);
-    int need_sep = iwd[ilen - 1] != '/';
-    size_t plen = strlen(path);
-    if (ilen > SIZE_MAX - plen - 2) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    char *out = malloc(ilen + (size_t)need_sep + plen + 1);
-    if (!out)
-        return NULL;
-    memcpy(out, iwd, ilen);
-    if (need_sep)
-        out[ilen] = '/';
-    memcpy(out + ilen + (size_t)need_sep, path, plen + 1);
-    return out;
-}
-
 void outputs_free_names(char **names, size_t n)
 {
     if (!names)
@@ -460,7 +432,7 @@ static int outputs_zip_stage(zip_t *za, zip_uint64_t i, const char *dest_dir,
         outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_strerror(za));
         return -1;
     }
-    *dest = outputs_resolve(dest_dir, st.name);
+    *dest = files_resolve(dest_dir, st.name);
     if (!*dest) {
         outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                         zip_path, st.name, strerror(errno));

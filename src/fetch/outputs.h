@@ -68,13 +68,6 @@ int outputs_write_file(const char *dest_path, const void *data, size_t len,
                        char **errmsg);
 
 /*
- * path if it is absolute, else iwd + "/" + path (no doubled '/').  Returns
- * a malloc'd string, or NULL with errno EINVAL (path NULL or empty, or
- * relative with no iwd) or ENOMEM.
- */
-char *outputs_resolve(const char *iwd, const char *path);
-
-/*
  * Unpack every member of the zip archive zip_path into dest_dir (which
  * must exist).  The whole archive is checked first and nothing is written
  * if any member is refused: unsafe name (outputs_name_is_safe; so no

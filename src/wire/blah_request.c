@@ -13,6 +13,7 @@
 #include "wire/request.h"
 
 #include "wire/classad.h"
+#include "base/files.h"
 #include "base/num.h"
 #include "base/strbuf.h"
 
@@ -43,15 +44,6 @@ static const char *file_attr(const classad *ad, const char *name)
 {
     const char *v = classad_string(ad, name);
     return v != NULL && v[0] != '\0' && strcmp(v, "/dev/null") != 0 ? v : NULL;
-}
-
-/* path made absolute against iwd (a copy). */
-static char *absolute(const char *iwd, const char *path)
-{
-    if (path[0] == '/')
-        return strdup(path);
-    size_t n = strlen(iwd);
-    return str_printf("%s%s%s", iwd, n > 0 && iwd[n - 1] == '/' ? "" : "/", path);
 }
 
 static int dup_attr(ad_reader *r, const char *name, char **out)
@@ -93,7 +85,7 @@ static int add_input(ad_reader *r, size_t *cap, const char *name)
         s->inputs = v;
         *cap = ncap;
     }
-    if ((s->inputs[s->ninputs] = absolute(s->iwd, name)) == NULL)
+    if ((s->inputs[s->ninputs] = files_resolve(s->iwd, name)) == NULL)
         return -1;
     s->ninputs++;
     return 0;

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include <zip.h>
 
+#include "base/files.h"
 #include "fetch/outputs.h"
 
 static char root_dir[] = "/tmp/boinc_gahp_test_outputs.XXXXXX";
@@ -147,7 +148,7 @@ static void test_name_safety(void **state)
 
 static void expect_resolve(const char *iwd, const char *path, const char *want)
 {
-    char *got = outputs_resolve(iwd, path);
+    char *got = files_resolve(iwd, path);
     assert_non_null(got);
     assert_string_equal(got, want);
     free(got);
@@ -163,11 +164,11 @@ static void test_resolve(void **state)
     expect_resolve("/", "x", "/x");
     expect_resolve("rel", "sub/x", "rel/sub/x");
     errno = 0;
-    assert_null(outputs_resolve("/iwd", ""));
+    assert_null(files_resolve("/iwd", ""));
     assert_int_equal(errno, EINVAL);
-    assert_null(outputs_resolve("", "x"));
-    assert_null(outputs_resolve(NULL, "x"));
-    assert_null(outputs_resolve("/iwd", NULL));
+    assert_null(files_resolve("", "x"));
+    assert_null(files_resolve(NULL, "x"));
+    assert_null(files_resolve("/iwd", NULL));
 
     /* no fixed buffer: a 10,000-byte path survives intact */
     char *longdir = malloc(10001);
@@ -175,7 +176,7 @@ static void test_resolve(void **state)
     memset(longdir, 'd', 10000);
     longdir[0] = '/';
     longdir[10000] = '\0';
-    char *got = outputs_resolve(longdir, "f");
+    char *got = files_resolve(longdir, "f");
     assert_non_null(got);
     assert_int_equal(strlen(got), 10002);
     assert_string_equal(got + 10000, "/f");
