@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 
 int strbuf_reserve(strbuf *sb, size_t extra)
@@ -146,4 +147,26 @@ char *str_printf(const char *fmt, ...)
     char *s = str_vprintf(fmt, ap);
     va_end(ap);
     return s;
+}
+
+int str_random_hex(char *out, size_t nbytes)
+{
+    static const char digits[] = "0123456789abcdef";
+    /* The raw bytes go to the second half of out and are spread forward:
+     * digit pair i is written only over raw bytes already read. */
+    unsigned char *raw = (unsigned char *)out + nbytes;
+    for (size_t got = 0; got < nbytes;) {
+        ssize_t n = getrandom(raw + got, nbytes - got, 0);
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (n > 0)
+            got += (size_t)n;
+    }
+    for (size_t i = 0; i < nbytes; i++) {
+        unsigned char byte = raw[i];
+        out[2 * i] = digits[byte >> 4];
+        out[2 * i + 1] = digits[byte & 15];
+    }
+    out[2 * nbytes] = '\0';
+    return 0;
 }

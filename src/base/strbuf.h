@@ -39,6 +39,9 @@ char *strbuf_detach(strbuf *sb);
 /* A malloc'd formatted string, or NULL on ENOMEM (for one-off messages). */
 char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *str_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* 2 * nbytes random hex digits from the kernel into out (2 * nbytes + 1
+ * bytes, NUL-terminated): 0, or -1 with errno. */
+int str_random_hex(char *out, size_t nbytes);
 /* Always returns a valid C string ("" before the first append). */
 const char *strbuf_str(const strbuf *sb);
 

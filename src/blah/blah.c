@@ -391,19 +391,8 @@ static char *fetch_args(const gahp_blah_submit *s)
 /* A batch name no other journal will make: random bits from the kernel. */
 static char *new_batch_name(void)
 {
-    unsigned char r[8];
-    FILE *fp = fopen("/dev/urandom", "rb");
-    size_t got = fp != NULL ? fread(r, 1, sizeof r, fp) : 0;
-    if (fp != NULL)
-        fclose(fp);
-    if (got != sizeof r) {
-        /* no urandom: the time and the pid are unique enough on one host */
-        unsigned long long t = (unsigned long long)(blah_clock() * 1e6) ^
-                               ((unsigned long long)getpid() << 40);
-        memcpy(r, &t, sizeof r);
-    }
-    return str_printf("bgahp_%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3],
-                      r[4], r[5], r[6], r[7]);
+    char hex[17];
+    return str_random_hex(hex, 8) == 0 ? str_printf("bgahp_%s", hex) : NULL;
 }
 
 /* ---- groups ---------------------------------------------------------------------- */
@@ -616,16 +605,22 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
         free(why);
         return tail;
     }
-    char *spec = job_spec(s), *fetch = fetch_args(s), *batch = new_batch_name();
-    if (spec == NULL || fetch == NULL || batch == NULL) {
+    char *spec = job_spec(s), *fetch = fetch_args(s), *batch = NULL;
+    if (spec == NULL || fetch == NULL) {
         free(spec);
         free(fetch);
-        free(batch);
         return NULL;
     }
     long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
     pthread_mutex_lock(&st->mu);
     blah_group *g = open_group(st, req->project_id, app, s->memory_mb, max_jobs);
+    /* a name only for a group this job would open */
+    if (g == NULL && (batch = new_batch_name()) == NULL) {
+        pthread_mutex_unlock(&st->mu);
+        free(spec);
+        free(fetch);
+        return blah_submit_fail("no random batch name: the kernel's random source failed");
+    }
     journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
                                 g != NULL ? g->id : 0, batch, spec, fetch, journal_now() };
     journal_blah_join_out out;

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -242,25 +241,15 @@ static int build_heads(upload_body *b, const char *boundary)
     return rc ? -1 : 0;
 }
 
-/* 16 random hex digits: a boundary that no input is expected to hold
- * (libcurl's own forms rely on the same odds). */
-static int random_hex(char out[BOUNDARY_HEX + 1])
-{
-    unsigned char raw[BOUNDARY_HEX / 2];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
-        return -1;
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
-    return 0;
-}
-
 upload_body *boinc_upload_body_new(const char *request_xml, const boinc_upload_part *parts,
                                    size_t nparts, upload_fault *fault)
 {
     char hex[BOUNDARY_HEX + 1];
     char boundary[sizeof BOUNDARY_DASHES + BOUNDARY_HEX];
     upload_body *b = calloc(1, sizeof *b);
-    if (b == NULL || random_hex(hex) != 0) {
+    /* a boundary that no input is expected to hold (libcurl's own forms
+     * rely on the same odds) */
+    if (b == NULL || str_random_hex(hex, BOUNDARY_HEX / 2) != 0) {
         free(b);
         return NULL;
     }
