@@ -102,6 +102,20 @@ static char *one_name_args(const char *name, const char *rest)
     return strbuf_detach(&sb);
 }
 
+/* The job's BOINC_FETCH_OUTPUT (its journaled fields after the job name)
+ * with like's project; NULL on error (logged by blah_request). */
+static gahp_request *fetch_request(const char *gahp_id, const char *fetch_args,
+                                   const gahp_request *like)
+{
+    strbuf sb = STRBUF_INIT;
+    gahp_request *r = NULL;
+    if (gahp_escape_append(&sb, gahp_id) == 0 && strbuf_printf(&sb, " %s", fetch_args) == 0)
+        r = blah_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch, "BOINC_FETCH_OUTPUT", sb.data,
+                         like);
+    strbuf_free(&sb);
+    return r;
+}
+
 /* ---- aborts, leases, retirement -------------------------------------------------- */
 
 typedef struct {
@@ -300,13 +314,9 @@ static char *fetch_done(exec_ctx *ctx, const gahp_request *req, const journal_bl
      * the temp files this fetch may leave in Iwd (blah_remove_leftovers). */
     if (journal_blah_fetch_started(ctx->journal, job->row, journal_now()) != 0)
         return blah_status_fail(journal_errmsg(ctx->journal));
-    char *args = one_name_args(job->gahp_id, NULL);
-    char *full = args != NULL ? str_printf("%s %s", args, job->fetch_args) : NULL;
-    free(args);
-    char *tail = full != NULL ? run_internal(ctx, req, GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch,
-                                             "BOINC_FETCH_OUTPUT", full, exec_fetch_output)
-                              : NULL;
-    free(full);
+    gahp_request *freq = fetch_request(job->gahp_id, job->fetch_args, req);
+    char *tail = freq != NULL ? exec_fetch_output(ctx, freq) : NULL;
+    gahp_request_free(freq);
     if (tail == NULL)
         return NULL;
     testpoint("blah.fetched");
@@ -473,17 +483,12 @@ typedef struct {
 static int remove_one(const char *gahp_id, const char *fetch_args, void *arg)
 {
     leftovers *l = arg;
-    char *args = one_name_args(gahp_id, NULL);
-    char *full = args != NULL ? str_printf("%s %s", args, fetch_args) : NULL;
-    gahp_request *r = full != NULL ? blah_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch,
-                                                  "BOINC_FETCH_OUTPUT", full, l->like) : NULL;
+    gahp_request *r = fetch_request(gahp_id, fetch_args, l->like);
     if (r != NULL) {
         exec_fetch_remove_leftovers(r);
         l->n++;
     }
     gahp_request_free(r);
-    free(full);
-    free(args);
     return 0;
 }
 
