@@ -342,8 +342,10 @@ int journal_bulk_txn(journal *j, journal_txn_fn fn, void *arg)
 }
 
 /* A read transaction takes no lock of this process: it only pins one WAL
- * snapshot.  Ending it cannot lose anything, so COMMIT's code is not
- * checked (as a failed one could only mean that SQLite already ended it). */
+ * snapshot.  Ending it cannot lose anything, but it must end: a COMMIT
+ * that fails (an I/O error, the fault sweep's injected one) would leave
+ * the connection inside it, and its next BEGIN IMMEDIATE would fail
+ * forever; so a failed COMMIT is followed by a ROLLBACK. */
 int journal_read_txn(journal *j, journal_txn_fn fn, void *arg)
 {
     if (j->in_txn)
@@ -351,8 +353,9 @@ int journal_read_txn(journal *j, journal_txn_fn fn, void *arg)
     if (run_txn_stmt(j, JSTMT_BEGIN_READ) != SQLITE_OK)
         return fail(j, "begin read");
     int rc = fn(j, arg);
-    if (!sqlite3_get_autocommit(j->db))
-        run_txn_stmt(j, rc == 0 ? JSTMT_COMMIT : JSTMT_ROLLBACK);
+    if (!sqlite3_get_autocommit(j->db) &&
+        run_txn_stmt(j, rc == 0 ? JSTMT_COMMIT : JSTMT_ROLLBACK) != SQLITE_OK)
+        rollback_now(j);
     return rc;
 }
 

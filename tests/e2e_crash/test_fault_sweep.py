@@ -78,7 +78,12 @@ class Run:
     def collect(self, timeout=60):
         """Results of every accepted request (error results included)."""
         want = len(self.accepted)
-        for line in self.g.wait_results(want, timeout=timeout) if want else []:
+        try:
+            lines = self.g.wait_results(want, timeout=timeout) if want else []
+        except TimeoutError as e:
+            raise AssertionError("%s (accepted %r); the server's log:\n%s" % (
+                e, sorted(self.accepted), self.g.stderr_text()[-4000:])) from e
+        for line in lines:
             toks = split_tokens(line)
             self.results[int(toks[0])] = toks[1:]
 

@@ -610,6 +610,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     emu_reply r;
     reply_init(&r);
     route(rq, &r);
+    /* PHP's request shutdown deletes the parts before the client has the
+     * whole reply; doing it only in on_completed (after the reply went out)
+     * let a client see them still there. */
+    unstage_file_parts(rq);
     enum MHD_Result ret = send_reply(conn, &r);
     reply_free(&r);
     return ret;

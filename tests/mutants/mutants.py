@@ -37,7 +37,7 @@ MUTANTS = [
       "src/journal/journal.c",
       "    int rc = fn(j, arg);\n    if (rc != 0) {\n        journal_rollback(j);\n        return rc;",
       "    int rc = fn(j, arg);\n    if (rc != 0) {\n        journal_commit(j);\n        return rc;",
-      ("pytest", SWEEP)),
+      ("unit", "test_journal"), ("pytest", SWEEP)),
     m("journal: the checkpointer's connection at synchronous=OFF [issue 29 #2]",
       "src/journal/journal_checkpoint.c",
       "    sqlite3_busy_timeout(db, 1000);\n",
