@@ -13,6 +13,7 @@
 #include "base/fskind.h"
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "base/testpoint.h"
 #include "server/protocol.h"
 #include "server/recovery.h"
 #include "server/workers.h"
@@ -167,6 +168,7 @@ static journal *open_journal(const gahp_config *cfg)
  * leave without exit handlers, like the normal shutdown does. */
 _Noreturn static void die(int status)
 {
+    testfault_report();
     log_close();
     _exit(status);
 }
@@ -320,6 +322,7 @@ int main(int argc, char **argv)
          * lock held) until the process ends; _exit because they may be
          * inside libcurl, where exit handlers (curl/openssl cleanup) would
          * be unsafe. */
+        testfault_report();
         log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
         log_close();
         _exit(status);
@@ -329,6 +332,7 @@ int main(int argc, char **argv)
     journal_close(j);
     protocol_free(p);
     boinc_global_cleanup();
+    testfault_report();
     log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
     log_close();
     config_free(&cfg);

@@ -1,6 +1,7 @@
 /*
  * testpoint.c - test-only hooks (see testpoint.h): SIGKILL at a named
- * point, a one-shot injected fault, and the scaled pause clock.
+ * point, a one-shot injected fault (allocation faults included), and the
+ * scaled pause clock.
  */
 #include "base/testpoint.h"
 
@@ -45,6 +46,7 @@ static void tp_init(void)
 {
     arm(&crash_at, "BOINC_GAHP_TEST_CRASH_AT");
     arm(&fault_at, "BOINC_GAHP_TEST_FAULT_AT");
+
     const char *v = getenv("BOINC_GAHP_TEST_TIME_SCALE");
     if (v != NULL && *v != '\0') {
         char *end;
@@ -94,6 +96,35 @@ int testfault(const char *point, const char *subject)
         return 0;
     log_warn("test fault %s.%s injected", point, subject ? subject : "");
     return 1;
+}
+
+/* The sweeps (doc/testing.md) learn from a run armed past the end how
+ * many allocations a workload makes, and choose their Ns from it. */
+void testfault_report(void)
+{
+    pthread_once(&tp_once, tp_init);
+    if (fault_at.name == NULL)
+        return;
+    pthread_mutex_lock(&tp_mu);
+    long hits = fault_at.hits;
+    pthread_mutex_unlock(&tp_mu);
+    log_info("test fault point %s reached %ld times", fault_at.name, hits);
+}
+
+int testfault_armed(const char *point)
+{
+    pthread_once(&tp_once, tp_init);
+    if (fault_at.name == NULL)
+        return 0;
+    size_t n = strlen(point);
+    return strncmp(fault_at.name, point, n) == 0 &&
+           (fault_at.name[n] == '\0' || fault_at.name[n] == '.');
+}
+
+int testfault_alloc(const char *library)
+{
+    /* the second test only runs when the first did not count this hit */
+    return testfault("alloc", NULL) || testfault("alloc", library);
 }
 
 double test_time_scale(void)

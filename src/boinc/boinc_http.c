@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libxml/parser.h>
+#include <libxml/xmlmemory.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,61 @@ struct boinc_curl_client {
 
 /* ---- lifetime ------------------------------------------------------------ */
 
+/*
+ * Allocation faults (tests only, base/testpoint.h): with
+ * BOINC_GAHP_TEST_FAULT_AT=alloc... armed, libcurl and libxml2 allocate
+ * through these, and the armed allocation fails as it would when memory
+ * runs out.  Unarmed, the libraries keep their own allocators.
+ */
+static void *curl_malloc_or_fault(size_t n)
+{
+    return testfault_alloc("curl") ? NULL : malloc(n);
+}
+
+static void *curl_calloc_or_fault(size_t nmemb, size_t size)
+{
+    return testfault_alloc("curl") ? NULL : calloc(nmemb, size);
+}
+
+static void *curl_realloc_or_fault(void *p, size_t n)
+{
+    return testfault_alloc("curl") ? NULL : realloc(p, n);
+}
+
+static char *curl_strdup_or_fault(const char *s)
+{
+    return testfault_alloc("curl") ? NULL : strdup(s);
+}
+
+static void *xml_malloc_or_fault(size_t n)
+{
+    return testfault_alloc("xml") ? NULL : malloc(n);
+}
+
+static void *xml_realloc_or_fault(void *p, size_t n)
+{
+    return testfault_alloc("xml") ? NULL : realloc(p, n);
+}
+
+static char *xml_strdup_or_fault(const char *s)
+{
+    return testfault_alloc("xml") ? NULL : strdup(s);
+}
+
 int boinc_global_init(void)
 {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    CURLcode rc;
+    if (testfault_armed("alloc")) {
+        if (xmlMemSetup(free, xml_malloc_or_fault, xml_realloc_or_fault,
+                        xml_strdup_or_fault) != 0)
+            return -1;
+        rc = curl_global_init_mem(CURL_GLOBAL_DEFAULT, curl_malloc_or_fault, free,
+                                  curl_realloc_or_fault, curl_strdup_or_fault,
+                                  curl_calloc_or_fault);
+    } else {
+        rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    }
+    if (rc != CURLE_OK)
         return -1;
     xmlInitParser();
     return 0;

@@ -431,10 +431,39 @@ static int take_server_lock(journal *j, char **err)
  */
 static pthread_once_t sqlite_setup_once = PTHREAD_ONCE_INIT;
 
+/* Allocation faults (tests only, base/testpoint.h): SQLite's default
+ * allocator, with the armed allocation failing as it would when memory
+ * runs out (SQLite then answers SQLITE_NOMEM). */
+static sqlite3_mem_methods sqlite_default_mem;
+
+static void *sqlite_malloc_or_fault(int n)
+{
+    return testfault_alloc("sqlite") ? NULL : sqlite_default_mem.xMalloc(n);
+}
+
+static void *sqlite_realloc_or_fault(void *p, int n)
+{
+    return testfault_alloc("sqlite") ? NULL : sqlite_default_mem.xRealloc(p, n);
+}
+
+static void sqlite_alloc_faults(void)
+{
+    sqlite3_mem_methods m;
+    if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sqlite_default_mem) != SQLITE_OK)
+        return;
+    m = sqlite_default_mem;
+    m.xMalloc = sqlite_malloc_or_fault;
+    m.xRealloc = sqlite_realloc_or_fault;
+    if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK)
+        log_warn("journal: SQLite was initialised already; no allocation faults in it");
+}
+
 static void sqlite_setup(void)
 {
     if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK)
         log_debug("journal: SQLite was initialised already; its memory statistics stay on");
+    if (testfault_armed("alloc"))
+        sqlite_alloc_faults();
 }
 
 static int connect_db(journal *j, char **err)
