@@ -476,7 +476,6 @@ static int s_get_output_file(boinc_client *c, const boinc_project *p, const char
     char msg[200];
     size_t len = out->len;
     long long declared = out->declared >= 0 ? out->declared : (long long)len;
-    size_t sent = (long long)len < declared ? len : (size_t)declared;
     if (s->limit > 0 && (long long)len > s->limit) {
         write_bytes(fd, out->data, (size_t)s->limit);
         snprintf(msg, sizeof msg, "get_output: output file larger than the limit of %lld "
@@ -492,7 +491,7 @@ static int s_get_output_file(boinc_client *c, const boinc_project *p, const char
     }
     if ((long long)len < declared) {
         snprintf(msg, sizeof msg, "get_output: body shorter than Content-Length "
-                 "(%zu of %lld bytes)", sent, declared);
+                 "(%zu of %lld bytes)", len, declared);
         return fail_with(w, err, BOINC_E_TRANSPORT, 1, msg);
     }
     if ((long long)len != declared) {
