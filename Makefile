@@ -49,7 +49,8 @@ EMU_OBJ  := $(patsubst tests/emu/%.c,$(BUILD)/emu/%.o,$(EMU_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 # The other .c files of tests/unit/ are helpers linked into every unit test
-# (scripted_client.c: a scripted BOINC client).
+# (scripted_client.c: a scripted BOINC client; seam.c: the fetch and query
+# seam tests' fixture; tmp_journal.c: a journal in a temporary directory).
 UNIT_LIB := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 

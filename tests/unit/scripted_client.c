@@ -4,13 +4,19 @@
  */
 #include "scripted_client.h"
 
+#include "boinc/boinc_internal.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const sc_kind_name[K_COUNT] = {
     "get_templates", "query_batches", "create_batch", "query_files+batch",
-    "query_files", "upload_files", "query_batch", "submit_batch", "other",
+    "query_files", "upload_files", "query_batch", "submit_batch",
+    "query_completed_job", "get_templates by job", "query_batch (job details)",
+    "get_output", "query_batch2", "abort_jobs", "other",
 };
 
 const char *const sc_outcome_name[O_COUNT] = {
@@ -47,9 +53,9 @@ void sc_world_init(sc_world *w, const char *const phys[SC_NFILES])
 {
     memset(w, 0, sizeof *w);
     pthread_mutex_init(&w->mu, NULL);
-    for (int i = 0; i < SC_NFILES; i++)
+    for (int i = 0; phys != NULL && i < SC_NFILES; i++)
         snprintf(w->phys[i], sizeof w->phys[i], "%s", phys[i]);
-    w->present[0] = 1;
+    w->present[0] = phys != NULL;
 }
 
 void sc_world_destroy(sc_world *w)
@@ -69,6 +75,7 @@ typedef struct {
     boinc_client base;  /* first: the interface */
     sc_world *w;
     int index;
+    long long limit;    /* set_download_limit's (0: none) */
 } scripted_client;
 
 static sc_world *world_of(boinc_client *c, int *index)
@@ -157,7 +164,7 @@ static sc_outcome begin(boinc_client *c, sc_kind k, boinc_error *err, sc_world *
             (w->faults[i].nth == 0 || w->faults[i].nth == n))
             o = w->faults[i].o;
     if (w->ncalls < SC_MAX_CALLS)
-        w->calls[w->ncalls++] = (sc_call){ k, o, index };
+        w->calls[w->ncalls++] = (sc_call){ k, o, index, 0, 0 };
     return o;
 }
 
@@ -323,7 +330,289 @@ static int s_query_batch_jobs(boinc_client *c, const boinc_project *p, long batc
     return end(w, o, err);
 }
 
-/* What a submit never calls: recorded, and answered "not sent". */
+/* End a call (unlock) with a failure of the model's own. */
+static int fail_with(sc_world *w, boinc_error *err, boinc_code code, int reached,
+                     const char *msg)
+{
+    pthread_mutex_unlock(&w->mu);
+    boinc_fail(err, code, 0, "%s", msg);
+    err->reached = reached;
+    return code;
+}
+
+/* ---- fetch: finished jobs, the app's template, get_output ---- */
+
+static const sc_fjob *fjob_find(const sc_world *w, const char *name)
+{
+    for (size_t i = 0; i < w->nfjobs; i++)
+        if (strcmp(w->fjobs[i].name, name) == 0)
+            return &w->fjobs[i];
+    return NULL;
+}
+
+static int s_get_templates_for_job(boinc_client *c, const boinc_project *p, const char *job,
+                                   boinc_templates *out, boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_TEMPLATES_JOB, err, &w);
+    memset(out, 0, sizeof *out);
+    if (o != O_DONE)
+        return end(w, o, err);
+    if (fjob_find(w, job) == NULL)
+        return fail_with(w, err, BOINC_E_SERVER, 1, "job not found");
+    out->n_outputs = w->noutputs;
+    if (w->noutputs > 0) {
+        out->output_names = calloc(w->noutputs, sizeof *out->output_names);
+        out->output_max_nbytes = calloc(w->noutputs, sizeof *out->output_max_nbytes);
+        if (out->output_names == NULL || out->output_max_nbytes == NULL) {
+            boinc_templates_free(out);
+            return fail_with(w, err, BOINC_E_NOMEM, 1, "out of memory");
+        }
+        for (size_t i = 0; i < w->noutputs; i++) {
+            out->output_names[i] = strdup(w->outputs[i].name);
+            out->output_max_nbytes[i] = w->outputs[i].max_nbytes;
+        }
+    }
+    return end(w, o, err);
+}
+
+static int s_query_completed_job(boinc_client *c, const boinc_project *p, const char *job,
+                                 boinc_completed_job *out, boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_COMPLETED, err, &w);
+    memset(out, 0, sizeof *out);
+    if (o != O_DONE)
+        return end(w, o, err);
+    const sc_fjob *j = fjob_find(w, job);
+    if (j == NULL)
+        return fail_with(w, err, BOINC_E_SERVER, 1, "no such job");
+    if (j->completed_broken)
+        return fail_with(w, err, BOINC_E_PARSE, 1,
+                         "server error: Fatal error: Uncaught Error: scripted");
+    out->canonical_resultid = j->canonical_resultid;
+    out->error_mask = j->error_mask;
+    out->has_exit_status = j->has_exit_status;
+    out->exit_status = j->exit_status;
+    out->elapsed_time = j->elapsed;
+    out->cpu_time = j->cpu;
+    out->stderr_out = j->stderr_out != NULL ? strdup(j->stderr_out) : NULL;
+    return end(w, o, err);
+}
+
+static int s_query_job_detail(boinc_client *c, const boinc_project *p, long batch_id,
+                              const char *job, boinc_job_detail *out, int *found,
+                              boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_JOB_DETAIL, err, &w);
+    memset(out, 0, sizeof *out);
+    *found = 0;
+    if (o != O_DONE)
+        return end(w, o, err);
+    if (batch_id != w->detail_batch_id)
+        return fail_with(w, err, BOINC_E_SERVER, 1, "no such batch");
+    const sc_fjob *j = fjob_find(w, job);
+    if (j != NULL) {
+        *found = 1;
+        out->canonical_instance_id = j->canonical_resultid;
+        out->status = j->detail_status != NULL ? strdup(j->detail_status) : NULL;
+        if (j->detail_exit >= 0) {
+            out->exit_statuses = calloc(1, sizeof *out->exit_statuses);
+            if (out->exit_statuses != NULL) {
+                out->exit_statuses[0] = j->detail_exit;
+                out->n_exit = 1;
+            }
+        }
+    }
+    return end(w, o, err);
+}
+
+/* Write n bytes of data to fd.  0, or an errno value. */
+static int write_bytes(int fd, const char *data, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(fd, data, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        data += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* get_output of one output of a finished job, as the libcurl client
+ * reports it (boinc_http.c: get_verdict), except that the bytes a failed
+ * download wrote stay in fd (see the header). */
+static int s_get_output_file(boinc_client *c, const boinc_project *p, const char *job,
+                             int file_num, int fd, long long *nbytes, boinc_error *err)
+{
+    (void)p;
+    scripted_client *s = (scripted_client *)(void *)c;
+    sc_world *w;
+    sc_outcome o = begin(c, K_GET_OUTPUT, err, &w);
+    if (w->ncalls > 0) {
+        w->calls[w->ncalls - 1].file_num = file_num;
+        w->calls[w->ncalls - 1].limit = s->limit;
+    }
+    *nbytes = 0;
+    const sc_fjob *j = fjob_find(w, job);
+    const sc_output *out = file_num >= 0 && (size_t)file_num < w->noutputs
+                               ? &w->outputs[file_num] : NULL;
+    if (o != O_DONE) {
+        if (out != NULL)        /* the transfer broke off half way */
+            write_bytes(fd, out->data, out->len / 2);
+        return end(w, o, err);
+    }
+    if (j == NULL || j->canonical_resultid == 0)
+        return fail_with(w, err, BOINC_E_SERVER, 1, "no canonical result");
+    if (out == NULL)
+        return fail_with(w, err, BOINC_E_SERVER, 1, "bad file_num");
+    char msg[200];
+    size_t len = out->len;
+    long long declared = out->declared >= 0 ? out->declared : (long long)len;
+    if (s->limit > 0 && (long long)len > s->limit) {
+        write_bytes(fd, out->data, (size_t)s->limit);
+        snprintf(msg, sizeof msg, "get_output: output file larger than the limit of %lld "
+                 "bytes (--max-output-bytes / --max-fetch-bytes / the template's "
+                 "max_nbytes)", s->limit);
+        return fail_with(w, err, BOINC_E_IO, 1, msg);
+    }
+    int e = write_bytes(fd, out->data, len);
+    if (e != 0) {
+        snprintf(msg, sizeof msg, "get_output: cannot write the output file: %s",
+                 strerror(e));
+        return fail_with(w, err, BOINC_E_IO, 1, msg);
+    }
+    if ((long long)len < declared) {
+        snprintf(msg, sizeof msg, "get_output: body shorter than Content-Length "
+                 "(%zu of %lld bytes)", len, declared);
+        return fail_with(w, err, BOINC_E_TRANSPORT, 1, msg);
+    }
+    if ((long long)len != declared) {
+        snprintf(msg, sizeof msg, "get_output: got %zu bytes, Content-Length said %lld",
+                 len, declared);
+        return fail_with(w, err, BOINC_E_TRANSPORT, 1, msg);
+    }
+    *nbytes = (long long)len;
+    return end(w, o, err);
+}
+
+static void s_set_download_limit(boinc_client *c, long long max_bytes)
+{
+    scripted_client *s = (scripted_client *)(void *)c;
+    s->limit = max_bytes > 0 ? max_bytes : 0;
+}
+
+/* ---- query: batches and their jobs' statuses ---- */
+
+sc_qbatch *sc_qbatch_find(sc_world *w, const char *name)
+{
+    for (size_t i = 0; i < SC_MAX_QBATCHES; i++)
+        if (w->qbatches[i].name != NULL && strcmp(w->qbatches[i].name, name) == 0)
+            return &w->qbatches[i];
+    return NULL;
+}
+
+void sc_qjob_set(sc_world *w, const char *batch, const char *job, const char *status)
+{
+    sc_qbatch *b = sc_qbatch_find(w, batch);
+    for (size_t i = 0; b != NULL && i < b->njobs; i++)
+        if (strcmp(b->jobs[i].name, job) == 0) {
+            b->jobs[i].status = status;
+            b->jobs[i].mod_time = w->server_time;
+        }
+}
+
+int sc_count(const sc_world *w, sc_kind k)
+{
+    int n = 0;
+    for (size_t i = 0; i < w->ncalls; i++)
+        n += w->calls[i].kind == k;
+    return n;
+}
+
+/* query_batch2: for each name, its jobs modified after min_mod_time (all
+ * for 0), in submit order; an unknown name fails the call with the
+ * server's words, squashed to one line as the libcurl client does. */
+static int s_query_batch2(boinc_client *c, const boinc_project *p, const char *mmt,
+                          const char *const *names, size_t n, boinc_query_result *out,
+                          boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_QUERY2, err, &w);
+    memset(out, 0, sizeof *out);
+    if (w->nq2 < SC_MAX_Q2) {
+        sc_q2call *q = &w->q2[w->nq2++];
+        snprintf(q->mmt, sizeof q->mmt, "%s", mmt);
+        size_t at = 0;
+        for (size_t i = 0; i < n && at < sizeof q->names; i++) {
+            int k = snprintf(q->names + at, sizeof q->names - at, "%s%s", i ? " " : "",
+                             names[i]);
+            at += k > 0 ? (size_t)k : 0;
+        }
+    }
+    if (o != O_DONE)
+        return end(w, o, err);
+    long long since = atoll(mmt);
+    for (size_t i = 0; i < n; i++) {
+        if (sc_qbatch_find(w, names[i]) != NULL)
+            continue;
+        char *raw = malloc(strlen(names[i]) + 32);
+        char *msg = NULL;
+        if (raw != NULL) {
+            sprintf(raw, "no batch named %s", names[i]);
+            msg = boinc_one_line(raw);
+        }
+        int rc = fail_with(w, err, BOINC_E_SERVER, 1, msg != NULL ? msg : "out of memory");
+        free(raw);
+        free(msg);
+        return rc;
+    }
+    char st[32];
+    snprintf(st, sizeof st, "%lld", w->server_time);
+    out->server_time = strdup(w->q2_no_time ? "" : st);
+    out->nbatches = w->q2_short && n > 0 ? n - 1 : n;
+    out->batches = calloc(n ? n : 1, sizeof *out->batches);
+    for (size_t i = 0; out->batches != NULL && i < out->nbatches; i++) {
+        const sc_qbatch *b = sc_qbatch_find(w, names[i]);
+        boinc_batch_status *bs = &out->batches[i];
+        bs->jobs = calloc(b->njobs ? b->njobs : 1, sizeof *bs->jobs);
+        for (size_t k = 0; bs->jobs != NULL && k < b->njobs; k++) {
+            if (since > 0 && b->jobs[k].mod_time <= since)
+                continue;
+            boinc_job_status *js = &bs->jobs[bs->njobs++];
+            js->name = boinc_strpool_copy(&bs->strings, b->jobs[k].name,
+                                          strlen(b->jobs[k].name));
+            js->status = boinc_strpool_copy(&bs->strings, b->jobs[k].status,
+                                            strlen(b->jobs[k].status));
+        }
+    }
+    return end(w, o, err);
+}
+
+/* abort_jobs: each named job of a batch becomes ERROR, modified now. */
+static int s_abort_jobs(boinc_client *c, const boinc_project *p, const char *const *jobs,
+                        size_t n, boinc_error *err)
+{
+    (void)p;
+    sc_world *w;
+    sc_outcome o = begin(c, K_ABORT, err, &w);
+    for (size_t i = 0; o == O_DONE && i < n; i++)
+        for (size_t b = 0; b < SC_MAX_QBATCHES; b++)
+            if (w->qbatches[b].name != NULL)
+                sc_qjob_set(w, w->qbatches[b].name, jobs[i], "ERROR");
+    return end(w, o, err);
+}
+
+/* What neither a submit, a fetch nor a query calls: recorded, and
+ * answered "not sent". */
 static int unscripted(boinc_client *c, boinc_error *err)
 {
     sc_world *w;
@@ -334,45 +623,6 @@ static int unscripted(boinc_client *c, boinc_error *err)
 static int s_ping(boinc_client *c, const boinc_project *p, boinc_error *err)
 {
     (void)p;
-    return unscripted(c, err);
-}
-
-static int s_get_templates_for_job(boinc_client *c, const boinc_project *p, const char *job,
-                                   boinc_templates *out, boinc_error *err)
-{
-    (void)p;
-    (void)job;
-    memset(out, 0, sizeof *out);
-    return unscripted(c, err);
-}
-
-static int s_query_batch2(boinc_client *c, const boinc_project *p, const char *mmt,
-                          const char *const *names, size_t n, boinc_query_result *out,
-                          boinc_error *err)
-{
-    (void)p;
-    (void)mmt;
-    (void)names;
-    (void)n;
-    memset(out, 0, sizeof *out);
-    return unscripted(c, err);
-}
-
-static int s_query_completed_job(boinc_client *c, const boinc_project *p, const char *job,
-                                 boinc_completed_job *out, boinc_error *err)
-{
-    (void)p;
-    (void)job;
-    memset(out, 0, sizeof *out);
-    return unscripted(c, err);
-}
-
-static int s_abort_jobs(boinc_client *c, const boinc_project *p, const char *const *jobs,
-                        size_t n, boinc_error *err)
-{
-    (void)p;
-    (void)jobs;
-    (void)n;
     return unscripted(c, err);
 }
 
@@ -391,36 +641,6 @@ static int s_set_expire_time(boinc_client *c, const boinc_project *p, const char
     (void)batch;
     (void)expire;
     return unscripted(c, err);
-}
-
-static int s_query_job_detail(boinc_client *c, const boinc_project *p, long batch_id,
-                              const char *job, boinc_job_detail *out, int *found,
-                              boinc_error *err)
-{
-    (void)p;
-    (void)batch_id;
-    (void)job;
-    memset(out, 0, sizeof *out);
-    *found = 0;
-    return unscripted(c, err);
-}
-
-static int s_get_output_file(boinc_client *c, const boinc_project *p, const char *job,
-                             int file_num, int fd, long long *nbytes, boinc_error *err)
-{
-    (void)p;
-    (void)job;
-    (void)file_num;
-    (void)fd;
-    if (nbytes != NULL)
-        *nbytes = 0;
-    return unscripted(c, err);
-}
-
-static void s_set_download_limit(boinc_client *c, long long max_bytes)
-{
-    (void)c;
-    (void)max_bytes;
 }
 
 static void s_free(boinc_client *c)

@@ -1,9 +1,9 @@
 /*
  * scripted_client.h - a boinc_client implementation for unit tests (the
- * interface of src/boinc/boinc.h): it answers the RPCs of a submit from a
- * small model of a BOINC server and a script of faults, and records every
- * call.  Linked into every unit test (the Makefile links each non-test_
- * file of tests/unit/ into them).
+ * interface of src/boinc/boinc.h): it answers the RPCs of a submit, a
+ * fetch and a status query from a small model of a BOINC server and a
+ * script of faults, and records every call.  Linked into every unit test
+ * (the Makefile links each non-test_ file of tests/unit/ into them).
  *
  * The model (a "world": the server's batches, three input files and the
  * jobs) answers as a real server would, and like one it refuses what is
@@ -26,6 +26,19 @@
  *                   server still works on it; the effect shows from the
  *                   second call after (create, upload, submit)
  *
+ * Fetch and query (test_fetch_seam.c, test_query_seam.c): the world also
+ * holds the app's outputs (its template and the bytes get_output sends,
+ * with the Content-Length the server announces), finished jobs (what
+ * query_completed_job and query_batch's job details answer) and batches
+ * with their jobs' statuses and modification times (query_batch2 lists
+ * the jobs modified after min_mod_time, as a server does; an unknown name
+ * is "no batch named NAME"; abort_jobs makes a job ERROR).  get_output
+ * keeps the contract of boinc.h: the download limit is honoured
+ * (BOINC_E_IO past it), a byte count other than the announced one is
+ * BOINC_E_TRANSPORT; unlike the libcurl client, a failed download leaves
+ * the bytes it wrote in fd, so a test sees that the fetch, not the
+ * client, keeps them from a final name.
+ *
  * A world may serve several clients at once (a submit's helper lanes): it
  * has a mutex.  Ownership: exec_ctx frees the clients (boinc_client_free);
  * the world outlives them and is freed by world_destroy.
@@ -46,11 +59,16 @@
 #define SC_MAX_BATCHES 8
 #define SC_MAX_FAULTS 3
 
-/* The RPCs a submit makes, in the order of its steps. */
+/* The RPCs a submit makes, in the order of its steps; then those of a
+ * fetch, a status query and an abort; K_OTHER: the rest (ping, retire,
+ * set_expire_time), answered "not sent". */
 typedef enum {
     K_TEMPLATES, K_QUERY_BATCHES, K_CREATE, K_QUERY_FILES, K_QUERY_FILES_SAFE,
-    K_UPLOAD, K_QUERY_BATCH, K_SUBMIT, K_OTHER, K_COUNT
+    K_UPLOAD, K_QUERY_BATCH, K_SUBMIT,
+    K_COMPLETED, K_TEMPLATES_JOB, K_JOB_DETAIL, K_GET_OUTPUT, K_QUERY2, K_ABORT,
+    K_OTHER, K_COUNT
 } sc_kind;
+#define K_FIRST_NOT_SUBMIT K_COMPLETED  /* kinds from here on: no submit's RPC */
 #define BIT(k) (1u << (k))
 extern const char *const sc_kind_name[K_COUNT];
 
@@ -84,7 +102,58 @@ typedef struct {
     sc_kind kind;
     sc_outcome o;
     int client;         /* which client made it (1 = the first made) */
+    int file_num;       /* get_output: the file asked for */
+    long long limit;    /* get_output: the download limit in force (0: none) */
 } sc_call;
+
+#define SC_MAX_OUTPUTS 4
+#define SC_MAX_FJOBS 8
+#define SC_MAX_QBATCHES 4
+#define SC_MAX_QJOBS 8
+#define SC_MAX_Q2 8
+
+/* One output of the app: its template entry and what get_output sends. */
+typedef struct {
+    const char *name;           /* the output template's open_name */
+    long long max_nbytes;       /* the template's max_nbytes (0: none) */
+    const void *data;           /* the bytes the server sends */
+    size_t len;
+    long long declared;         /* the Content-Length it announces; < 0: len */
+} sc_output;
+
+/* A job as query_completed_job (and query_batch's details) tell it. */
+typedef struct {
+    const char *name;
+    long canonical_resultid;    /* 0: none */
+    long error_mask;
+    int has_exit_status;
+    int exit_status;
+    double elapsed, cpu;
+    const char *stderr_out;     /* NULL: absent */
+    int completed_broken;       /* a stock server's query_completed_job dies
+                                   (BOINC_E_PARSE); query_batch still lists
+                                   detail_exit (< 0: no failed instance) and
+                                   detail_status */
+    int detail_exit;
+    const char *detail_status;
+} sc_fjob;
+
+/* A batch as query_batch2 sees it. */
+typedef struct {
+    const char *name;           /* NULL: an unused slot */
+    size_t njobs;
+    struct {
+        const char *name;
+        const char *status;     /* as sent: DONE, ERROR, IN_PROGRESS, UNSENT ... */
+        long long mod_time;
+    } jobs[SC_MAX_QJOBS];
+} sc_qbatch;
+
+/* One query_batch2 call: what the client asked. */
+typedef struct {
+    char mmt[32];
+    char names[200];            /* the batch names, space separated */
+} sc_q2call;
 
 typedef struct {
     pthread_mutex_t mu;
@@ -106,6 +175,20 @@ typedef struct {
     unsigned late_files;
     int late_batch;
     size_t late_njobs;
+    /* fetch: the app's outputs, finished jobs, the server batch id of
+     * query_batch's job details */
+    sc_output outputs[SC_MAX_OUTPUTS];
+    size_t noutputs;
+    sc_fjob fjobs[SC_MAX_FJOBS];
+    size_t nfjobs;
+    long detail_batch_id;
+    /* query: batches, the server's clock, the calls, reply shape faults */
+    sc_qbatch qbatches[SC_MAX_QBATCHES];
+    long long server_time;      /* <server_time> of the next reply */
+    sc_q2call q2[SC_MAX_Q2];
+    size_t nq2;
+    int q2_short;               /* the reply answers one batch fewer */
+    int q2_no_time;             /* the reply's server_time is empty */
 } sc_world;
 
 /* A world whose server has files phys[0..SC_NFILES), only the first. */
@@ -113,6 +196,13 @@ void sc_world_init(sc_world *w, const char *const phys[SC_NFILES]);
 void sc_world_destroy(sc_world *w);
 /* A new script: faults (n of them), the call counts from zero. */
 void sc_world_script(sc_world *w, const sc_fault *faults, size_t n);
+
+/* The batch of world w named name (NULL: none). */
+sc_qbatch *sc_qbatch_find(sc_world *w, const char *name);
+/* Set a job's status on the server, modified at the world's server_time. */
+void sc_qjob_set(sc_world *w, const char *batch, const char *job, const char *status);
+/* Calls of kind k in the record. */
+int sc_count(const sc_world *w, sc_kind k);
 
 /* A client source (exec.h) whose every client is scripted on world w. */
 exec_client_source sc_source(sc_world *w);
