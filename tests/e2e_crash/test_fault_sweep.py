@@ -231,10 +231,11 @@ def test_fault_sweep_submit(emulator, tmp_path):
     assert steps >= 30, steps
 
 
-def test_fault_sweep_fetch(emulator, tmp_path):
-    """A fetch of a completed job's output under each fault: an error
-    result leaves nothing under the final name, a NULL leaves the whole
-    output; a fetch after a restart delivers it."""
+def fetch_workload(emulator, tmp_path):
+    """A completed job (submitted by a server without faults); the
+    workload fetches its output: an error result leaves nothing under the
+    final name, a NULL leaves the whole output; a fetch after a restart
+    delivers it."""
     inputs = tmp_path / "in"
     inputs.mkdir()
     src = inputs / "f.txt"
@@ -276,6 +277,12 @@ def test_fault_sweep_fetch(emulator, tmp_path):
         finally:
             g.kill()
 
+    return fetch
+
+
+def test_fault_sweep_fetch(emulator, tmp_path):
+    """A fetch of a completed job's output under each journal fault."""
+    fetch = fetch_workload(emulator, tmp_path)
     steps = sweep(tmp_path, emulator, ["full", "ioerr"], fetch)
     print("fetch sweep: faults reached up to step %d" % steps)
     assert steps >= 10, steps
@@ -367,4 +374,15 @@ def test_alloc_sweep_submit(emulator, tmp_path):
     for library, (hits, runs, reached) in out.items():
         # the count varies a little from run to run (threads, timing): the
         # last Ns may fall past a run's end, the others must be reached
+        assert hits > 50 and reached >= runs - 3, (library, hits, runs, reached)
+
+
+def test_alloc_sweep_fetch(emulator, tmp_path):
+    """A fetch of a completed job's output while an allocation of SQLite
+    or libcurl fails: an error result leaves nothing under the final
+    name, a NULL the whole output, and a fetch after a restart delivers."""
+    out = alloc_sweep(tmp_path, emulator, fetch_workload(emulator, tmp_path))
+    print("allocation sweep (fetch): %s" % ", ".join(
+        "%s %d allocations, %d runs, %d reached" % ((lib,) + v) for lib, v in out.items()))
+    for library, (hits, runs, reached) in out.items():
         assert hits > 50 and reached >= runs - 3, (library, hits, runs, reached)
