@@ -354,7 +354,7 @@ int journal_read_txn(journal *j, journal_txn_fn fn, void *arg)
         return fail(j, "begin read");
     int rc = fn(j, arg);
     if (!sqlite3_get_autocommit(j->db) &&
-        run_txn_stmt(j, rc == 0 ? JSTMT_COMMIT : JSTMT_ROLLBACK) != SQLITE_OK)
+        run_txn_stmt(j, rc == 0 ? JSTMT_END_READ : JSTMT_ROLLBACK) != SQLITE_OK)
         rollback_now(j);
     return rc;
 }
@@ -795,6 +795,8 @@ int journal_schema_version(journal *j, int *version)
 static const journal_sql sql_core[JSTMT_COUNT] = {
     [JSTMT_BEGIN_WRITE] = { "begin", "BEGIN IMMEDIATE" },
     [JSTMT_BEGIN_READ] = { "begin read", "BEGIN" },
+    /* a read transaction's COMMIT, named apart so that a fault can pick it */
+    [JSTMT_END_READ] = { "end read", "COMMIT" },
     [JSTMT_COMMIT] = { "commit", "COMMIT" },
     [JSTMT_ROLLBACK] = { "rollback", "ROLLBACK" },
     [JSTMT_USER_VERSION] = { "user_version", "PRAGMA user_version" },

@@ -37,6 +37,7 @@ typedef enum {
     /* journal.c: transactions and the schema version */
     JSTMT_BEGIN_WRITE,
     JSTMT_BEGIN_READ,
+    JSTMT_END_READ,
     JSTMT_COMMIT,
     JSTMT_ROLLBACK,
     JSTMT_USER_VERSION,

@@ -288,6 +288,30 @@ def test_fault_sweep_fetch(emulator, tmp_path):
     assert steps >= 10, steps
 
 
+
+@pytest.mark.parametrize("code", ["ioerr", "constraint"])
+def test_a_failed_read_commit_ends_the_read_transaction(emulator, tmp_path, code):
+    """The submit's MD5 look-up runs in a read transaction; when its COMMIT
+    fails, the connection must not stay inside it (its next write would
+    wait on the lock for a minute and the submit's result never come).
+    Found by the sweep at one step, timing permitting: pinned here."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    base = boot_journal(tmp_path, emulator)
+    run = Run(tmp_path, base, 1, code, emulator, "end-read", fault="step.end read:1")
+    try:
+        assert run.up() and run.setup()
+        p = inputs / "r.txt"
+        p.write_bytes(b"read commit\n")
+        rid = run.send("BOINC_SUBMIT", *submit_line_tokens("r", [("r#0", str(p))]))
+        run.collect(timeout=20)
+        log = run.end()
+    finally:
+        run.g.kill()
+    assert "test fault step.end read injected" in log, log[-2000:]
+    assert run.results[rid] == ["NULL"], run.results
+
+
 # ---- allocation failure ------------------------------------------------------
 
 # The libraries whose allocations are failed in turn (alloc.<library>:N,

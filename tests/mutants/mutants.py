@@ -38,6 +38,13 @@ MUTANTS = [
       "    int rc = fn(j, arg);\n    if (rc != 0) {\n        journal_rollback(j);\n        return rc;",
       "    int rc = fn(j, arg);\n    if (rc != 0) {\n        journal_commit(j);\n        return rc;",
       ("unit", "test_journal"), ("pytest", SWEEP)),
+    m("journal: a read transaction whose COMMIT failed is left open",
+      "src/journal/journal.c",
+      "        run_txn_stmt(j, rc == 0 ? JSTMT_END_READ : JSTMT_ROLLBACK) != SQLITE_OK)\n"
+      "        rollback_now(j);",
+      "        run_txn_stmt(j, rc == 0 ? JSTMT_END_READ : JSTMT_ROLLBACK) != SQLITE_OK)\n"
+      "        (void)0;",
+      ("pytest", SWEEP + " -k read_commit")),
     m("journal: the checkpointer's connection at synchronous=OFF [issue 29 #2]",
       "src/journal/journal_checkpoint.c",
       "    sqlite3_busy_timeout(db, 1000);\n",
