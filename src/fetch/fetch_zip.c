@@ -85,7 +85,7 @@ static int copy_into_place(const char *src, const char *dest, char **errmsg)
             continue;
         if (got == 0)
             break;
-        if (got < 0 || outputs_write_all(fd, buf, (size_t)got) != 0) {
+        if (got < 0 || files_write_all(fd, buf, (size_t)got) != 0) {
             errno_message(errmsg, "cannot write output file", dest);
             close(in);
             outputs_abort_temp(fd, tmp);

@@ -11,6 +11,7 @@
  */
 #include "server/protocol.h"
 
+#include "base/files.h"
 #include "base/url.h"
 #include "server/command.h"
 #include "wire/gahp_text.h"
@@ -383,27 +384,12 @@ void protocol_free(protocol *p)
     free(p);
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Write sb under write_mu (caller holds it). */
 static int write_locked(protocol *p, const strbuf *sb)
 {
     if (p->out_broken)
         return -1;
-    if (write_all(p->out_fd, sb->data ? sb->data : "", sb->len) != 0) {
+    if (files_write_all(p->out_fd, sb->data ? sb->data : "", sb->len) != 0) {
         log_error("cannot write to stdout: %s", strerror(errno));
         p->out_broken = 1;
         return -1;
