@@ -548,10 +548,8 @@ static double time_of(const char *server_time)
  */
 static long long client_since(const char *min_mod_time, long long current)
 {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(min_mod_time, &end, 10);
-    if (errno != 0 || end == min_mod_time || *end != '\0' || v <= 0 || v > current)
+    long long v;
+    if (num_parse_llong(min_mod_time, &v) != 0 || v <= 0 || v > current)
         return -1;
     return v;
 }

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -221,6 +222,37 @@ static void test_numbers(void **state)
     assert_int_equal(num_parse_double("0x10", &d), -1);
     assert_int_equal(num_parse_double("1.5 ", &d), -1);
     assert_int_equal(num_parse_double("infinity", &d), -1);
+    /* the edges of long long, and the forms strtol would let through */
+    assert_int_equal(num_parse_llong("-9223372036854775808", &ll), 0);
+    assert_true(ll == LLONG_MIN);
+    assert_int_equal(num_parse_llong("9223372036854775807", &ll), 0);
+    assert_true(ll == LLONG_MAX);
+    assert_int_equal(num_parse_llong("9223372036854775808", &ll), -1);
+    assert_int_equal(num_parse_llong("+1", &ll), -1);
+    assert_int_equal(num_parse_llong("-", &ll), -1);
+    assert_int_equal(num_parse_llong("1 ", &ll), -1);
+    /* blanks around a reply's number; the span ends where n says */
+    assert_int_equal(num_parse_long_blanks(" 12\n", 4, 0, 100, &l), 0);
+    assert_int_equal(l, 12);
+    assert_int_equal(num_parse_long_blanks("12)", 2, 0, 100, &l), 0);
+    assert_int_equal(num_parse_long_blanks("1 2", 3, 0, 100, &l), -1);
+    assert_int_equal(num_parse_long_blanks("  ", 2, 0, 100, &l), -1);
+    assert_int_equal(num_parse_double_blanks(" 1.5\t", 5, &d), 0);
+    assert_true(d == 1.5);
+    assert_int_equal(num_parse_double_blanks("1.5 2", 3, &d), 0);
+    assert_int_equal(num_parse_double_blanks("1.52", 3, &d), -1);  /* runs on */
+    assert_int_equal(num_parse_double_blanks("nan", 3, &d), -1);
+    /* digits: base 10 or 16, at most max, no sign */
+    unsigned long long u;
+    assert_int_equal(num_parse_digits("10FFFF", 6, 16, 0x10FFFF, &u), 0);
+    assert_true(u == 0x10FFFF);
+    assert_int_equal(num_parse_digits("110000", 6, 16, 0x10FFFF, &u), -1);
+    assert_int_equal(num_parse_digits("18446744073709551615", 20, 10, ULLONG_MAX, &u), 0);
+    assert_true(u == ULLONG_MAX);
+    assert_int_equal(num_parse_digits("18446744073709551616", 20, 10, ULLONG_MAX, &u), -1);
+    assert_int_equal(num_parse_digits("1a", 2, 10, 100, &u), -1);
+    assert_int_equal(num_parse_digits("-1", 2, 10, 100, &u), -1);
+    assert_int_equal(num_parse_digits("", 0, 10, 100, &u), -1);
 }
 
 int main(void)
