@@ -79,7 +79,7 @@ int boinc_req_get_templates(strbuf *sb, const char *auth, const char *key,
 int boinc_req_create_batch(strbuf *sb, const char *auth, const char *batch,
                            const char *app, double expire_time);
 int boinc_req_submit_batch(strbuf *sb, const char *auth, long batch_id,
-                           const char *app, const boinc_job_params *params,
+                           const char *app, const gahp_job_params *params,
                            const boinc_job_spec *jobs, size_t njobs);
 int boinc_req_query_batch2(strbuf *sb, const char *auth,
                            const char *min_mod_time,

@@ -1610,7 +1610,7 @@ static void test_request_submit_batch_escaping(void **state)
         { "job<1>&", NULL, 1, in1 },
         { "job 2", "--text \"a & b\" <in> 'q'", 2, in2 },
     };
-    boinc_job_params params = { 1e9, -1, 0, 0, 600, 3 };
+    gahp_job_params params = { 1e9, -1, 0, 0, 600, 3 };
     strbuf sb = STRBUF_INIT;
     assert_int_equal(boinc_req_submit_batch(&sb, "key", 7, "uppercase",
                                             &params, jobs, 2), 0);

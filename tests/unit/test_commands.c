@@ -104,8 +104,8 @@ static void test_submit(void **state)
     assert_true(s->has_params);
     assert_int_equal(s->params_set, GAHP_P_FPOPS_EST | GAHP_P_MEMORY_BOUND |
                      GAHP_P_DELAY_BOUND | GAHP_P_APP_VERSION);
-    assert_true(s->rsc_fpops_est == 1e12);
-    assert_int_equal(s->app_version_num, 7);
+    assert_true(s->params.rsc_fpops_est == 1e12);
+    assert_int_equal(s->params.app_version_num, 7);
     /* canonical args keep escapes */
     assert_non_null(strstr(r->args_text, "a\\ b"));
     gahp_request_free(r);
