@@ -205,7 +205,8 @@ int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n)
 /* Extra looks before concluding that a lost request had no effect. */
 #define SETTLE_LOOKS 2
 
-step_outcome engine_classify(int rc, const boinc_error *err)
+/* Classify the return code of a sent-once RPC and its error. */
+static step_outcome engine_classify(int rc, const boinc_error *err)
 {
     if (rc == BOINC_OK)
         return STEP_DONE;
