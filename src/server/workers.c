@@ -281,7 +281,7 @@ static void run_one(worker *wk, gahp_request *req)
         free(c);
         free(tail);
         c = calloc(1, sizeof *c);
-        tail = strdup("out\\ of\\ memory");
+        tail = exec_nomem_result();
         if (c == NULL || tail == NULL) {
             free(c);
             free(tail);
