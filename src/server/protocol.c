@@ -498,7 +498,7 @@ static int commit_requests(protocol *p)
             continue;
         if (request_project_id(p, r) != 0 ||
             journal_request_insert(p->j, p->session_id, r->id,
-                                   command_name(r->cmd), r->args_text,
+                                   r->row->name, r->args_text,
                                    r->project_id, now, &r->journal_id) != 0) {
             journal_rollback(p->j);
             forget_project_cache(p);    /* its row may have been rolled back */
@@ -684,11 +684,11 @@ static int attach_project(protocol *p, gahp_request *req)
     return req->project_url != NULL && req->authenticator != NULL ? 0 : -1;
 }
 
-static int handle_async(protocol *p, gahp_args *a)
+static int handle_async(protocol *p, const command_row *c, gahp_args *a)
 {
     gahp_request *req;
     const char *why;
-    if (command_parse_request(a->argv, a->argc, &req, &why) != 0) {
+    if (command_parse(c, a->argv, a->argc, &req, &why) != 0) {
         log_info("E for %s: %s", a->argv[0], why);
         return queue_line(p, "E", NULL, NULL);
     }
@@ -849,7 +849,7 @@ static void handle_line(protocol *p, char *line, size_t len)
     } else if (c->sync != SYNC_NONE) {
         handle_sync(p, c, &p->args);
     } else {
-        handle_async(p, &p->args);
+        handle_async(p, c, &p->args);
     }
 }
 

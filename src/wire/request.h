@@ -140,8 +140,15 @@ typedef struct {
     char *job_id;           /* the id BLAH_JOB_SUBMIT returned */
 } gahp_blah_job;
 
+/* The server's command table row (server/command.h); opaque here. */
+struct command_row;
+
 typedef struct gahp_request {
     gahp_command cmd;
+    const struct command_row *row;  /* the command's row, found once when the
+                                   server parsed the request and carried to
+                                   its result (as Redis's c->cmd); NULL for a
+                                   request made outside the server's table */
     long id;                    /* the client's request id */
     long long journal_id;       /* requests.id in the journal, 0 = none yet */
     long long project_id;       /* projects.id in the journal, 0 = none */
