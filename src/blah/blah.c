@@ -498,7 +498,7 @@ static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
     char *tail = exec_submit(ctx, sreq);
     testpoint("blah.group_submitted");
     journal_completion c = { sreq->journal_id, started, journal_now(),
-                             tail != NULL ? tail : "out\\ of\\ memory", 0 };
+                             tail != NULL ? tail : EXEC_NOMEM_RESULT, 0 };
     if (journal_requests_complete(ctx->journal, &c, 1) != 0 ||
         journal_requests_delivered(ctx->journal, &sreq->journal_id, 1, journal_now()) != 0)
         log_error("BLAH: the outcome of batch %s cannot be recorded: %s", batch,

@@ -27,7 +27,7 @@ int exec_err_nomem(exec_err *e)
 
 char *exec_nomem_result(void)
 {
-    return gahp_escape(EXEC_NOMEM_MSG);
+    return strdup(EXEC_NOMEM_RESULT);
 }
 
 void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail)

@@ -83,6 +83,8 @@ typedef struct {
  * memory: <message>".
  */
 #define EXEC_NOMEM_MSG "out of memory"
+/* The same as its escaped token, for where nothing can be allocated. */
+#define EXEC_NOMEM_RESULT "out\\ of\\ memory"
 typedef enum {
     EXEC_OK = 0,
     EXEC_E_NOMEM,       /* out of memory */

@@ -85,7 +85,8 @@ const command_row *command_find(const char *name);
 /* The same, internal rows included (recovery reads the journal's rows). */
 const command_row *command_find_journaled(const char *name);
 /* The row of an asynchronous request type, for a request made outside the
- * table (a server task, exec_shared.spawn); never NULL for a valid one. */
+ * table (a server task, a BLAH group closed at start-up: workers_submit
+ * looks it up once); never NULL for a valid one. */
 const command_row *command_of(gahp_command cmd);
 
 /* "S <every command name>", the COMMANDS reply. */

@@ -413,6 +413,10 @@ static void *worker_main(void *arg)
 
 void workers_submit(workers *w, gahp_request *req)
 {
+    /* A request made outside the command table (a server task, a BLAH
+     * group closed at start-up) gets its row here, once. */
+    if (req->row == NULL)
+        req->row = command_of(req->cmd);
     work_item *it = malloc(sizeof *it);
     if (it == NULL) {
         log_error("out of memory queueing request %ld; it stays accepted in "
@@ -477,8 +481,6 @@ static int init_worker(workers *w, worker *wk, int index,
 /* exec_shared.spawn: a server task on the queue like any request. */
 static void spawn_task(void *arg, gahp_request *req)
 {
-    if (req->row == NULL)       /* made outside the table: its row, once */
-        req->row = command_of(req->cmd);
     workers_submit(arg, req);
 }
 

@@ -204,6 +204,20 @@ static void test_abort_retire_lease(void **state)
     bad("BOINC_SET_LEASE 1 b 5 6");
 }
 
+/* Out of memory's token is its message escaped (exec/exec.h). */
+static void test_nomem_token_is_the_message_escaped(void **state)
+{
+    (void)state;
+    char *tok = gahp_escape(EXEC_NOMEM_MSG);
+    assert_non_null(tok);
+    assert_string_equal(tok, EXEC_NOMEM_RESULT);
+    free(tok);
+    tok = exec_nomem_result();
+    assert_non_null(tok);
+    assert_string_equal(tok, "out\\ of\\ memory");
+    free(tok);
+}
+
 static void test_numbers(void **state)
 {
     (void)state;
@@ -264,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_fetch),
         cmocka_unit_test(test_abort_retire_lease),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_nomem_token_is_the_message_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
