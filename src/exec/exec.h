@@ -71,7 +71,7 @@ typedef struct {
  * The executors' one error convention: a code saying what kind of failure
  * it was, and the message the client gets (unescaped, one line).  An
  * executor fills one exec_err and turns it into its result tail with
- * exec_err_result().  doc/commands.md ("Error results") lists every code
+ * exec_err_result().  doc/commands.md ("Common rules") lists every code
  * with what the client sees.
  *
  * Out of memory, wherever it happens, is one status: the code EXEC_E_NOMEM

@@ -152,7 +152,6 @@ typedef enum {
     STEP_UNKNOWN
 } step_outcome;
 
-
 /* What a resolver found. */
 typedef enum {
     RESOLVE_FAILED = -1,    /* r's error is set */
