@@ -1,7 +1,8 @@
 /*
- * files.c - input files: stat keys, streaming MD5 (OpenSSL libcrypto EVP),
- * physical names, upload chunk planning and deduplication.  Thread-safe:
- * the submit hashes its inputs on several threads (hash_pool.c).
+ * files.c - local files: stat keys, streaming MD5 (OpenSSL libcrypto EVP),
+ * physical names, upload chunk planning and deduplication, and
+ * files_write_all.  Thread-safe: the submit hashes its inputs on several
+ * threads (hash_pool.c).
  */
 #include "base/files.h"
 
@@ -534,4 +535,24 @@ char *files_resolve(const char *iwd, const char *path)
         out[ilen] = '/';
     memcpy(out + ilen + (size_t)need_sep, path, plen + 1);
     return out;
+}
+
+int files_write_all(int fd, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (w == 0) {           /* no progress: never loop forever */
+            errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
 }

@@ -1,6 +1,7 @@
 /*
- * files.h - input files: stat keys, MD5 content addressing, physical names
- * and upload planning.  Local file work only: no network, no SQL; callers
+ * files.h - local files: stat keys, MD5 content addressing, physical names,
+ * upload planning, and the one write-it-all loop every writer of a file
+ * descriptor uses.  Local file work only: no network, no SQL; callers
  * (the BOINC command implementations) pass data in and out.
  *
  * Error convention: functions returning int give 0 on success and -1 on
@@ -133,5 +134,13 @@ int files_distinct(const char *const *names, size_t n, size_t **first_index,
  * or relative with no iwd) or ENOMEM.
  */
 char *files_resolve(const char *iwd, const char *path);
+
+/*
+ * Write all len bytes of data to fd: short writes are continued and a
+ * write interrupted by a signal (EINTR) is retried.  0, or -1 with errno
+ * set (EIO when write() makes no progress).  The one such loop of the
+ * program: stdout's return lines, downloads, outputs and zip members.
+ */
+int files_write_all(int fd, const void *data, size_t len);
 
 #endif

@@ -10,8 +10,11 @@
  */
 #include "base/gridmanager.h"
 
+#include "base/num.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +72,10 @@ static long parent_of(long pid)
     if (stat == NULL)
         return -1;
     long ppid = -1;
-    char *close_paren = strrchr(stat, ')');
-    char state;
-    if (close_paren != NULL && sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2)
+    const char *p = strrchr(stat, ')');
+    /* ") S 1234 ...": the state is one character, then the ppid */
+    if (p != NULL && p[1] == ' ' && p[2] != '\0' && p[3] == ' ' &&
+        num_parse_long_blanks(p + 4, strcspn(p + 4, " "), 0, LONG_MAX, &ppid) != 0)
         ppid = -1;
     free(stat);
     return ppid;

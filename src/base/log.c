@@ -177,14 +177,6 @@ void log_close(void)
     pthread_mutex_unlock(&log_lock);
 }
 
-int log_to_file(void)
-{
-    pthread_mutex_lock(&log_lock);
-    int yes = log_fp != NULL;
-    pthread_mutex_unlock(&log_lock);
-    return yes;
-}
-
 /*
  * Size-bounded log (under log_lock): once the file has reached log_max,
  * it becomes PATH.old (replacing the previous one: HTCondor's own logs

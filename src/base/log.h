@@ -35,8 +35,6 @@ void log_close(void);
  * the file; max_bytes > 0 = the file is renamed PATH.old (one old copy)
  * and started again once it reaches max_bytes. */
 void log_configure(int tee_stderr, long long max_bytes);
-/* 1 if a log file is open. */
-int log_to_file(void);
 
 /* Parse "error", "warn", "info" or "debug"; returns 0 or -1. */
 int log_level_parse(const char *name, log_level *out);

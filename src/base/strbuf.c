@@ -77,30 +77,6 @@ int strbuf_printf(strbuf *sb, const char *fmt, ...)
     return rc;
 }
 
-int strbuf_put_xml_escaped(strbuf *sb, const char *s)
-{
-    size_t old = sb->len;
-    for (const char *p = s; *p != '\0'; p++) {
-        const char *rep = NULL;
-        switch (*p) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&apos;"; break;
-        default: break;
-        }
-        int rc = rep ? strbuf_puts(sb, rep) : strbuf_putc(sb, *p);
-        if (rc != 0) {
-            sb->len = old;
-            if (sb->data)
-                sb->data[old] = '\0';
-            return -1;
-        }
-    }
-    return 0;
-}
-
 void strbuf_reset(strbuf *sb)
 {
     sb->len = 0;

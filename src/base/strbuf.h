@@ -29,8 +29,6 @@ int strbuf_printf(strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int strbuf_vprintf(strbuf *sb, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
-/* Append s with &, <, >, " and ' replaced by XML entities. */
-int strbuf_put_xml_escaped(strbuf *sb, const char *s);
 void strbuf_reset(strbuf *sb);              /* len = 0, keeps memory */
 void strbuf_free(strbuf *sb);
 /* Hand the data over to the caller (who frees it); sb becomes empty.

@@ -6,8 +6,10 @@
 #include "base/testpoint.h"
 
 #include "base/log.h"
+#include "base/num.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -36,9 +38,8 @@ static void arm(armed_point *p, const char *var)
     char *colon = strchr(p->name, ':');
     if (colon != NULL) {
         *colon = '\0';
-        char *end;
-        long n = strtol(colon + 1, &end, 10);
-        p->nth = (*end == '\0' && n > 0) ? n : 1;
+        long n;
+        p->nth = num_parse_long(colon + 1, 1, LONG_MAX, &n) == 0 ? n : 1;
     }
 }
 
@@ -49,11 +50,10 @@ static void tp_init(void)
 
     const char *v = getenv("BOINC_GAHP_TEST_TIME_SCALE");
     if (v != NULL && *v != '\0') {
-        char *end;
-        double s = strtod(v, &end);
+        double s;
         /* Only a scale-down is honoured: the variable can make the
          * server wait less, never longer than designed. */
-        if (*end == '\0' && s > 0.0 && s <= 1.0)
+        if (num_parse_double(v, &s) == 0 && s > 0.0 && s <= 1.0)
             time_scale = s;
     }
 }

@@ -133,7 +133,7 @@ gahp_request *blah_request(gahp_command cmd, gahp_parse_fn parse, const char *co
         if (req->project_url == NULL || req->authenticator == NULL) {
             gahp_request_free(req);
             req = NULL;
-            why = "out of memory";
+            why = EXEC_NOMEM_MSG;
         }
     }
     if (req == NULL)
@@ -151,7 +151,7 @@ int blah_tail_ok(const char *tail)
 char *blah_tail_message(const char *tail)
 {
     if (tail == NULL)
-        return strdup("out of memory");
+        return strdup(EXEC_NOMEM_MSG);
     char *copy = strdup(tail);
     if (copy == NULL)
         return NULL;
@@ -328,12 +328,12 @@ static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app)
                           "(input, then transfer_input_files, in the order of the app's "
                           "input template)", *app, n, n == 1 ? "" : "s", s->ninputs);
     if (rc < 0)
-        return strdup("out of memory");     /* the job's error: refused, not accepted */
+        return strdup(EXEC_NOMEM_MSG);     /* the job's error: refused, not accepted */
     if ((why = input_problem(s)) != NULL)
         return why;
     rc = args_problem(s, &why);
     if (rc < 0)
-        return strdup("out of memory");
+        return strdup(EXEC_NOMEM_MSG);
     return rc != 0 ? why : NULL;
 }
 
@@ -469,7 +469,7 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
         journal_blah_group_close(ctx->journal, group_id, ctx->session_id, BLAH_GROUP_SUBMIT,
                                  args, like->project_id, n, journal_now(), &row) != 0) {
         log_error("BLAH: batch %s cannot be closed: %s", batch,
-                  args == NULL ? "out of memory" : journal_errmsg(ctx->journal));
+                  args == NULL ? EXEC_NOMEM_MSG : journal_errmsg(ctx->journal));
         free(args);
         return NULL;
     }
@@ -498,7 +498,7 @@ static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
     char *tail = exec_submit(ctx, sreq);
     testpoint("blah.group_submitted");
     journal_completion c = { sreq->journal_id, started, journal_now(),
-                             tail != NULL ? tail : "out\\ of\\ memory", 0 };
+                             tail != NULL ? tail : EXEC_NOMEM_RESULT, 0 };
     if (journal_requests_complete(ctx->journal, &c, 1) != 0 ||
         journal_requests_delivered(ctx->journal, &sreq->journal_id, 1, journal_now()) != 0)
         log_error("BLAH: the outcome of batch %s cannot be recorded: %s", batch,

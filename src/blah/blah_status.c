@@ -25,8 +25,11 @@
 #include "wire/classad.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
+#include "base/num.h"
+#include "base/strbuf.h"
 #include "base/testpoint.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,18 +67,40 @@ static char *held(const char *job, const char *reason)
     return out;
 }
 
-/* Completed, from the fetch's result "NULL <exit> <elapsed> <cpu>". */
+/* The numbers of the fetch's result "NULL <exit> <elapsed> <cpu>", read up
+ * to the first that is not one (an error result leaves all three alone). */
+static void fetch_numbers(const char *r, long *exit_code, double *elapsed, double *cpu)
+{
+    if (r == NULL || strncmp(r, "NULL ", 5) != 0)
+        return;
+    const char *f[3];
+    size_t n[3];
+    const char *p = r + 5;
+    for (int i = 0; i < 3; i++) {
+        f[i] = p;
+        n[i] = strcspn(p, " ");
+        p += n[i];
+        if (*p == ' ')
+            p++;
+    }
+    if (num_parse_long_blanks(f[0], n[0], LONG_MIN, LONG_MAX, exit_code) == 0 &&
+        num_parse_double_blanks(f[1], n[1], elapsed) == 0)
+        (void)num_parse_double_blanks(f[2], n[2], cpu);
+}
+
+/* Completed, from the fetch's result. */
 static char *completed(const char *job, const char *fetch_result)
 {
     long exit_code = 0;
     double elapsed = 0, cpu = 0;
-    if (fetch_result != NULL)
-        (void)sscanf(fetch_result, "NULL %ld %lf %lf", &exit_code, &elapsed, &cpu);
-    char extra[160];
-    /* fixed numbers only: snprintf cannot truncate these */
-    snprintf(extra, sizeof extra, "; ExitCode = %ld; ExitBySignal = false;"
-             " RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f", exit_code, elapsed, cpu);
-    return status_tail(job, JS_COMPLETED, extra);
+    fetch_numbers(fetch_result, &exit_code, &elapsed, &cpu);
+    /* a server's times may be huge: no fixed buffer */
+    char *extra = str_printf("; ExitCode = %ld; ExitBySignal = false;"
+                             " RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",
+                             exit_code, elapsed, cpu);
+    char *out = extra != NULL ? status_tail(job, JS_COMPLETED, extra) : NULL;
+    free(extra);
+    return out;
 }
 
 /* ---- internal requests ------------------------------------------------------------- */

@@ -105,7 +105,7 @@ int boinc_create_batch(boinc_client *c, const boinc_project *p,
 
 int boinc_submit_batch(boinc_client *c, const boinc_project *p,
                        long batch_id, const char *app_name,
-                       const boinc_job_params *params,
+                       const gahp_job_params *params,
                        const boinc_job_spec *jobs, size_t njobs,
                        boinc_error *err)
 {

@@ -66,6 +66,8 @@
 #ifndef BOINC_GAHP_BOINC_H
 #define BOINC_GAHP_BOINC_H
 
+#include "wire/request.h"       /* gahp_job_params: what submit_batch sends */
+
 #include <stddef.h>
 
 typedef enum {
@@ -185,16 +187,6 @@ int boinc_create_batch(boinc_client *c, const boinc_project *p,
                        const char *batch_name, const char *app_name,
                        double expire_time, long *batch_id, boinc_error *err);
 
-/* A value <= 0 / < 0 means "unset": the element is sent as 0. */
-typedef struct {
-    double rsc_fpops_est;
-    double rsc_fpops_bound;
-    double rsc_memory_bound;
-    double rsc_disk_bound;
-    double delay_bound;
-    long app_version_num;
-} boinc_job_params;
-
 typedef struct {
     const char *name;
     const char *command_line;        /* NULL or "" = none */
@@ -204,7 +196,7 @@ typedef struct {
 
 int boinc_submit_batch(boinc_client *c, const boinc_project *p,
                        long batch_id, const char *app_name,
-                       const boinc_job_params *params,
+                       const gahp_job_params *params,
                        const boinc_job_spec *jobs, size_t njobs,
                        boinc_error *err);
 
@@ -371,7 +363,7 @@ struct boinc_client_ops {
                         const char *app_name, double expire_time, long *batch_id,
                         boinc_error *err);
     int (*submit_batch)(boinc_client *c, const boinc_project *p, long batch_id,
-                        const char *app_name, const boinc_job_params *params,
+                        const char *app_name, const gahp_job_params *params,
                         const boinc_job_spec *jobs, size_t njobs, boinc_error *err);
     int (*query_batch2)(boinc_client *c, const boinc_project *p, const char *min_mod_time,
                         const char *const *batch_names, size_t nbatches,

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE     /* memmem() (also POSIX.1-2024) */
 #include "boinc/boinc_internal.h"
+#include "base/num.h"
 
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
@@ -160,7 +161,7 @@ static void set_server_time(batch2_sax *st, const char *s, size_t n)
     /* server_time is handed back verbatim as the next min_mod_time, so it
      * must at least be a number. */
     if (st->out->server_time == NULL ||
-        boinc_parse_double(st->out->server_time, &t) != 0)
+        num_parse_double_blanks(st->out->server_time, n, &t) != 0)
         st->irregular = 1;
 }
 
@@ -169,15 +170,12 @@ static void start_batch(batch2_sax *st, const char *s, size_t n)
 {
     boinc_batch_status *b = st->bi >= 0 ? &st->out->batches[st->bi] : NULL;
     long size = -1;
-    char num[48];       /* bounded: longer texts are no batch size */
     if ((b != NULL && st->filled != b->njobs) ||
-        (size_t)(st->bi + 1) >= st->nbatches || n >= sizeof num) {
+        (size_t)(st->bi + 1) >= st->nbatches) {
         st->irregular = 1;
         return;
     }
-    memcpy(num, s, n);
-    num[n] = '\0';
-    if (boinc_parse_long(num, &size) != 0 || size < 0 ||
+    if (num_parse_long_blanks(s, n, 0, LONG_MAX, &size) != 0 ||
         (size_t)size > st->jobs_left) {
         st->irregular = 1;
         return;

@@ -209,7 +209,7 @@ static int check_jobs(const boinc_job_spec *jobs, size_t njobs,
 
 static int curl_submit_batch(boinc_client *client, const boinc_project *p,
                              long batch_id, const char *app_name,
-                             const boinc_job_params *params,
+                             const gahp_job_params *params,
                              const boinc_job_spec *jobs, size_t njobs,
                              boinc_error *err)
 {

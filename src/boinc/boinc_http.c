@@ -11,6 +11,7 @@
  */
 #include "boinc/boinc_internal.h"
 
+#include "base/files.h"
 #include "base/log.h"
 #include "base/testpoint.h"
 
@@ -322,21 +323,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-static int write_all(int fd, const char *data, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, data, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Download callback: file bytes go straight to the fd as they arrive;
  * anything that is not a file (error page) is kept, bounded, for the
  * message and never written to the fd. */
@@ -357,7 +343,7 @@ static size_t on_download(char *data, size_t size, size_t nmemb, void *arg)
             t->too_big = 1;
             return 0;
         }
-        if (write_all(t->fd, data, n) != 0) {
+        if (files_write_all(t->fd, data, n) != 0) {
             t->io_errno = errno;
             return 0;
         }

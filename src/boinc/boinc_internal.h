@@ -40,11 +40,6 @@ char *boinc_unescape_entities(const char *s, size_t n);
  * decoded, squashed to one line of at most max bytes.  NULL on ENOMEM. */
 char *boinc_html_summary(const char *s, size_t n, size_t max);
 
-/* Whole-string number parsing; surrounding white space allowed.
- * Return 0, or -1 if s is not entirely one number in range. */
-int boinc_parse_long(const char *s, long *out);
-int boinc_parse_double(const char *s, double *out);
-
 /* text with every run of min(8, strlen(secret)) or more characters that
  * occurs in secret replaced by "***" (whole copies and cut pieces alike).
  * malloc'd; NULL on ENOMEM. */
@@ -84,7 +79,7 @@ int boinc_req_get_templates(strbuf *sb, const char *auth, const char *key,
 int boinc_req_create_batch(strbuf *sb, const char *auth, const char *batch,
                            const char *app, double expire_time);
 int boinc_req_submit_batch(strbuf *sb, const char *auth, long batch_id,
-                           const char *app, const boinc_job_params *params,
+                           const char *app, const gahp_job_params *params,
                            const boinc_job_spec *jobs, size_t njobs);
 int boinc_req_query_batch2(strbuf *sb, const char *auth,
                            const char *min_mod_time,

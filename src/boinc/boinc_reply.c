@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE     /* memmem() (also POSIX.1-2024) */
 #include "boinc/boinc_internal.h"
+#include "base/num.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -94,14 +95,8 @@ static char *message_text(const char *s, const char *end)
 /* Integer value of the text between start and end; 0 if not a number. */
 static long raw_number(const char *start, const char *end)
 {
-    size_t n = (size_t)(end - start);
-    if (n > 40)
-        return 0;
-    char tmp[48];       /* bounded above: at most 40 bytes are copied */
-    memcpy(tmp, start, n);
-    tmp[n] = '\0';
     long v = 0;
-    if (boinc_parse_long(tmp, &v) != 0)
+    if (num_parse_long_blanks(start, (size_t)(end - start), LONG_MIN, LONG_MAX, &v) != 0)
         return 0;
     return v;
 }

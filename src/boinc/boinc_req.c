@@ -97,9 +97,9 @@ static double or_zero(double v)
     return v > 0 ? v : 0;
 }
 
-static int put_job_params(strbuf *sb, const boinc_job_params *p)
+static int put_job_params(strbuf *sb, const gahp_job_params *p)
 {
-    boinc_job_params zero = { 0, 0, 0, 0, 0, 0 };
+    gahp_job_params zero = { 0, 0, 0, 0, 0, 0 };
     if (p == NULL)
         p = &zero;
     if (strbuf_printf(sb, "<app_version_num>%ld</app_version_num>\n",
@@ -132,7 +132,7 @@ static int put_job(strbuf *sb, const boinc_job_spec *job)
 }
 
 int boinc_req_submit_batch(strbuf *sb, const char *auth, long batch_id,
-                           const char *app, const boinc_job_params *params,
+                           const char *app, const gahp_job_params *params,
                            const boinc_job_spec *jobs, size_t njobs)
 {
     if (open_req(sb, "submit_batch", auth) != 0 ||

@@ -1,13 +1,13 @@
 /*
  * boinc_util.c - text helpers of the BOINC RPC client: error filling,
  * squashing server text to one line, entity decoding, HTML-to-text
- * summaries for messages, and strict number parsing.
+ * summaries for messages.  Numbers are base/num's.
  */
 #include "boinc/boinc_internal.h"
 
+#include "base/num.h"
+
 #include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,20 +124,10 @@ static int decode_entity(const char *s, size_t ent_len, char *out, size_t *o)
     const char *end = s + ent_len - 1;      /* the ';' */
     if (digits >= end || end - digits > 8)
         return -1;
-    unsigned long cp = 0;
-    for (const char *p = digits; p < end; p++) {
-        int v;
-        if (*p >= '0' && *p <= '9')
-            v = *p - '0';
-        else if (hex && *p >= 'a' && *p <= 'f')
-            v = *p - 'a' + 10;
-        else if (hex && *p >= 'A' && *p <= 'F')
-            v = *p - 'A' + 10;
-        else
-            return -1;
-        cp = cp * (hex ? 16u : 10u) + (unsigned long)v;
-    }
-    return put_utf8(out, o, cp);
+    unsigned long long cp;     /* above U+10FFFF is no character */
+    if (num_parse_digits(digits, (size_t)(end - digits), hex ? 16 : 10, 0x10FFFF, &cp) != 0)
+        return -1;
+    return put_utf8(out, o, (unsigned long)cp);
 }
 
 char *boinc_unescape_entities(const char *s, size_t n)
@@ -216,40 +206,6 @@ char *boinc_html_summary(const char *s, size_t n, size_t max)
     char *line = boinc_squash(plain, strlen(plain), max);
     free(plain);
     return line;
-}
-
-int boinc_parse_long(const char *s, long *out)
-{
-    if (s == NULL)
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s)
-        return -1;
-    while (isspace((unsigned char)*end))
-        end++;
-    if (*end != '\0')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int boinc_parse_double(const char *s, double *out)
-{
-    if (s == NULL)
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno != 0 || end == s || !isfinite(v))
-        return -1;
-    while (isspace((unsigned char)*end))
-        end++;
-    if (*end != '\0')
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* Length of the longest prefix of s that occurs somewhere in secret. */

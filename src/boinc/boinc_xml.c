@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE     /* memmem() (also POSIX.1-2024) */
 #include "boinc/boinc_internal.h"
+#include "base/num.h"
 
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
@@ -229,7 +230,7 @@ static int child_long(xmlNode *parent, const char *name, long *out)
     char *text = node_text(n, 1);
     if (text == NULL)
         return -2;
-    int rc = boinc_parse_long(text, out) == 0 ? 1 : -1;
+    int rc = num_parse_long_blanks(text, strlen(text), LONG_MIN, LONG_MAX, out) == 0 ? 1 : -1;
     free(text);
     return rc;
 }
@@ -242,7 +243,7 @@ static int child_double(xmlNode *parent, const char *name, double *out)
     char *text = node_text(n, 1);
     if (text == NULL)
         return -2;
-    int rc = boinc_parse_double(text, out) == 0 ? 1 : -1;
+    int rc = num_parse_double_blanks(text, strlen(text), out) == 0 ? 1 : -1;
     free(text);
     return rc;
 }
@@ -549,7 +550,7 @@ static int fill_batches(xmlNode **items, size_t nitems, size_t nbatches,
             long size = -1;
             if (text == NULL)
                 return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
-            int bad = boinc_parse_long(text, &size) != 0 || size < 0 ||
+            int bad = num_parse_long_blanks(text, strlen(text), 0, LONG_MAX, &size) != 0 ||
                       (size_t)size > nitems - i - 1;
             free(text);
             if (bad)
@@ -608,7 +609,7 @@ int boinc_parse_query_batch2_tree(const char *body, size_t len,
         double t;
         /* server_time is handed back verbatim as the next min_mod_time,
          * so it must at least be a number. */
-        if (boinc_parse_double(out->server_time, &t) != 0)
+        if (num_parse_double_blanks(out->server_time, strlen(out->server_time), &t) != 0)
             rc = boinc_fail(err, BOINC_E_PARSE, 200,
                             "reply to query_batch2: <server_time> is not a "
                             "number");
@@ -835,7 +836,7 @@ static int job_exit_statuses(xmlNode *job, boinc_job_detail *out, boinc_error *e
         long v = 0;
         if (text == NULL)
             return boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
-        int bad = boinc_parse_long(text, &v) != 0 || v < INT_MIN || v > INT_MAX;
+        int bad = num_parse_long_blanks(text, strlen(text), INT_MIN, INT_MAX, &v) != 0;
         free(text);
         if (bad)
             return boinc_fail(err, BOINC_E_PARSE, 200,
@@ -925,7 +926,7 @@ int boinc_parse_absent_files(const char *body, size_t len, size_t n,
         long idx = -1;
         if (text == NULL) {
             rc = boinc_fail(err, BOINC_E_NOMEM, 200, "out of memory");
-        } else if (boinc_parse_long(text, &idx) != 0 || idx < 0 ||
+        } else if (num_parse_long_blanks(text, strlen(text), 0, LONG_MAX, &idx) != 0 ||
                    (unsigned long)idx >= n) {
             rc = boinc_fail(err, BOINC_E_PARSE, 200,
                             "reply to query_files: bad file index '%s' "

@@ -46,17 +46,6 @@
  * does not repeat: only new changes take a new change number. */
 #define QUERY_MARGIN_S 5
 
-const char *exec_protocol_status(const char *server_status)
-{
-    if (strcmp(server_status, "DONE") == 0)
-        return "DONE";
-    if (strcmp(server_status, "ERROR") == 0)
-        return "ERROR";
-    /* The GAHP protocol knows only IN_PROGRESS, DONE and ERROR: a job not
-     * sent yet (UNSENT) or in a state we do not know is still pending. */
-    return "IN_PROGRESS";
-}
-
 /* An empty token would change the token count HTCondor reads. */
 static const char *check_reply(const boinc_query_result *r)
 {
@@ -73,8 +62,11 @@ static const char *check_reply(const boinc_query_result *r)
     return NULL;
 }
 
-/* The protocol word of a server status (exec_protocol_status) and whether
- * the status is one the servers define: one pass of comparisons. */
+/* The protocol word of a server status and whether the status is one the
+ * servers define: DONE and ERROR as they are, everything else (IN_PROGRESS,
+ * UNSENT, unknown) IN_PROGRESS, in one pass of comparisons.  (The GAHP
+ * protocol knows only IN_PROGRESS, DONE and ERROR: a job not sent yet or in
+ * a state we do not know is still pending.) */
 static const char *protocol_word(const char *s, int *known)
 {
     *known = 1;
@@ -548,10 +540,8 @@ static double time_of(const char *server_time)
  */
 static long long client_since(const char *min_mod_time, long long current)
 {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(min_mod_time, &end, 10);
-    if (errno != 0 || end == min_mod_time || *end != '\0' || v <= 0 || v > current)
+    long long v;
+    if (num_parse_llong(min_mod_time, &v) != 0 || v <= 0 || v > current)
         return -1;
     return v;
 }

@@ -40,7 +40,6 @@
  * the NUL); mk/build_id.sh keeps the identity short enough. */
 _Static_assert(sizeof VERSION_BANNER - 1 <= 149, "version banner too long for HTCondor");
 const char GAHP_VERSION_STRING[] = VERSION_BANNER;
-const char GAHP_VERSION_NUMBER[] = GAHP_VERSION;
 const char GAHP_VERSION_FULL[] = GAHP_VERSION " (" GAHP_BUILD_ID ")";
 
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };

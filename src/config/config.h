@@ -139,8 +139,6 @@ void config_print_example(FILE *out);
 
 /* The version banner, "$GahpVersion: ... $", a literal in the binary. */
 extern const char GAHP_VERSION_STRING[];
-/* Just the x.y.z part. */
-extern const char GAHP_VERSION_NUMBER[];
 /* "x.y.z (<build identity>)": the sessions row, the start-up log line,
  * --check-config. */
 extern const char GAHP_VERSION_FULL[];

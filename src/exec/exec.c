@@ -18,27 +18,39 @@ void exec_err_clear(exec_err *e)
     e->code = EXEC_OK;
 }
 
+int exec_err_nomem(exec_err *e)
+{
+    exec_err_clear(e);
+    e->code = EXEC_E_NOMEM;
+    return -1;
+}
+
+char *exec_nomem_result(void)
+{
+    return strdup(EXEC_NOMEM_RESULT);
+}
+
 void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail)
 {
     exec_err_clear(e);
-    e->code = code;
     e->msg = str_printf("%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+    e->code = e->msg != NULL ? code : EXEC_E_NOMEM;
 }
 
 void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err)
 {
     exec_err_clear(e);
-    e->code = err->code == BOINC_E_NOMEM ? EXEC_E_NOMEM : EXEC_E_RPC;
     int has_msg = err->msg != NULL && err->msg[0] != '\0';
     e->msg = str_printf("%s failed: %s%s%s", what, boinc_code_name(err->code),
                         has_msg ? ": " : "", has_msg ? err->msg : "");
+    e->code = e->msg != NULL && err->code != BOINC_E_NOMEM ? EXEC_E_RPC : EXEC_E_NOMEM;
 }
 
 char *exec_err_result(exec_err *e)
 {
     /* A failure whose message could not be formed still answers with an
      * error, never with success. */
-    char *tok = gahp_escape(e->msg != NULL ? e->msg : "out of memory");
+    char *tok = e->msg != NULL ? gahp_escape(e->msg) : exec_nomem_result();
     exec_err_clear(e);
     return tok;
 }
@@ -48,12 +60,12 @@ char *exec_error(const char *step, const char *detail)
 {
     exec_err e = { 0 };
     exec_err_set(&e, EXEC_E_REFUSED, step, detail);
-    return e.msg != NULL ? exec_err_result(&e) : NULL;
+    return exec_err_result(&e);
 }
 
 char *exec_boinc_error(const char *step, const boinc_error *err)
 {
     exec_err e = { 0 };
     exec_err_boinc(&e, step, err);
-    return e.msg != NULL ? exec_err_result(&e) : NULL;
+    return exec_err_result(&e);
 }

@@ -71,8 +71,20 @@ typedef struct {
  * The executors' one error convention: a code saying what kind of failure
  * it was, and the message the client gets (unescaped, one line).  An
  * executor fills one exec_err and turns it into its result tail with
- * exec_err_result().
+ * exec_err_result().  doc/commands.md ("Common rules") lists every code
+ * with what the client sees.
+ *
+ * Out of memory, wherever it happens, is one status: the code EXEC_E_NOMEM
+ * with no message (exec_err_nomem: nothing is allocated to say it), and
+ * the client gets EXEC_NOMEM_MSG as its one error token, "out\ of\ memory".
+ * An executor that returns NULL means the same; the worker answers it.
+ * An RPC that ran out of memory (BOINC_E_NOMEM) is EXEC_E_NOMEM too, with
+ * its step in the message like any failed RPC: "<step> failed: out of
+ * memory: <message>".
  */
+#define EXEC_NOMEM_MSG "out of memory"
+/* The same as its escaped token, for where nothing can be allocated. */
+#define EXEC_NOMEM_RESULT "out\\ of\\ memory"
 typedef enum {
     EXEC_OK = 0,
     EXEC_E_NOMEM,       /* out of memory */
@@ -86,20 +98,30 @@ typedef enum {
 
 typedef struct {
     exec_code code;
-    char *msg;          /* malloc'd; NULL with a code set = out of memory */
+    char *msg;          /* malloc'd; NULL only with EXEC_E_NOMEM */
 } exec_err;
 
-/* Set *e to code and "<what>: <detail>" (detail may be NULL). */
+/* Set *e to out of memory (EXEC_E_NOMEM, no message).  Returns -1. */
+int exec_err_nomem(exec_err *e);
+/* The result tail of out of memory (EXEC_NOMEM_MSG escaped), malloc'd;
+ * NULL when even that cannot be allocated. */
+char *exec_nomem_result(void);
+
+/* Set *e to code and "<what>: <detail>" (detail may be NULL); out of
+ * memory when the message cannot be made. */
 void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail);
-/* Set *e from a failed RPC: "<what> failed: <boinc code name>: <message>". */
+/* Set *e from a failed RPC: "<what> failed: <boinc code name>: <message>"
+ * (EXEC_E_NOMEM for BOINC_E_NOMEM, else EXEC_E_RPC). */
 void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
-/* The escaped one-token result for *e (NULL on ENOMEM); *e is cleared. */
+/* The escaped one-token result for *e (EXEC_NOMEM_MSG when it has no
+ * message; NULL when the token cannot be allocated); *e is cleared. */
 char *exec_err_result(exec_err *e);
 void exec_err_clear(exec_err *e);
 
 /* Shorthands of the same convention: one escaped error token
- * "<step>: <detail>" (exec_err_set) or "<step> failed: <class>: <message>"
- * (exec_err_boinc); NULL on ENOMEM. */
+ * "<step>: <detail>" (exec_err_set, code EXEC_E_REFUSED) or "<step>
+ * failed: <class>: <message>" (exec_err_boinc), or out of memory's; NULL
+ * when not even that can be allocated. */
 char *exec_error(const char *step, const char *detail);
 /* "<step> failed: <boinc code name>: <message>" as one escaped token. */
 char *exec_boinc_error(const char *step, const boinc_error *err);

@@ -52,8 +52,4 @@ char *exec_blah_ping(exec_ctx *ctx, const gahp_request *req);
 /* Internal: wait until a BLAH group should close, close and submit it. */
 char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req);
 
-/* Protocol status of a server job status: DONE and ERROR as they are,
- * everything else (IN_PROGRESS, UNSENT, unknown) IN_PROGRESS. */
-const char *exec_protocol_status(const char *server_status);
-
 #endif

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *job_arg_problem(const char *arg)
+/* Why arg cannot travel verbatim (a static phrase such as "is empty"), or
+ * NULL when it can. */
+static const char *job_arg_problem(const char *arg)
 {
     if (arg[0] == '\0')
         return "is empty (a real server stores '' as a lone quote)";

@@ -32,12 +32,6 @@
 #define JOB_LINE_MAX_TOKENS 99
 
 /*
- * Why arg cannot travel verbatim (a static phrase such as "is empty"), or
- * NULL when it can.
- */
-const char *job_arg_problem(const char *arg);
-
-/*
  * Length in bytes and token count of the line submit_rpc_handler.php writes
  * for a job with these arguments and physical input names (a leading space
  * and the newline included, as the handler writes them).

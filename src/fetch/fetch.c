@@ -91,7 +91,7 @@ static int append_stderr(const fetch_ctx *fc, const char *text, exec_err *e)
     char *path = files_resolve(fc->f->iwd, fc->f->stderr_file);
     if (path == NULL)
         return errno == ENOMEM
-                   ? fetch_step_nomem(e)
+                   ? exec_err_nomem(e)
                    : fetch_step_failf(e, EXEC_E_REFUSED,
                                  "fetch_output failed: bad stderr file %s",
                                  fc->f->stderr_file);
@@ -117,12 +117,12 @@ static char *success_tail(const boinc_completed_job *cj, exec_err *e)
                       cj->has_exit_status ? cj->exit_status : 0, elapsed,
                       cpu) != 0) {
         strbuf_free(&out);
-        fetch_step_nomem(e);
+        exec_err_nomem(e);
         return NULL;
     }
     char *tail = strbuf_detach(&out);
     if (tail == NULL)
-        fetch_step_nomem(e);
+        exec_err_nomem(e);
     return tail;
 }
 
@@ -191,7 +191,7 @@ static int fetch_failed(fetch_ctx *fc, const boinc_completed_job *cj, exec_err *
         strbuf_puts(&raw, ", no instance reported") == 0)
         rc = fetch_step_failf(e, EXEC_E_REFUSED, "%s", raw.data);
     else
-        rc = fetch_step_nomem(e);
+        rc = exec_err_nomem(e);
     strbuf_free(&raw);
     return rc;
 }
@@ -284,11 +284,6 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
     boinc_client_set_download_limit(ctx->client, 0);
     if (tail != NULL)
         return tail;
-    /* Out of memory left no message: NULL, the executors' ENOMEM (the
-     * worker answers it).  Any other failure is its one error token. */
-    if (e.msg == NULL) {
-        exec_err_clear(&e);
-        return NULL;
-    }
+    /* the one error token (out of memory's when it has no message) */
     return exec_err_result(&e);
 }

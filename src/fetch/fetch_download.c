@@ -41,7 +41,7 @@ static int fail_get_output(exec_err *e, const char *name, int file_num,
     strbuf step = STRBUF_INIT;
     int rc = strbuf_printf(&step, "get_output of %s (file %d)", name, file_num) == 0
                  ? fetch_step_fail_rpc(e, step.data, err)
-                 : fetch_step_nomem(e);
+                 : exec_err_nomem(e);
     boinc_error_clear(err);
     strbuf_free(&step);
     return rc;
@@ -141,7 +141,7 @@ int fetch_download_plain(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
      * (BOINC apps have a handful of outputs, fixed by the template). */
     pending_output *p = calloc(t->n_outputs ? t->n_outputs : 1, sizeof *p);
     if (p == NULL)
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     size_t np = 0;
     int rc = check_names(fc, t, e);
     if (rc == 0)

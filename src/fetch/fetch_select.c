@@ -68,7 +68,7 @@ char *fetch_select_destination(const gahp_fetch_output *f, const char *name,
     char *dest = files_resolve(f->iwd, path);
     if (dest == NULL) {
         if (errno == ENOMEM)
-            fetch_step_nomem(e);
+            exec_err_nomem(e);
         else
             fetch_step_failf(e, EXEC_E_REFUSED,
                         "fetch_output failed: bad destination %s for %s",

@@ -2,7 +2,7 @@
  * fetch_step.c - the failure helpers of BOINC_FETCH_OUTPUT's steps (see
  * fetch_step.h): each fills an exec_err with a code and the message the
  * client gets, and turns a message that could not be formed into out of
- * memory, so that a failure never looks like success.
+ * memory (exec_err_nomem), so that a failure never looks like success.
  */
 #include "fetch/fetch_step.h"
 
@@ -11,19 +11,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-int fetch_step_nomem(exec_err *e)
-{
-    exec_err_clear(e);
-    e->code = EXEC_E_NOMEM;
-    return -1;
-}
-
-/* A code whose message could not be allocated is out of memory. */
-static int checked(exec_err *e)
-{
-    return e->msg != NULL ? -1 : fetch_step_nomem(e);
-}
-
 int fetch_step_failf(exec_err *e, exec_code code, const char *fmt, ...)
 {
     va_list ap;
@@ -31,24 +18,24 @@ int fetch_step_failf(exec_err *e, exec_code code, const char *fmt, ...)
     char *msg = str_vprintf(fmt, ap);
     va_end(ap);
     if (msg == NULL)
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     exec_err_set(e, code, msg, NULL);   /* no detail: the message as it is */
     free(msg);
-    return checked(e);
+    return -1;          /* out of memory when the message could not be made */
 }
 
 int fetch_step_fail_local(exec_err *e, const char *step, char *errmsg)
 {
     if (errmsg == NULL)
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     exec_err_set(e, EXEC_E_LOCAL, step, errmsg);
     free(errmsg);
-    return checked(e);
+    return -1;          /* out of memory when the message could not be made */
 }
 
 int fetch_step_fail_rpc(exec_err *e, const char *step, boinc_error *err)
 {
     exec_err_boinc(e, step, err);
     boinc_error_clear(err);
-    return checked(e);
+    return -1;          /* out of memory when the message could not be made */
 }

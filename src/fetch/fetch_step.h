@@ -4,8 +4,8 @@
  *
  * Every step returns 0 when done, or -1 with the exec_err holding a code
  * and the client's message; exec_fetch_output turns it into the result
- * tail once.  Out of memory is the code EXEC_E_NOMEM with no message
- * (exec.h), never a marker pointer.  Codes: EXEC_E_RPC for a failed BOINC
+ * tail once.  Out of memory is exec_err_nomem's EXEC_E_NOMEM with no
+ * message (exec.h), never a marker pointer.  Codes: EXEC_E_RPC for a failed BOINC
  * RPC, EXEC_E_LOCAL for a local file operation, EXEC_E_REFUSED for what
  * the server's answer or the request makes impossible (a job not
  * finished, an unsafe name, a bad destination).
@@ -22,9 +22,6 @@ typedef struct {
     boinc_project project;
     long long fetched;          /* bytes downloaded so far (--max-fetch-bytes) */
 } fetch_ctx;
-
-/* Set *e to out of memory.  Returns -1. */
-int fetch_step_nomem(exec_err *e);
 
 /* Set *e to code and the printf-style message.  Returns -1. */
 int fetch_step_failf(exec_err *e, exec_code code, const char *fmt, ...)

@@ -265,7 +265,7 @@ int fetch_templates_get(fetch_ctx *fc, long long project_id,
         return 0;
     }
     if (hit < 0)
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     int rc = ask_by_job(fc, &out->t, e);
     pthread_mutex_lock(&c->lock);
     finish_load(c, mine, rc == 0 ? &out->t : NULL);

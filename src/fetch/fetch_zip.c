@@ -85,7 +85,7 @@ static int copy_into_place(const char *src, const char *dest, char **errmsg)
             continue;
         if (got == 0)
             break;
-        if (got < 0 || outputs_write_all(fd, buf, (size_t)got) != 0) {
+        if (got < 0 || files_write_all(fd, buf, (size_t)got) != 0) {
             errno_message(errmsg, "cannot write output file", dest);
             close(in);
             outputs_abort_temp(fd, tmp);
@@ -127,21 +127,21 @@ static int make_private_dir(const fetch_ctx *fc, strbuf *dir, strbuf *members,
 {
     char *base = files_resolve(fc->f->iwd, ".boinc_gahp.zip.XXXXXX");
     if (base == NULL)
-        return errno == ENOMEM ? fetch_step_nomem(e)
+        return errno == ENOMEM ? exec_err_nomem(e)
                                : fetch_step_failf(e, EXEC_E_REFUSED,
                                              "fetch_output failed: bad iwd %s",
                                              fc->f->iwd);
     int rc = strbuf_puts(dir, base);
     free(base);
     if (rc != 0)
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     if (mkdtemp(dir->data) == NULL)
         return fetch_step_failf(e, EXEC_E_LOCAL, "fetch_output failed: cannot create "
                            "temporary directory in %s: %s", fc->f->iwd,
                            strerror(errno));
     *made = 1;
     if (strbuf_printf(members, "%s/members", dir->data) != 0)
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     if (mkdir(members->data, 0700) != 0)
         return fetch_step_failf(e, EXEC_E_LOCAL, "fetch_output failed: cannot create "
                            "temporary directory %s: %s", members->data,
@@ -167,7 +167,7 @@ static int place_members(fetch_ctx *fc, const char *members_dir,
         char *errmsg = NULL;
         int rc = 0;
         if (strbuf_printf(&src, "%s/%s", members_dir, names[i]) != 0)
-            rc = fetch_step_nomem(e);
+            rc = exec_err_nomem(e);
         else if (place_member(src.data, dest, &errmsg) != 0)
             rc = fetch_step_fail_local(e, "saving output failed", errmsg);
         free(dest);
@@ -200,7 +200,7 @@ static int download_and_unpack(fetch_ctx *fc, const char *zip_name,
     strbuf archive = STRBUF_INIT;
     if (strbuf_printf(&archive, "%s/%s", dir, zip_name) != 0) {
         strbuf_free(&archive);
-        return fetch_step_nomem(e);
+        return exec_err_nomem(e);
     }
     pending_output pf = { 0, archive.data, -1, NULL, max_nbytes };
     int rc = fetch_download_temp(fc, &pf, zip_name, e);

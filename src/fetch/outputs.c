@@ -63,26 +63,6 @@ int outputs_name_is_safe(const char *name)
     return strlen(name) <= OUTPUTS_NAME_MAX;
 }
 
-int outputs_write_all(int fd, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (w == 0) {           /* should not happen for files; avoid a loop */
-            errno = EIO;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Split dest_path into a malloc'd directory ("." when there is no '/') and
  * a pointer to its basename.  NULL with errno EISDIR for a path ending in
  * '/', ENOMEM, or EINVAL for an empty path. */
@@ -270,7 +250,7 @@ int outputs_write_file(const char *dest_path, const void *data, size_t len,
     char *tmp;
     if (outputs_open_temp(dest_path, &fd, &tmp, errmsg) != 0)
         return -1;
-    if (outputs_write_all(fd, data, len) != 0) {
+    if (files_write_all(fd, data, len) != 0) {
         outputs_set_err(errmsg, "cannot write output file %s: %s", dest_path, strerror(errno));
         outputs_abort_temp(fd, tmp);
         return -1;
@@ -401,7 +381,7 @@ static int outputs_zip_copy(zip_t *za, zip_uint64_t i, zip_uint64_t expected,
                             zip_path, name);
             goto out;
         }
-        if (outputs_write_all(fd, buf, (size_t)r) != 0) {
+        if (files_write_all(fd, buf, (size_t)r) != 0) {
             outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                             zip_path, name, strerror(errno));
             goto out;
@@ -619,7 +599,7 @@ static int append_in_place(const char *path, const char *text, char **errmsg)
         outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
         return -1;
     }
-    if (outputs_write_all(fd, text, strlen(text)) != 0 ||
+    if (files_write_all(fd, text, strlen(text)) != 0 ||
         (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)) {
         int err = errno;
         close(fd);

@@ -58,10 +58,6 @@ int outputs_commit_temp(int fd, char *tmp_path, const char *dest_path,
 /* Close fd, unlink tmp_path, free tmp_path.  fd < 0 or NULL are skipped. */
 void outputs_abort_temp(int fd, char *tmp_path);
 
-/* Write all of data to fd, retrying short writes and EINTR.  0 or -1
- * (errno set). */
-int outputs_write_all(int fd, const void *data, size_t len);
-
 /* Atomically create or replace dest_path with data[0..len) (temp file +
  * commit). */
 int outputs_write_file(const char *dest_path, const void *data, size_t len,

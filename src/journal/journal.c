@@ -91,11 +91,6 @@ static int fail(journal *j, const char *what)
     return -1;
 }
 
-int journal_fail(journal *j, const char *what)
-{
-    return fail(j, what);
-}
-
 /* A failure that is not SQLite's: a refused statement, a misuse, no memory. */
 static int refuse(journal *j, const char *what, const char *why)
 {

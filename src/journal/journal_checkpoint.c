@@ -32,6 +32,7 @@
 #include "journal/journal_internal.h"
 
 #include "base/log.h"
+#include "base/num.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -56,9 +57,8 @@ static void frames_setup(void)
     const char *v = getenv("BOINC_GAHP_TEST_CKPT_FRAMES");
     if (v == NULL || *v == '\0')
         return;
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end == '\0' && n >= 1 && n <= CKPT_FRAMES)
+    long n;
+    if (num_parse_long(v, 1, CKPT_FRAMES, &n) == 0)
         ckpt_frames = (int)n;
 }
 

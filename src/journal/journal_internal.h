@@ -219,7 +219,7 @@ extern const journal_sql journal_sql_blah[JSTMT_COUNT];
  *   'd' double, 'k' a row id (long long): NULL when <= 0.
  * A type string whose length is not the statement's parameter count, a
  * failed bind, and a write outside a write transaction are refused.
- * Returns 0, or -1 after journal_fail.
+ * Returns 0, or -1 with the handle's error set.
  */
 int journal_run(journal *j, jstmt id, const char *types, ...);
 
@@ -261,10 +261,8 @@ int journal_parent_batch(journal *j, long long batch_row);
 /* 1 when j is inside a write transaction (journal_begin .. commit). */
 int journal_in_txn(const journal *j);
 
-/* Record "<what>: <sqlite error>" as the handle's error, log it, return -1. */
-int journal_fail(journal *j, const char *what);
-/* The same with a reason of ours ("<what>: <why>"): out of memory, a
- * refused statement. */
+/* Record "<what>: <why>", a reason of ours (out of memory, a refused
+ * statement), as the handle's error, log it, return -1. */
 int journal_refuse(journal *j, const char *what, const char *why);
 
 /* The raw connection: row counts, rowids, the checkpointer, unit tests. */

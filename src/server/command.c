@@ -66,9 +66,11 @@ static const command_row rows[] = {
     SYNC("RESULTS", SYNC_RESULTS, 1, BURST_FLUSH_BEFORE),
     SYNC("VERSION", SYNC_VERSION, 1, BURST_JOIN),
     /* Internal: a BLAH group's BOINC batch, submitted and resumed like a
-     * BOINC_SUBMIT (blah/blah.c journals it; its client id is the group's). */
+     * BOINC_SUBMIT (blah/blah.c journals it; its client id is the group's).
+     * Its stored result is kept as a submit's is (replayable: never
+     * transient); no client re-issues it, so it is never replayed. */
     { .name = "BLAH_GROUP_SUBMIT", .cmd = GAHP_CMD_SUBMIT, .parse = gahp_parse_submit,
-      .exec = exec_submit, .resume_unfinished = 1, .internal = 1 },
+      .exec = exec_submit, .replayable = 1, .resume_unfinished = 1, .internal = 1 },
     /* Internal, never journaled: the wait of a BLAH group for its last jobs
      * (a group left open by a crash is closed at start-up instead). */
     { .name = "BLAH_GROUP_LEAD", .cmd = GAHP_CMD_BLAH_LEAD, .parse = gahp_parse_blah_lead,
@@ -107,12 +109,6 @@ const command_row *command_of(gahp_command cmd)
     return internal;
 }
 
-const char *command_name(gahp_command cmd)
-{
-    const command_row *row = command_of(cmd);
-    return row ? row->name : "?";
-}
-
 static pthread_once_t reply_once = PTHREAD_ONCE_INIT;
 static char *list_reply;
 
@@ -145,28 +141,29 @@ const char *command_list_reply(void)
     return list_reply != NULL ? list_reply : "F";
 }
 
-static int parse_with(const command_row *(*find)(const char *), char *const *argv,
-                      size_t argc, gahp_request **out, const char **why)
+int command_parse(const command_row *row, char *const *argv, size_t argc,
+                  gahp_request **out, const char **why)
 {
     *out = NULL;
-    const command_row *row = argc > 0 ? find(argv[0]) : NULL;
     if (row == NULL || row->sync != SYNC_NONE) {
         *why = "unknown command";
         return -1;
     }
-    return gahp_request_parse(row->cmd, row->parse, argv, argc, out, why);
+    if (gahp_request_parse(row->cmd, row->parse, argv, argc, out, why) != 0)
+        return -1;
+    (*out)->row = row;
+    return 0;
 }
 
 int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
                           const char **why)
 {
-    return parse_with(command_find, argv, argc, out, why);
+    return command_parse(argc > 0 ? command_find(argv[0]) : NULL, argv, argc, out, why);
 }
 
-int command_parse_journaled(char *const *argv, size_t argc, gahp_request **out,
-                            const char **why)
+char *command_fail(const command_row *row, const char *msg)
 {
-    return parse_with(command_find_journaled, argv, argc, out, why);
+    return row->fail != NULL ? row->fail(msg) : gahp_escape(msg);
 }
 
 /* ---- running a request ------------------------------------------------- */
@@ -211,15 +208,14 @@ static char *replay(exec_ctx *ctx, const gahp_request *req, const command_row *r
 
 char *command_dispatch(exec_ctx *ctx, const gahp_request *req)
 {
-    const command_row *row = command_of(req->cmd);
+    const command_row *row = req->row;
     if (row == NULL || row->exec == NULL)
         return gahp_escape("internal error: unknown command");
-    char *(*fail)(const char *) = row->fail != NULL ? row->fail : gahp_escape;
     /* A well-framed request with a bad value: the error names the field. */
     if (req->value_error != NULL)
-        return fail(req->value_error);
+        return command_fail(row, req->value_error);
     if (req->project_url == NULL)
-        return fail(row->fail != NULL
+        return command_fail(row, row->fail != NULL
                     ? "no BOINC project is configured: set project_url and authenticator_file "
                       "in boinc_gahp.conf (doc/htcondor.md)"
                     : "no project selected");

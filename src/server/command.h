@@ -48,7 +48,7 @@ typedef char *(*executor_fn)(exec_ctx *ctx, const gahp_request *req);
 /* Removes what an interrupted run of the request left on disk. */
 typedef void (*leftover_fn)(const gahp_request *req);
 
-typedef struct {
+typedef struct command_row {
     const char *name;           /* as on the wire (matched case-insensitively) */
     sync_command sync;
     size_t argc;                /* sync: tokens including the name */
@@ -72,33 +72,47 @@ typedef struct {
                                    COMMANDS (a BLAH group's submit) */
 } command_row;
 
+/*
+ * A request's row is looked up once, by name, where the request enters the
+ * server (the reader's line, recovery's journal row), and then travels in
+ * gahp_request.row from the parse to the result: command_dispatch and the
+ * worker read it there.
+ */
+
 /* The row of a command name a client may send, or NULL when it is not
  * one. */
 const command_row *command_find(const char *name);
 /* The same, internal rows included (recovery reads the journal's rows). */
 const command_row *command_find_journaled(const char *name);
-/* The row of an asynchronous request type (never NULL for a valid one). */
+/* The row of an asynchronous request type, for a request made outside the
+ * table (a server task, a BLAH group closed at start-up: workers_submit
+ * looks it up once); never NULL for a valid one. */
 const command_row *command_of(gahp_command cmd);
-/* Wire name of a request type. */
-const char *command_name(gahp_command cmd);
 
 /* "S <every command name>", the COMMANDS reply. */
 const char *command_list_reply(void);
 
-/* Parse an asynchronous request line (see gahp_request_parse); an unknown
- * or synchronous name is refused with *why set. */
+/* Parse the request line argv of row's command (see gahp_request_parse)
+ * into a request carrying row; a synchronous row is refused with *why set. */
+int command_parse(const command_row *row, char *const *argv, size_t argc,
+                  gahp_request **out, const char **why);
+/* command_parse of the row command_find gives argv[0]; an unknown name is
+ * refused with *why set. */
 int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
                           const char **why);
-/* The same for a journaled request line: internal commands too. */
-int command_parse_journaled(char *const *argv, size_t argc, gahp_request **out,
-                            const char **why);
+
+/* The result tail of an error of row's command: msg as the one escaped
+ * token of the BOINC commands, or in a BLAH command's own form (row->fail).
+ * NULL on ENOMEM. */
+char *command_fail(const command_row *row, const char *msg);
 
 /* ---- running a request ------------------------------------------------- */
 
 /*
- * Run one request; return the malloc'd result tail: everything after
- * "<id> ", already escaped, with exactly the token count the client
- * expects (e.g. "NULL" or one escaped error token).  NULL only on ENOMEM.
+ * Run one request through its row (req->row); return the malloc'd result
+ * tail: everything after "<id> ", already escaped, with exactly the token
+ * count the client expects (e.g. "NULL" or one escaped error token).  NULL
+ * only on ENOMEM.
  */
 char *command_dispatch(exec_ctx *ctx, const gahp_request *req);
 

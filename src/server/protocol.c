@@ -11,6 +11,7 @@
  */
 #include "server/protocol.h"
 
+#include "base/files.h"
 #include "base/url.h"
 #include "server/command.h"
 #include "wire/gahp_text.h"
@@ -383,27 +384,12 @@ void protocol_free(protocol *p)
     free(p);
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Write sb under write_mu (caller holds it). */
 static int write_locked(protocol *p, const strbuf *sb)
 {
     if (p->out_broken)
         return -1;
-    if (write_all(p->out_fd, sb->data ? sb->data : "", sb->len) != 0) {
+    if (files_write_all(p->out_fd, sb->data ? sb->data : "", sb->len) != 0) {
         log_error("cannot write to stdout: %s", strerror(errno));
         p->out_broken = 1;
         return -1;
@@ -512,7 +498,7 @@ static int commit_requests(protocol *p)
             continue;
         if (request_project_id(p, r) != 0 ||
             journal_request_insert(p->j, p->session_id, r->id,
-                                   command_name(r->cmd), r->args_text,
+                                   r->row->name, r->args_text,
                                    r->project_id, now, &r->journal_id) != 0) {
             journal_rollback(p->j);
             forget_project_cache(p);    /* its row may have been rolled back */
@@ -698,11 +684,11 @@ static int attach_project(protocol *p, gahp_request *req)
     return req->project_url != NULL && req->authenticator != NULL ? 0 : -1;
 }
 
-static int handle_async(protocol *p, gahp_args *a)
+static int handle_async(protocol *p, const command_row *c, gahp_args *a)
 {
     gahp_request *req;
     const char *why;
-    if (command_parse_request(a->argv, a->argc, &req, &why) != 0) {
+    if (command_parse(c, a->argv, a->argc, &req, &why) != 0) {
         log_info("E for %s: %s", a->argv[0], why);
         return queue_line(p, "E", NULL, NULL);
     }
@@ -863,7 +849,7 @@ static void handle_line(protocol *p, char *line, size_t len)
     } else if (c->sync != SYNC_NONE) {
         handle_sync(p, c, &p->args);
     } else {
-        handle_async(p, &p->args);
+        handle_async(p, c, &p->args);
     }
 }
 

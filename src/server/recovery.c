@@ -53,9 +53,10 @@ typedef struct {
 
 /*
  * Rebuild a typed request from its journal row: "<command> <id> <args>" is
- * tokenised and parsed exactly like a request line.
+ * tokenised and parsed exactly like a request line, with the row decide_row
+ * found for it.
  */
-static gahp_request *request_from_row(const journal_request_row *row)
+static gahp_request *request_from_row(const journal_request_row *row, const command_row *cmd)
 {
     strbuf line = STRBUF_INIT;
     if (strbuf_printf(&line, "%s %ld%s%s", row->command, row->client_id,
@@ -67,7 +68,7 @@ static gahp_request *request_from_row(const journal_request_row *row)
     gahp_request *req = NULL;
     const char *why = NULL;
     if (gahp_tokenize(line.data, line.len, &args) == GAHP_TOK_OK &&
-        command_parse_journaled(args.argv, args.argc, &req, &why) == 0) {
+        command_parse(cmd, args.argv, args.argc, &req, &why) == 0) {
         req->journal_id = row->request_row;
         req->project_id = row->project_id;
         if (row->project_url != NULL) {
@@ -87,7 +88,8 @@ static gahp_request *request_from_row(const journal_request_row *row)
     return req;
 }
 
-static int requeue_row(recovery_state *st, const journal_request_row *row)
+static int requeue_row(recovery_state *st, const journal_request_row *row,
+                       const command_row *cmd)
 {
     if (strcmp(row->state, JOURNAL_COMPLETED) == 0) {
         if (workers_add_result(st->w, row->request_row, row->client_id,
@@ -97,7 +99,7 @@ static int requeue_row(recovery_state *st, const journal_request_row *row)
         st->requeued_results++;
         return 0;
     }
-    gahp_request *req = request_from_row(row);
+    gahp_request *req = request_from_row(row, cmd);
     if (req == NULL)
         return row_list_add(&st->close, row->request_row);
     if (row_list_add(&st->resumed, row->request_row) != 0 ||
@@ -118,7 +120,7 @@ static void remove_leftovers(const command_row *cmd, const journal_request_row *
 {
     if (cmd == NULL || cmd->remove_leftovers == NULL)
         return;
-    gahp_request *req = request_from_row(row);
+    gahp_request *req = request_from_row(row, cmd);
     if (req != NULL)
         cmd->remove_leftovers(req);
     gahp_request_free(req);
@@ -144,9 +146,9 @@ static int decide_row(const journal_request_row *row, void *arg)
          * afresh (BLAH): closed */
         rc = row_list_add(&st->close, row->request_row);
     } else if (st->cfg->requeue_undelivered && !internal) {
-        rc = requeue_row(st, row);
+        rc = requeue_row(st, row, cmd);
     } else if (unfinished && resumable && row->project_url != NULL) {
-        gahp_request *req = request_from_row(row);
+        gahp_request *req = request_from_row(row, cmd);
         if (req == NULL) {
             rc = row_list_add(&st->close, row->request_row);
         } else {

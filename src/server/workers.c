@@ -273,6 +273,7 @@ static void push_completion(workers *w, completion *c)
 
 static void run_one(worker *wk, gahp_request *req)
 {
+    const command_row *crow = req->row;     /* found when it was parsed */
     completion *c = calloc(1, sizeof *c);
     double started = journal_now();
     char *tail = command_dispatch(&wk->ctx, req);
@@ -281,7 +282,8 @@ static void run_one(worker *wk, gahp_request *req)
         free(c);
         free(tail);
         c = calloc(1, sizeof *c);
-        tail = strdup("out\\ of\\ memory");
+        /* out of memory's one message, in the command's own error form */
+        tail = crow != NULL ? command_fail(crow, EXEC_NOMEM_MSG) : exec_nomem_result();
         if (c == NULL || tail == NULL) {
             free(c);
             free(tail);
@@ -290,7 +292,7 @@ static void run_one(worker *wk, gahp_request *req)
     }
     if (req->journal_id == 0 && req->background) {
         /* a server task outside the journal (exec_shared.spawn) */
-        log_debug("%s finished: %s", command_name(req->cmd), tail);
+        log_debug("%s finished: %s", crow != NULL ? crow->name : "?", tail);
         free(tail);
         free(c);
         return;
@@ -299,7 +301,6 @@ static void run_one(worker *wk, gahp_request *req)
     c->client_id = req->id;
     /* A command never replayed (ping, query) answers about now: the
      * journal drops its result once delivered (issue 19). */
-    const command_row *crow = command_of(req->cmd);
     c->transient = crow != NULL && !crow->replayable;
     c->started_at = started;
     c->completed_at = journal_now();
@@ -311,7 +312,7 @@ static void run_one(worker *wk, gahp_request *req)
     int ok = crow != NULL && crow->fail != NULL          /* BLAH: "0 NULL ..." */
              ? strncmp(tail, "0 ", 2) == 0
              : strncmp(tail, "NULL", 4) == 0 && (tail[4] == ' ' || tail[4] == '\0');
-    log_info("%s %ld finished: %s in %.0f ms", command_name(req->cmd), req->id,
+    log_info("%s %ld finished: %s in %.0f ms", crow != NULL ? crow->name : "?", req->id,
              ok ? "ok" : "error", (c->completed_at - started) * 1000.0);
     push_completion(wk->pool, c);
 }
@@ -412,6 +413,10 @@ static void *worker_main(void *arg)
 
 void workers_submit(workers *w, gahp_request *req)
 {
+    /* A request made outside the command table (a server task, a BLAH
+     * group closed at start-up) gets its row here, once. */
+    if (req->row == NULL)
+        req->row = command_of(req->cmd);
     work_item *it = malloc(sizeof *it);
     if (it == NULL) {
         log_error("out of memory queueing request %ld; it stays accepted in "

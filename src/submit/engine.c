@@ -105,9 +105,9 @@ static int journal_failure(submit_run *r, int resume)
 {
     if (r->batch.id > 0 && resume >= 0) {
         if (check_transition(r, BATCH_FAILED, (batch_state)resume,
-                             r->error.msg ? r->error.msg : "out of memory") != 0)
+                             r->error.msg ? r->error.msg : EXEC_NOMEM_MSG) != 0)
             return -1;
-        char *tok = gahp_escape(r->error.msg ? r->error.msg : "out of memory");
+        char *tok = gahp_escape(r->error.msg ? r->error.msg : EXEC_NOMEM_MSG);
         /* The journal keeps the error exactly as the client is given it. */
         if (tok != NULL &&
             journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume,
@@ -135,7 +135,11 @@ int engine_failf(submit_run *r, int resume, exec_code code, const char *what,
     va_start(ap, fmt);
     char *detail = str_vprintf(fmt, ap);
     va_end(ap);
-    int rc = engine_fail(r, resume, code, what, detail ? detail : "(out of memory)");
+    if (detail == NULL) {
+        exec_err_nomem(&r->error);
+        return journal_failure(r, resume);
+    }
+    int rc = engine_fail(r, resume, code, what, detail);
     free(detail);
     return rc;
 }
@@ -159,7 +163,7 @@ int engine_fail_journal(submit_run *r)
 
 int engine_fail_nomem(submit_run *r)
 {
-    return engine_fail(r, -1, EXEC_E_NOMEM, "out of memory", NULL);
+    return exec_err_nomem(&r->error);
 }
 
 int engine_reload(submit_run *r)
@@ -205,7 +209,8 @@ int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n)
 /* Extra looks before concluding that a lost request had no effect. */
 #define SETTLE_LOOKS 2
 
-step_outcome engine_classify(int rc, const boinc_error *err)
+/* Classify the return code of a sent-once RPC and its error. */
+static step_outcome engine_classify(int rc, const boinc_error *err)
 {
     if (rc == BOINC_OK)
         return STEP_DONE;

@@ -152,9 +152,6 @@ typedef enum {
     STEP_UNKNOWN
 } step_outcome;
 
-/* Classify the return code of a sent-once RPC and its error. */
-step_outcome engine_classify(int rc, const boinc_error *err);
-
 /* What a resolver found. */
 typedef enum {
     RESOLVE_FAILED = -1,    /* r's error is set */

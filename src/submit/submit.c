@@ -116,23 +116,6 @@ static int command_line(submit_run *r, size_t i, const char *const *phys, char *
     return 0;
 }
 
-static void fill_params(const gahp_submit *s, boinc_job_params *p)
-{
-    memset(p, 0, sizeof *p);
-    if (s->params_set & GAHP_P_FPOPS_EST)
-        p->rsc_fpops_est = s->rsc_fpops_est;
-    if (s->params_set & GAHP_P_FPOPS_BOUND)
-        p->rsc_fpops_bound = s->rsc_fpops_bound;
-    if (s->params_set & GAHP_P_MEMORY_BOUND)
-        p->rsc_memory_bound = s->rsc_memory_bound;
-    if (s->params_set & GAHP_P_DISK_BOUND)
-        p->rsc_disk_bound = s->rsc_disk_bound;
-    if (s->params_set & GAHP_P_DELAY_BOUND)
-        p->delay_bound = s->delay_bound;
-    if (s->params_set & GAHP_P_APP_VERSION)
-        p->app_version_num = s->app_version_num;
-}
-
 static void jobs_free(submit_jobs *j)
 {
     for (size_t i = 0; j->specs != NULL && i < j->njobs; i++)
@@ -162,7 +145,7 @@ static int build_jobs(submit_run *r, submit_jobs *j)
         j->specs[i].phys_names = (const char *const *)&r->input_phys[k];
         k += s->jobs[i].ninputs;
     }
-    fill_params(s, &j->params);
+    j->params = &s->params;
     return 0;
 }
 

@@ -220,7 +220,7 @@ static void *post_batch(void *arg)
     batch_post *p = arg;
     const submit_jobs *j = p->jobs;
     p->rc = boinc_submit_batch(p->r->ctx->client, &p->r->project, p->r->batch.server_batch_id,
-                               p->r->s->app, &j->params, j->specs, j->njobs, p->err);
+                               p->r->s->app, j->params, j->specs, j->njobs, p->err);
     return NULL;
 }
 

@@ -19,7 +19,7 @@ int submit_batch_steps_create(submit_run *r);
 typedef struct {
     boinc_job_spec *specs;
     size_t njobs;
-    boinc_job_params params;
+    const gahp_job_params *params;   /* the request's own */
 } submit_jobs;
 
 /* submit_batch of jobs into the created batch. */

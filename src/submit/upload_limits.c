@@ -5,8 +5,10 @@
 #include "submit/upload_limits.h"
 
 #include "base/files.h"
+#include "base/num.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,9 +54,10 @@ upload_limit_kind upload_limit_classify(const char *msg, long *received, char **
         return UPLOAD_LIMIT_NONE;
     const char *p = strstr(msg, COUNT_PREFIX);
     if (p != NULL && strstr(p, "doesn't agree with request") != NULL) {
-        char *end;
-        long v = strtol(p + strlen(COUNT_PREFIX), &end, 10);
-        if (*end == ')' && v > 0)
+        const char *num = p + strlen(COUNT_PREFIX), *close = strchr(num, ')');
+        long v;
+        if (close != NULL && num_parse_long_blanks(num, (size_t)(close - num), 1, LONG_MAX,
+                                                   &v) == 0)
             *received = v;
         return UPLOAD_LIMIT_FILES;
     }

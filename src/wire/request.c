@@ -140,7 +140,7 @@ static int parse_param(cursor *c, const char *field, unsigned bit, int integer,
         long v;
         if (num_parse_long(t, -2147483647L, 2147483647L, &v) != 0)
             return bad_value(c, field, t, "an integer");
-        s->app_version_num = v;
+        s->params.app_version_num = v;
     } else if (num_parse_double(t, dval) != 0) {
         return bad_value(c, field, t, "a number");
     }
@@ -192,12 +192,12 @@ int gahp_parse_submit(cursor *c, gahp_request *r)
     }
     s->has_params = 1;
     double unused = 0;
-    if (parse_param(c, "rsc_fpops_est", GAHP_P_FPOPS_EST, 0, s, &s->rsc_fpops_est) != 0 ||
-        parse_param(c, "rsc_fpops_bound", GAHP_P_FPOPS_BOUND, 0, s, &s->rsc_fpops_bound) != 0 ||
+    if (parse_param(c, "rsc_fpops_est", GAHP_P_FPOPS_EST, 0, s, &s->params.rsc_fpops_est) != 0 ||
+        parse_param(c, "rsc_fpops_bound", GAHP_P_FPOPS_BOUND, 0, s, &s->params.rsc_fpops_bound) != 0 ||
         parse_param(c, "rsc_memory_bound", GAHP_P_MEMORY_BOUND, 0, s,
-                    &s->rsc_memory_bound) != 0 ||
-        parse_param(c, "rsc_disk_bound", GAHP_P_DISK_BOUND, 0, s, &s->rsc_disk_bound) != 0 ||
-        parse_param(c, "delay_bound", GAHP_P_DELAY_BOUND, 0, s, &s->delay_bound) != 0 ||
+                    &s->params.rsc_memory_bound) != 0 ||
+        parse_param(c, "rsc_disk_bound", GAHP_P_DISK_BOUND, 0, s, &s->params.rsc_disk_bound) != 0 ||
+        parse_param(c, "delay_bound", GAHP_P_DELAY_BOUND, 0, s, &s->params.delay_bound) != 0 ||
         parse_param(c, "app_version_num", GAHP_P_APP_VERSION, 1, s, &unused) != 0)
         return -1;
     return 0;

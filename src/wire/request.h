@@ -52,6 +52,21 @@ enum {
     GAHP_P_DISK_BOUND = 8, GAHP_P_DELAY_BOUND = 16, GAHP_P_APP_VERSION = 32
 };
 
+/*
+ * The six trailing fields of BOINC_SUBMIT: the one job-parameter type of
+ * the program, parsed here and sent as is by BOINC's submit_batch
+ * (boinc/boinc.h takes it).  A field the client sent as NULL, or did not
+ * send, is 0; a value <= 0 is sent as 0 ("unset" to the server).
+ */
+typedef struct {
+    double rsc_fpops_est;
+    double rsc_fpops_bound;
+    double rsc_memory_bound;
+    double rsc_disk_bound;
+    double delay_bound;
+    long app_version_num;
+} gahp_job_params;
+
 typedef struct {
     char *batch;
     char *app;
@@ -59,12 +74,7 @@ typedef struct {
     gahp_submit_job *jobs;
     int has_params;         /* the six trailing fields were present */
     unsigned params_set;    /* GAHP_P_* bits */
-    double rsc_fpops_est;
-    double rsc_fpops_bound;
-    double rsc_memory_bound;
-    double rsc_disk_bound;
-    double delay_bound;
-    long app_version_num;
+    gahp_job_params params;
 } gahp_submit;
 
 typedef struct {
@@ -130,8 +140,15 @@ typedef struct {
     char *job_id;           /* the id BLAH_JOB_SUBMIT returned */
 } gahp_blah_job;
 
+/* The server's command table row (server/command.h); opaque here. */
+struct command_row;
+
 typedef struct gahp_request {
     gahp_command cmd;
+    const struct command_row *row;  /* the command's row, found once when the
+                                   server parsed the request and carried to
+                                   its result (as Redis's c->cmd); NULL for a
+                                   request made outside the server's table */
     long id;                    /* the client's request id */
     long long journal_id;       /* requests.id in the journal, 0 = none yet */
     long long project_id;       /* projects.id in the journal, 0 = none */

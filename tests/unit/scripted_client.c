@@ -295,7 +295,7 @@ static int s_upload_files(boinc_client *c, const boinc_project *p, long batch_id
 }
 
 static int s_submit_batch(boinc_client *c, const boinc_project *p, long batch_id,
-                          const char *app, const boinc_job_params *params,
+                          const char *app, const gahp_job_params *params,
                           const boinc_job_spec *jobs, size_t njobs, boinc_error *err)
 {
     (void)p;

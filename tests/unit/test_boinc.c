@@ -6,6 +6,7 @@
  * normalisation, text squashing/unescaping, retry policy, argument
  * checks and the upload form's bytes.  No network: the transport is tested in test_boinc_emu.c.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 
 #include "boinc/boinc.h"
 #include "base/files.h"
+#include "base/num.h"
 #include "base/url.h"
 #include "boinc/boinc_internal.h"
 
@@ -1608,7 +1610,7 @@ static void test_request_submit_batch_escaping(void **state)
         { "job<1>&", NULL, 1, in1 },
         { "job 2", "--text \"a & b\" <in> 'q'", 2, in2 },
     };
-    boinc_job_params params = { 1e9, -1, 0, 0, 600, 3 };
+    gahp_job_params params = { 1e9, -1, 0, 0, 600, 3 };
     strbuf sb = STRBUF_INIT;
     assert_int_equal(boinc_req_submit_batch(&sb, "key", 7, "uppercase",
                                             &params, jobs, 2), 0);
@@ -1748,23 +1750,34 @@ static void test_squash_and_unescape(void **state)
     free(s);
 }
 
+/* The rule of the numbers in replies (base/num.h): blanks around allowed. */
+static int xml_long(const char *s, long *out)
+{
+    return num_parse_long_blanks(s, strlen(s), LONG_MIN, LONG_MAX, out);
+}
+
+static int xml_double(const char *s, double *out)
+{
+    return num_parse_double_blanks(s, strlen(s), out);
+}
+
 static void test_number_parsing(void **state)
 {
     (void)state;
     long l = 0;
     double d = 0;
-    assert_int_equal(boinc_parse_long(" 12\n", &l), 0);
+    assert_int_equal(xml_long(" 12\n", &l), 0);
     assert_int_equal(l, 12);
-    assert_int_equal(boinc_parse_long("-1", &l), 0);
+    assert_int_equal(xml_long("-1", &l), 0);
     assert_int_equal(l, -1);
-    assert_int_equal(boinc_parse_long("12x", &l), -1);
-    assert_int_equal(boinc_parse_long("", &l), -1);
-    assert_int_equal(boinc_parse_long("99999999999999999999999", &l), -1);
-    assert_int_equal(boinc_parse_double("1795251757.7113", &d), 0);
+    assert_int_equal(xml_long("12x", &l), -1);
+    assert_int_equal(xml_long("", &l), -1);
+    assert_int_equal(xml_long("99999999999999999999999", &l), -1);
+    assert_int_equal(xml_double("1795251757.7113", &d), 0);
     assert_true(d > 1795251757.71 && d < 1795251757.72);
-    assert_int_equal(boinc_parse_double("1e9", &d), 0);
-    assert_int_equal(boinc_parse_double("nan", &d), -1);
-    assert_int_equal(boinc_parse_double("1.5.2", &d), -1);
+    assert_int_equal(xml_double("1e9", &d), 0);
+    assert_int_equal(xml_double("nan", &d), -1);
+    assert_int_equal(xml_double("1.5.2", &d), -1);
 }
 
 static void test_retry_policy(void **state)

@@ -403,7 +403,7 @@ static void test_job_life_cycle(void **state)
     assert_int_equal(absent[0], 0);
 
     boinc_job_spec job = { "ut_job_1", "--some arg", 1, phys };
-    boinc_job_params params = { 0, 0, 0, 0, 0, 0 };
+    gahp_job_params params = { 0, 0, 0, 0, 0, 0 };
     assert_ok(boinc_submit_batch(E.client, &E.project, batch_id, "uppercase",
                                  &params, &job, 1, &err),
               &err, "submit_batch");

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -103,8 +104,8 @@ static void test_submit(void **state)
     assert_true(s->has_params);
     assert_int_equal(s->params_set, GAHP_P_FPOPS_EST | GAHP_P_MEMORY_BOUND |
                      GAHP_P_DELAY_BOUND | GAHP_P_APP_VERSION);
-    assert_true(s->rsc_fpops_est == 1e12);
-    assert_int_equal(s->app_version_num, 7);
+    assert_true(s->params.rsc_fpops_est == 1e12);
+    assert_int_equal(s->params.app_version_num, 7);
     /* canonical args keep escapes */
     assert_non_null(strstr(r->args_text, "a\\ b"));
     gahp_request_free(r);
@@ -203,6 +204,20 @@ static void test_abort_retire_lease(void **state)
     bad("BOINC_SET_LEASE 1 b 5 6");
 }
 
+/* Out of memory's token is its message escaped (exec/exec.h). */
+static void test_nomem_token_is_the_message_escaped(void **state)
+{
+    (void)state;
+    char *tok = gahp_escape(EXEC_NOMEM_MSG);
+    assert_non_null(tok);
+    assert_string_equal(tok, EXEC_NOMEM_RESULT);
+    free(tok);
+    tok = exec_nomem_result();
+    assert_non_null(tok);
+    assert_string_equal(tok, "out\\ of\\ memory");
+    free(tok);
+}
+
 static void test_numbers(void **state)
 {
     (void)state;
@@ -221,6 +236,37 @@ static void test_numbers(void **state)
     assert_int_equal(num_parse_double("0x10", &d), -1);
     assert_int_equal(num_parse_double("1.5 ", &d), -1);
     assert_int_equal(num_parse_double("infinity", &d), -1);
+    /* the edges of long long, and the forms strtol would let through */
+    assert_int_equal(num_parse_llong("-9223372036854775808", &ll), 0);
+    assert_true(ll == LLONG_MIN);
+    assert_int_equal(num_parse_llong("9223372036854775807", &ll), 0);
+    assert_true(ll == LLONG_MAX);
+    assert_int_equal(num_parse_llong("9223372036854775808", &ll), -1);
+    assert_int_equal(num_parse_llong("+1", &ll), -1);
+    assert_int_equal(num_parse_llong("-", &ll), -1);
+    assert_int_equal(num_parse_llong("1 ", &ll), -1);
+    /* blanks around a reply's number; the span ends where n says */
+    assert_int_equal(num_parse_long_blanks(" 12\n", 4, 0, 100, &l), 0);
+    assert_int_equal(l, 12);
+    assert_int_equal(num_parse_long_blanks("12)", 2, 0, 100, &l), 0);
+    assert_int_equal(num_parse_long_blanks("1 2", 3, 0, 100, &l), -1);
+    assert_int_equal(num_parse_long_blanks("  ", 2, 0, 100, &l), -1);
+    assert_int_equal(num_parse_double_blanks(" 1.5\t", 5, &d), 0);
+    assert_true(d == 1.5);
+    assert_int_equal(num_parse_double_blanks("1.5 2", 3, &d), 0);
+    assert_int_equal(num_parse_double_blanks("1.52", 3, &d), -1);  /* runs on */
+    assert_int_equal(num_parse_double_blanks("nan", 3, &d), -1);
+    /* digits: base 10 or 16, at most max, no sign */
+    unsigned long long u;
+    assert_int_equal(num_parse_digits("10FFFF", 6, 16, 0x10FFFF, &u), 0);
+    assert_true(u == 0x10FFFF);
+    assert_int_equal(num_parse_digits("110000", 6, 16, 0x10FFFF, &u), -1);
+    assert_int_equal(num_parse_digits("18446744073709551615", 20, 10, ULLONG_MAX, &u), 0);
+    assert_true(u == ULLONG_MAX);
+    assert_int_equal(num_parse_digits("18446744073709551616", 20, 10, ULLONG_MAX, &u), -1);
+    assert_int_equal(num_parse_digits("1a", 2, 10, 100, &u), -1);
+    assert_int_equal(num_parse_digits("-1", 2, 10, 100, &u), -1);
+    assert_int_equal(num_parse_digits("", 0, 10, 100, &u), -1);
 }
 
 int main(void)
@@ -232,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_fetch),
         cmocka_unit_test(test_abort_retire_lease),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_nomem_token_is_the_message_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

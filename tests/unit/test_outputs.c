@@ -48,7 +48,7 @@ static void write_bytes(const char *path, const void *data, size_t len)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     assert_true(fd >= 0);
-    assert_int_equal(outputs_write_all(fd, data, len), 0);
+    assert_int_equal(files_write_all(fd, data, len), 0);
     assert_int_equal(close(fd), 0);
 }
 
@@ -202,7 +202,7 @@ static void test_temp_commit(void **state)
     assert_int_equal(st.st_mode & 0777, 0644);     /* umask 022 */
     assert_int_equal(access(dest, F_OK), -1);      /* nothing under the final name yet */
 
-    assert_int_equal(outputs_write_all(fd, "hello\n", 6), 0);
+    assert_int_equal(files_write_all(fd, "hello\n", 6), 0);
     char *tmp_copy = strdup(tmp);
     assert_non_null(tmp_copy);
     assert_int_equal(outputs_commit_temp(fd, tmp, dest, &err), 0);
@@ -261,7 +261,7 @@ static void test_temp_abort(void **state)
     int fd;
     char *tmp = NULL;
     assert_int_equal(outputs_open_temp(dest, &fd, &tmp, NULL), 0);
-    assert_int_equal(outputs_write_all(fd, "half", 4), 0);
+    assert_int_equal(files_write_all(fd, "half", 4), 0);
     assert_int_equal(count_entries(test_dir), 2);
     outputs_abort_temp(fd, tmp);
     assert_int_equal(count_entries(test_dir), 1);

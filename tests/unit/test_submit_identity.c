@@ -40,7 +40,7 @@ static void fingerprint(gahp_submit_job *jobs, const char *batch, const char *ap
     s.jobs = jobs;
     s.has_params = 1;
     s.params_set = GAHP_P_FPOPS_EST;
-    s.rsc_fpops_est = fpops;
+    s.params.rsc_fpops_est = fpops;
     assert_int_equal(submit_identity_of(&s, out), 0);
     assert_int_equal(strlen(out), SUBMIT_IDENTITY_LEN - 1);
 }
