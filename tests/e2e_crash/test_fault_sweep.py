@@ -169,19 +169,25 @@ def codes_for(n, codes):
     return [codes[n % len(codes)]]
 
 
-def one_run(tmp_path, base, n, code, emulator, workload):
-    """workload(run, n) under fault step:n; True when the fault was reached."""
-    run = Run(tmp_path, base, n, code, emulator, "%s-%s" % (workload.__name__, code))
+def one_run(tmp_path, base, n, code, emulator, workload, fault=None, args=(), tag=None):
+    """workload(run, n, code) under fault (default step:n); True when the
+    fault was reached.  A fault at start-up must be an exit 1 with a
+    message (the journal's, for a step), never a crash."""
+    fault = fault or "step:%d" % n
+    point = fault.split(":")[0].split(".")[0]
+    run = Run(tmp_path, base, n, code, emulator, tag or "%s-%s" % (workload.__name__, code),
+              fault=fault, args=args)
     try:
         if run.up():
             workload(run, n, code)
         log = run.end()
     finally:
         run.g.kill()
-    if not run.up() and "test fault step" in log:
-        # a fault at start-up: an exit with the journal's message
-        assert run.g.proc.returncode == 1 and "journal" in log, log[-2000:]
-    return "test fault step" in log
+    reached = "test fault " + point in log
+    if not run.up() and reached:
+        assert run.g.proc.returncode == 1, log[-2000:]
+        assert point != "step" or "journal" in log, log[-2000:]
+    return reached
 
 
 def sweep(tmp_path, emulator, codes, workload, limit=400):
@@ -365,18 +371,9 @@ def alloc_sweep(tmp_path, emulator, workload):
         ns = alloc_ns(hits)
 
         def one(n, library=library):
-            run = Run(tmp_path, base, n, "full", emulator, "alloc-" + library,
-                      fault="alloc.%s:%d" % (library, n), args=ALLOC_ARGS)
-            try:
-                if run.up():
-                    workload(run, n, library)
-                log = run.end()
-            finally:
-                run.g.kill()
-            if not run.up() and "test fault alloc" in log:
-                # at start-up: an exit with a message, never a crash
-                assert run.g.proc.returncode == 1, log[-2000:]
-            return "test fault alloc" in log
+            return one_run(tmp_path, base, n, library, emulator, workload,
+                           fault="alloc.%s:%d" % (library, n), args=ALLOC_ARGS,
+                           tag="alloc-" + library)
 
         with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
             reached = sum(1 for ok in pool.map(one, ns) if ok)
