@@ -99,7 +99,7 @@ char *seam_run(seam *s, const char *line)
     req->project_id = s->project;
     /* accepted: journaled before S */
     assert_int_equal(journal_begin(s->j), 0);
-    assert_int_equal(journal_request_insert(s->j, s->session, req->id, command_name(req->cmd),
+    assert_int_equal(journal_request_insert(s->j, s->session, req->id, req->row->name,
                                             req->args_text, req->project_id, journal_now(),
                                             &req->journal_id), 0);
     assert_int_equal(journal_commit(s->j), 0);
