@@ -1,11 +1,13 @@
 /*
- * hash_pool.c - bounded thread pool for per-file work (see hash_pool.h).
- * Items are handed out one at a time from a shared atomic counter, so a
- * large file on one thread does not hold back the small ones.
+ * hash_pool.c - per-file work spread over a few threads (see hash_pool.h),
+ * tasks of the process's thread pool (base/tasks.h).  Items are handed out
+ * one at a time from a shared atomic counter, so a large file on one
+ * thread does not hold back the small ones.
  */
 #include "submit/hash_pool.h"
 
-#include <pthread.h>
+#include "base/tasks.h"
+
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -19,13 +21,13 @@ typedef struct {
     void *arg;
 } pool_job;
 
-static void *pool_worker(void *p)
+static void pool_worker(void *p)
 {
     pool_job *job = p;
     for (;;) {
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->n)
-            return NULL;
+            return;
         job->work(i, job->arg);
     }
 }
@@ -45,14 +47,13 @@ void hash_pool_run(size_t n, void (*work)(size_t i, void *arg), void *arg)
     pool_job job = { .n = n, .work = work, .arg = arg };
     atomic_init(&job.next, 0);
     unsigned nthreads = hash_pool_threads(n);
-    pthread_t tids[HASH_POOL_MAX_THREADS];
+    task *tasks[HASH_POOL_MAX_THREADS];
     unsigned started = 0;
     /* The calling thread is one of the workers: start nthreads - 1 more.
-     * A thread that cannot be created only means less parallelism. */
-    while (started + 1 < nthreads &&
-           pthread_create(&tids[started], NULL, pool_worker, &job) == 0)
+     * A thread that cannot be had only means less parallelism. */
+    while (started + 1 < nthreads && (tasks[started] = task_start(pool_worker, &job)) != NULL)
         started++;
     pool_worker(&job);
     for (unsigned i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
+        task_join(tasks[i]);
 }

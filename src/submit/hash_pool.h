@@ -1,8 +1,9 @@
 /*
- * hash_pool.h - a bounded pool of threads for the local file work of a
+ * hash_pool.h - a bounded number of threads for the local file work of a
  * submit (stat and MD5 of its inputs): runs work(i, arg) once for every i
  * in [0, n), on at most HASH_POOL_MAX_THREADS threads (fewer on a machine
- * with fewer CPUs), and returns when all are done.
+ * with fewer CPUs; the caller's own and tasks of the process's pool,
+ * base/tasks.h), and returns when all are done.
  *
  * The items must be independent: work(i) may write only to item i's own
  * storage (the caller's arrays) and must not touch the journal, the

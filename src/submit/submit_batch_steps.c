@@ -6,9 +6,9 @@
 
 #include "base/log.h"
 #include "submit/engine.h"
+#include "base/tasks.h"
 #include "base/testpoint.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,7 +207,7 @@ static int submit_announce(submit_run *r, void *arg)
     return engine_set_state(r, BATCH_SUBMIT_SENT, 0);
 }
 
-/* submit_batch's request, sent by a thread of its own (submit_send). */
+/* submit_batch's request, sent by a task of its own (submit_send). */
 typedef struct {
     submit_run *r;
     const submit_jobs *jobs;
@@ -215,13 +215,12 @@ typedef struct {
     int rc;
 } batch_post;
 
-static void *post_batch(void *arg)
+static void post_batch(void *arg)
 {
     batch_post *p = arg;
     const submit_jobs *j = p->jobs;
     p->rc = boinc_submit_batch(p->r->ctx->client, &p->r->project, p->r->batch.server_batch_id,
                                p->r->s->app, j->params, j->specs, j->njobs, p->err);
-    return NULL;
 }
 
 /* The job rows, written while the server creates the jobs (which takes it
@@ -239,8 +238,8 @@ static void journal_jobs_early(submit_run *r)
 
 /*
  * Send submit_batch and journal the job rows meanwhile: the request goes
- * on a thread of its own (the run's client is not used by this thread
- * until it is joined), the rows on this thread's journal connection.
+ * on a task of its own (base/tasks.h; the run's client is not used by
+ * this thread until it is joined), the rows on this thread's journal connection.
  * Nothing holds the journal's lock across the network.  The rows stay
  * invisible until the batch is submitted (journal_batches.h); when the
  * request did not go through they are deleted, and a later attempt or a
@@ -249,14 +248,14 @@ static void journal_jobs_early(submit_run *r)
 static int submit_send(submit_run *r, void *arg, boinc_error *err)
 {
     batch_post p = { r, arg, err, BOINC_OK };
-    pthread_t tid;
     r->jobs_journaled = 0;
-    if (pthread_create(&tid, NULL, post_batch, &p) != 0) {
+    task *t = task_start(post_batch, &p);
+    if (t == NULL) {            /* no thread: no overlap, the rows come later */
         post_batch(&p);
         return p.rc;
     }
     journal_jobs_early(r);
-    pthread_join(tid, NULL);
+    task_join(t);
     if (p.rc != BOINC_OK && r->jobs_journaled) {
         r->jobs_journaled = 0;
         if (journal_jobs_forget_unsubmitted(r->ctx->journal, r->batch.id) != 0)

@@ -1,5 +1,6 @@
 /*
- * submit_deadline.c - a submit run in a detached thread (submit_deadline.h).
+ * submit_deadline.c - a submit run as a detached task (submit_deadline.h;
+ * the task is a thread of the process's pool, base/tasks.h).
  *
  * The thread cannot use the worker's context: a journal connection and a
  * BOINC client belong to one thread.  It gets its own (exec_ctx_open_like:
@@ -11,8 +12,8 @@
 
 #include "exec/exec_ctx.h"
 #include "base/log.h"
+#include "base/tasks.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -30,15 +31,15 @@ static void detached_free(detached_run *d)
     free(d);
 }
 
-static void *detached_main(void *p)
+static void detached_main(void *p)
 {
     detached_run *d = p;
     exec_shared *shared = d->ctx.shared;
     d->fn(&d->ctx, d->req, d->arg);
     detached_free(d);
-    /* Last: once the count drops, shutdown may free what the run used. */
+    /* Last: once the count drops, shutdown may free what the run used (and
+     * join this pool thread: tasks_shutdown waits for the return). */
     atomic_fetch_sub(&shared->detached_runs, 1);
-    return NULL;
 }
 
 int submit_deadline_detach(const exec_ctx *ctx, const gahp_request *req,
@@ -59,16 +60,8 @@ int submit_deadline_detach(const exec_ctx *ctx, const gahp_request *req,
     }
     d->fn = fn;
     d->arg = arg;
-    pthread_attr_t attr;
-    pthread_t t;
     atomic_fetch_add(&ctx->shared->detached_runs, 1);
-    int rc = pthread_attr_init(&attr);
-    if (rc == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        rc = pthread_create(&t, &attr, detached_main, d);
-        pthread_attr_destroy(&attr);
-    }
-    if (rc != 0) {
+    if (task_start_detached(detached_main, d) != 0) {
         detached_free(d);
         atomic_fetch_sub(&ctx->shared->detached_runs, 1);
         return -1;

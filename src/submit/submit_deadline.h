@@ -17,7 +17,7 @@
 typedef void (*submit_detached_fn)(exec_ctx *ctx, const gahp_request *req, void *arg);
 
 /*
- * Run fn(own context, req, arg) in a new detached thread.  The context (a
+ * Run fn(own context, req, arg) as a detached task (base/tasks.h).  The context (a
  * new BOINC client and journal connection, the same config and session)
  * is freed and the thread's reference to req released when fn returns;
  * arg is fn's to free.

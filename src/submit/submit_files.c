@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "submit/engine.h"
 #include "base/testpoint.h"
+#include "base/tasks.h"
 #include "submit/upload_limits.h"
 #include "submit/submit_progress.h"
 
@@ -572,16 +573,14 @@ typedef struct {
     chunk_pool *pool;
     submit_run run;
     exec_ctx ctx;
-    pthread_t tid;
-    int started;
+    task *task;             /* NULL: not started */
     int rc;
 } chunk_lane;
 
-static void *lane_main(void *arg)
+static void lane_main(void *arg)
 {
     chunk_lane *ln = arg;
     ln->rc = lane_run(&ln->run, ln->pool);
-    return NULL;
 }
 
 /* Start a helper lane; 0 when it could not be (the round runs on fewer). */
@@ -598,21 +597,21 @@ static int lane_start(submit_run *r, chunk_lane *ln, chunk_pool *p)
     ln->run = *r;
     ln->run.ctx = &ln->ctx;
     memset(&ln->run.error, 0, sizeof ln->run.error);
-    if (pthread_create(&ln->tid, NULL, lane_main, ln) != 0) {
+    if ((ln->task = task_start(lane_main, ln)) == NULL) {
         log_warn("submit %s: one %s connection fewer: no thread", r->s->batch, p->step->rpc);
         exec_ctx_close(&ln->ctx);
         return 0;
     }
-    ln->started = 1;
     return 1;
 }
 
 /* Join a helper lane; its failure becomes the run's when the run has none. */
 static int lane_join(submit_run *r, chunk_lane *ln)
 {
-    if (!ln->started)
+    if (ln->task == NULL)
         return 0;
-    pthread_join(ln->tid, NULL);
+    task_join(ln->task);
+    ln->task = NULL;
     exec_ctx_close(&ln->ctx);
     if (ln->rc != 0 && r->error.code == EXEC_OK) {
         r->error = ln->run.error;
