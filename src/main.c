@@ -4,7 +4,8 @@
  *   options -> log -> journal (lock, migrate, prune) -> session row
  *   -> worker pool -> start-up hooks (recovery) -> pruner thread -> banner
  *   -> reader loop
- *   -> QUIT/EOF: stop committer, end session, close journal, exit.
+ *   -> QUIT/EOF: stop committer, end session, close journal, join the
+ *   thread pool's idle threads, exit.
  */
 #include "admin/admin.h"
 #include "boinc/boinc.h"
@@ -13,6 +14,7 @@
 #include "base/fskind.h"
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "base/tasks.h"
 #include "base/testpoint.h"
 #include "server/protocol.h"
 #include "server/recovery.h"
@@ -257,7 +259,9 @@ int main(int argc, char **argv)
     /* A vanished client must be an error return from write(), not death. */
     signal(SIGPIPE, SIG_IGN);
     /* SIGTERM and SIGINT go to the reader only (protocol_catch_termination):
-     * blocked here, before any thread starts, so every thread inherits it. */
+     * blocked here, before any thread starts, so every thread inherits it:
+     * each is a pool thread (base/tasks.h) made by main or by a thread
+     * that inherited it in turn. */
     sigset_t term;
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
@@ -327,9 +331,12 @@ int main(int argc, char **argv)
         log_close();
         _exit(status);
     }
-    /* Every thread has ended: release everything and return, so that exit
-     * handlers - LeakSanitizer's among them - run. */
+    /* Every task has ended: release everything and return, so that exit
+     * handlers - LeakSanitizer's among them - run.  journal_close stops
+     * the checkpointer, the last task; then the pool's idle threads are
+     * joined (base/tasks.h). */
     journal_close(j);
+    tasks_shutdown();
     protocol_free(p);
     boinc_global_cleanup();
     testfault_report();

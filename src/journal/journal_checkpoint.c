@@ -8,7 +8,8 @@
  * waited behind a checkpoint of other requests' pages (84 ms for a
  * 10,000-job submit's pages, seen with strace).  Here every connection of
  * the process has the automatic checkpoint replaced by a WAL hook that
- * only wakes one checkpointer thread, which runs PASSIVE checkpoints on
+ * only wakes one checkpointer thread (a task of the process's pool,
+ * base/tasks.h), which runs PASSIVE checkpoints on
  * its own connection: they never block a writer or a reader, and the WAL
  * is restarted from its beginning by the next writer once a checkpoint
  * completed, as before.  Durability is unchanged: a commit is durable in
@@ -33,6 +34,7 @@
 
 #include "base/log.h"
 #include "base/num.h"
+#include "base/tasks.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -69,13 +71,13 @@ static atomic_int wal_frames;
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pthread_t tid;
+    task *task;
     sqlite3 *db;            /* the checkpointer's own connection */
     const char *file;       /* its database file, as SQLite names it */
     int running;            /* the thread is there to wake */
     int pending;            /* a commit crossed the threshold */
     int stopping;
-} ckpt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL, 0, 0, 0 };
+} ckpt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, 0, 0, 0 };
 
 /*
  * One PASSIVE checkpoint of db; a complete one clears the WAL-size hint.
@@ -92,7 +94,7 @@ static void checkpoint_passive(sqlite3 *db, const char *schema)
         log_warn("journal checkpoint: %s", sqlite3_errmsg(db));
 }
 
-static void *ckpt_main(void *arg)
+static void ckpt_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&ckpt.mu);
@@ -107,7 +109,6 @@ static void *ckpt_main(void *arg)
         pthread_mutex_lock(&ckpt.mu);
     }
     pthread_mutex_unlock(&ckpt.mu);
-    return NULL;
 }
 
 static int wal_hook(void *arg, sqlite3 *db, const char *schema, int frames)
@@ -174,7 +175,7 @@ void journal_ckpt_start(const char *path)
     ckpt.db = db;
     ckpt.stopping = 0;
     ckpt.pending = 0;
-    if (pthread_create(&ckpt.tid, NULL, ckpt_main, NULL) != 0) {
+    if ((ckpt.task = task_start(ckpt_main, NULL)) == NULL) {
         log_warn("journal checkpointer: no thread; checkpoints stay inline");
         sqlite3_close(db);
         ckpt.db = NULL;
@@ -196,7 +197,8 @@ void journal_ckpt_stop(void)
     pthread_mutex_unlock(&ckpt.mu);
     if (!running)
         return;
-    pthread_join(ckpt.tid, NULL);
+    task_join(ckpt.task);
+    ckpt.task = NULL;
     sqlite3_close(ckpt.db);
     ckpt.db = NULL;
     ckpt.file = NULL;

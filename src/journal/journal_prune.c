@@ -2,7 +2,8 @@
  * journal_prune.c - retention (issue 19): what the journal keeps no longer
  * than --retention-days, the one full prune (journal_prune) that start-up,
  * the pruner thread and an operator's "prune now" run, and the pruner
- * thread that runs it while the server runs.
+ * thread that runs it while the server runs (a task of the process's
+ * pool, base/tasks.h).
  *
  * The statements are in the tables of the files that own their tables
  * (journal_requests.c, journal_batches.c, journal_files.c); this file only
@@ -15,6 +16,7 @@
 
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "base/tasks.h"
 #include "base/testpoint.h"
 
 #include <errno.h>
@@ -140,7 +142,7 @@ int journal_prune(journal *j, double retention_days, long long *deleted)
 static pthread_mutex_t pruner_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pruner_cv = PTHREAD_COND_INITIALIZER;
 static struct {
-    pthread_t thread;
+    task *task;
     int running, stop;          /* stop: under pruner_mu */
     journal *j;
     double retention_days, period_s;
@@ -156,7 +158,7 @@ static void log_counts(const journal_prune_counts *c, double days)
              c->batches, c->jobs, c->files, c->submit_texts, c->pages_freed);
 }
 
-static void *pruner_main(void *arg)
+static void pruner_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&pruner_mu);
@@ -181,7 +183,6 @@ static void *pruner_main(void *arg)
         pthread_mutex_lock(&pruner_mu);
     }
     pthread_mutex_unlock(&pruner_mu);
-    return NULL;
 }
 
 int journal_pruner_start(const journal *primary, double retention_days, char **err)
@@ -207,9 +208,8 @@ int journal_pruner_start(const journal *primary, double retention_days, char **e
     pruner.retention_days = retention_days;
     pruner.period_s = period;
     pruner.stop = 0;
-    int rc = pthread_create(&pruner.thread, NULL, pruner_main, NULL);
-    if (rc != 0) {
-        *err = str_printf("cannot start the journal pruner: %s", strerror(rc));
+    if ((pruner.task = task_start(pruner_main, NULL)) == NULL) {
+        *err = str_printf("cannot start the journal pruner: no thread");
         journal_close(j);
         pruner.j = NULL;
         return -1;
@@ -227,7 +227,8 @@ void journal_pruner_stop(void)
     pruner.stop = 1;
     pthread_cond_signal(&pruner_cv);
     pthread_mutex_unlock(&pruner_mu);
-    pthread_join(pruner.thread, NULL);
+    task_join(pruner.task);
+    pruner.task = NULL;
     journal_close(pruner.j);
     pruner.j = NULL;
     pruner.running = 0;

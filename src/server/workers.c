@@ -6,7 +6,9 @@
  * room); the number of threads is bounded by --workers.  Finished requests
  * go to the committer, which records every completion waiting in ONE
  * journal transaction (so 10,000 pings cost a handful of fsyncs, not
- * 10,000) and only then makes them visible to RESULTS.
+ * 10,000) and only then makes them visible to RESULTS.  The workers and
+ * the committer are long-lived tasks of the process's thread pool
+ * (base/tasks.h), which owns every thread.
  */
 #include "server/workers.h"
 
@@ -17,6 +19,7 @@
 #include "exec/exec_ctx.h"
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "base/tasks.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,8 +50,7 @@ typedef struct completion {
 typedef struct {
     workers *pool;
     exec_ctx ctx;
-    pthread_t thread;
-    int started;
+    task *task;                     /* NULL: not started */
     const gahp_request *running;    /* the request inside command_dispatch,
                                        or NULL (guarded by the pool's mu) */
     int busy_at_stop;               /* running one when shutdown began */
@@ -70,8 +72,7 @@ struct workers {
     pthread_cond_t ccv;
     completion *chead, *ctail;
     int cstop;
-    pthread_t committer;
-    int committer_started;
+    task *committer;                /* NULL: not started */
     journal *cj;                    /* committer's own connection */
     journal *shared;                /* its handle on the reader's connection
                                        (workers_commit_through), or NULL */
@@ -230,7 +231,7 @@ static void commit_completions(workers *w, journal *cj, completion *list)
     }
 }
 
-static void *committer_main(void *arg)
+static void committer_main(void *arg)
 {
     workers *w = arg;
     for (;;) {
@@ -247,7 +248,6 @@ static void *committer_main(void *arg)
         if (stop && list == NULL)
             break;
     }
-    return NULL;
 }
 
 static void push_completion(workers *w, completion *c)
@@ -380,7 +380,7 @@ static work_item *take_eligible(workers *w)
     return NULL;
 }
 
-static void *worker_main(void *arg)
+static void worker_main(void *arg)
 {
     worker *wk = arg;
     workers *w = wk->pool;
@@ -408,7 +408,6 @@ static void *worker_main(void *arg)
         gahp_request_free(it->req);
         free(it);
     }
-    return NULL;
 }
 
 void workers_submit(workers *w, gahp_request *req)
@@ -517,16 +516,14 @@ workers *workers_start(const gahp_config *cfg, journal *primary,
      * even while another process holds the journal lock. */
     journal_set_lock_wait(w->cj, COMMITTER_LOCK_WAIT_MS);
     w->commit_j = w->cj;
-    if (pthread_create(&w->committer, NULL, committer_main, w) != 0)
+    if ((w->committer = task_start(committer_main, w)) == NULL)
         goto failed;
-    w->committer_started = 1;
     for (size_t i = 0; i < w->nworkers; i++) {
         worker *wk = &w->ws[i];
         if (init_worker(w, wk, (int)i, cfg, primary, err) != 0)
             goto failed;
-        if (pthread_create(&wk->thread, NULL, worker_main, wk) != 0)
+        if ((wk->task = task_start(worker_main, wk)) == NULL)
             goto failed;
-        wk->started = 1;
     }
     return w;
 failed:
@@ -589,18 +586,20 @@ size_t workers_shutdown(workers *w)
     w->cstop = 1;
     pthread_cond_signal(&w->ccv);
     pthread_mutex_unlock(&w->cmu);
-    if (w->committer_started)
-        pthread_join(w->committer, NULL);
+    if (w->committer != NULL)
+        task_join(w->committer);
+    w->committer = NULL;
     journal_close(w->shared);
     journal_close(w->cj);
     w->shared = w->cj = w->commit_j = NULL;
     for (size_t i = 0; i < w->nworkers; i++) {
-        if (!w->ws[i].started)
+        if (w->ws[i].task == NULL)
             continue;
         if (w->ws[i].busy_at_stop)
-            pthread_detach(w->ws[i].thread);    /* never waited for */
+            task_detach(w->ws[i].task);         /* never waited for */
         else
-            pthread_join(w->ws[i].thread, NULL);
+            task_join(w->ws[i].task);
+        w->ws[i].task = NULL;
     }
     if (executing > 0) {
         /* Workers busy in network I/O are not waited for (QUIT is prompt);
