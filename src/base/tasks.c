@@ -35,7 +35,6 @@ typedef struct pool_thread {
     pthread_t tid;
     pthread_cond_t wake;            /* a task was given, or shutdown */
     task *job;                      /* given and not yet taken */
-    int idle;                       /* on pool.idle */
 } pool_thread;
 
 static struct {
@@ -55,7 +54,6 @@ static void unlink_idle(pool_thread *th)
             break;
         }
     th->next_idle = NULL;
-    th->idle = 0;
     pool.nidle--;
 }
 
@@ -88,7 +86,6 @@ static int wait_idle(pool_thread *th)
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += TASKS_IDLE_SECONDS;
-    th->idle = 1;
     th->next_idle = pool.idle;
     pool.idle = th;
     pool.nidle++;
