@@ -25,21 +25,24 @@ __attribute__((no_instrument_function)) static FILE *out(void)
     }
     return tf;
 }
+/* One line per event; busy keeps the stdio calls from tracing themselves. */
+__attribute__((no_instrument_function)) static void record(char kind, void *fn)
+{
+    if (busy) return;
+    busy = 1;
+    FILE *f = out();
+    if (f) { fprintf(f, "%c %lx\n", kind, (unsigned long)fn); fflush(f); }
+    busy = 0;
+}
+
 __attribute__((no_instrument_function)) void __cyg_profile_func_enter(void *fn, void *site)
 {
     (void)site;
-    if (busy) return;
-    busy = 1;
-    FILE *f = out();
-    if (f) { fprintf(f, "E %lx\n", (unsigned long)fn); fflush(f); }
-    busy = 0;
+    record('E', fn);
 }
+
 __attribute__((no_instrument_function)) void __cyg_profile_func_exit(void *fn, void *site)
 {
     (void)site;
-    if (busy) return;
-    busy = 1;
-    FILE *f = out();
-    if (f) { fprintf(f, "X %lx\n", (unsigned long)fn); fflush(f); }
-    busy = 0;
+    record('X', fn);
 }
