@@ -5,6 +5,8 @@
 #include "scripted_client.h"
 
 #include "boinc/boinc_internal.h"
+#include "base/num.h"
+#include "base/strbuf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -560,16 +562,16 @@ static int s_query_batch2(boinc_client *c, const boinc_project *p, const char *m
     }
     if (o != O_DONE)
         return end(w, o, err);
-    long long since = atoll(mmt);
+    /* the client sends a number it formatted itself: anything else is a
+     * defect the test must see, not a 0 as atoll would make it */
+    long long since;
+    if (num_parse_llong(mmt, &since) != 0)
+        return fail_with(w, err, BOINC_E_SERVER, 1, "min_mod_time is not a number");
     for (size_t i = 0; i < n; i++) {
         if (sc_qbatch_find(w, names[i]) != NULL)
             continue;
-        char *raw = malloc(strlen(names[i]) + 32);
-        char *msg = NULL;
-        if (raw != NULL) {
-            sprintf(raw, "no batch named %s", names[i]);
-            msg = boinc_one_line(raw);
-        }
+        char *raw = str_printf("no batch named %s", names[i]);
+        char *msg = raw != NULL ? boinc_one_line(raw) : NULL;
         int rc = fail_with(w, err, BOINC_E_SERVER, 1, msg != NULL ? msg : "out of memory");
         free(raw);
         free(msg);
