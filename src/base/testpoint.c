@@ -58,15 +58,23 @@ static void tp_init(void)
     }
 }
 
+/* What follows point in the armed name ("", ".subject", ...), or NULL
+ * when the armed name does not start with point. */
+static const char *after_point(const char *armed, const char *point)
+{
+    size_t n = strlen(point);
+    return strncmp(armed, point, n) == 0 ? armed + n : NULL;
+}
+
 /* Does the armed name equal point, or point "." subject? */
 static int names(const char *armed, const char *point, const char *subject)
 {
-    size_t n = strlen(point);
-    if (strncmp(armed, point, n) != 0)
+    const char *rest = after_point(armed, point);
+    if (rest == NULL)
         return 0;
     if (subject == NULL)
-        return armed[n] == '\0';
-    return armed[n] == '.' && strcmp(armed + n + 1, subject) == 0;
+        return *rest == '\0';
+    return *rest == '.' && strcmp(rest + 1, subject) == 0;
 }
 
 /* 1 when this hit of the point is the armed one. */
@@ -116,9 +124,8 @@ int testfault_armed(const char *point)
     pthread_once(&tp_once, tp_init);
     if (fault_at.name == NULL)
         return 0;
-    size_t n = strlen(point);
-    return strncmp(fault_at.name, point, n) == 0 &&
-           (fault_at.name[n] == '\0' || fault_at.name[n] == '.');
+    const char *rest = after_point(fault_at.name, point);
+    return rest != NULL && (*rest == '\0' || *rest == '.');
 }
 
 int testfault_alloc(const char *library)
