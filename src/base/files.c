@@ -200,6 +200,12 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
             break;
         }
         total += r;
+        /* A short read that ends at the size fstat gave is the end of the
+         * file: no further read to see EOF (one syscall a file, 10,000 a
+         * plain 10,000-job batch).  Growth after it is what the caller's
+         * second fstat catches; growth before it filled the buffer. */
+        if (total == size_hint && (size_t)r < cap - at)
+            break;
     }
     if (keep != NULL && total >= 0 && total < (long long)cap) {
         *keep = buf;
@@ -243,12 +249,12 @@ int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
 int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                         long long *nbytes, files_stat_key *key, char **errmsg)
 {
-    return files_md5_hex_kept(path, out, nbytes, key, -1, NULL, errmsg);
+    return files_md5_hex_kept(path, out, nbytes, key, NULL, NULL, NULL, errmsg);
 }
 
 int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
-                       long long *nbytes, files_stat_key *key, long long keep_max,
-                       unsigned char **kept, char **errmsg)
+                       long long *nbytes, files_stat_key *key, files_keep_fn may_keep,
+                       void *keep_arg, unsigned char **kept, char **errmsg)
 {
     if (key)
         key->path = NULL;
@@ -268,7 +274,8 @@ int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         files_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
         goto out;
     }
-    int keep = kept != NULL && (long long)before.st_size <= keep_max;
+    int keep = kept != NULL && may_keep != NULL &&
+               may_keep((long long)before.st_size, keep_arg);
     long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path,
                                     keep ? &buf : NULL, errmsg);
     if (total < 0)

@@ -64,15 +64,18 @@ int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                         char **errmsg);
 
 /*
- * files_md5_hex_keyed that also keeps the bytes it hashed when the file
- * has at most keep_max bytes: *kept (when not NULL) gets a malloc'd buffer
- * of *nbytes bytes (free it), or NULL when the file is larger or the call
- * fails.  The bytes are exactly those the MD5 is of, so uploading them
- * needs no second read and cannot send other content under that name.
+ * files_md5_hex_keyed that may also keep the bytes it hashed: once the file
+ * is open, may_keep(its size, keep_arg) says whether to (it may reserve
+ * memory for them; it is called at most once, not at all when the open
+ * fails).  Then *kept (when not NULL) gets a malloc'd buffer of *nbytes
+ * bytes (free it), or NULL when may_keep declined or the call failed.  The
+ * bytes are exactly those the MD5 is of, so uploading them needs no second
+ * read and cannot send other content under that name.
  */
+typedef int (*files_keep_fn)(long long size, void *arg);
 int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
-                       long long *nbytes, files_stat_key *key, long long keep_max,
-                       unsigned char **kept, char **errmsg);
+                       long long *nbytes, files_stat_key *key, files_keep_fn may_keep,
+                       void *keep_arg, unsigned char **kept, char **errmsg);
 
 /* MD5 of len bytes at data, as 32 lowercase hex digits + NUL.  0 or -1. */
 int files_md5_hex_mem(const void *data, size_t len, char out[FILES_MD5_HEX_LEN + 1]);

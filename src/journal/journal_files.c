@@ -97,8 +97,7 @@ const journal_sql journal_sql_files[JSTMT_COUNT] = {
 
     /* ---- file_md5_cache ---- */
     [JSTMT_MD5_FIND] = { "md5 cache lookup",
-        "SELECT md5 FROM file_md5_cache"
-        " WHERE path = ? AND size = ? AND mtime_ns = ? AND inode = ?" },
+        "SELECT size, mtime_ns, inode, md5 FROM file_md5_cache WHERE path = ?" },
     [JSTMT_MD5_STORE] = { "md5 cache store",
         "INSERT OR REPLACE INTO file_md5_cache (path, size, mtime_ns, inode, md5,"
         " hashed_at) VALUES (?, ?, ?, ?, ?, ?)" },
@@ -139,48 +138,64 @@ static long long mtime_ns(const files_stat_key *k)
 typedef struct {
     const files_stat_key *const *keys;
     size_t n;
-    char (*md5s)[33];
-    unsigned char *hits;
-    const char *const *store;   /* journal_md5_store: the md5s to store */
+    const char *const *md5s;    /* the digests to store */
 } md5_keys;
 
-static int md5_lookup(journal *j, void *arg)
+typedef struct {
+    const char *const *paths;
+    size_t n;
+    files_stat_key *keys;
+    char (*md5s)[33];
+    unsigned char *found;
+} md5_finds;
+
+/* The cache row of path i, if any, into f's slot i. */
+static int md5_find_one(journal *j, md5_finds *f, size_t i)
 {
-    md5_keys *m = arg;
-    for (size_t i = 0; i < m->n; i++) {
-        const files_stat_key *k = m->keys[i];
-        m->hits[i] = 0;
-        int rc = journal_query(j, JSTMT_MD5_FIND, "tiii", k->path, (long long)k->size,
-                               mtime_ns(k), (long long)k->inode);
-        if (rc == 1) {
-            const char *md5 = (const char *)sqlite3_column_text(journal_row(j, JSTMT_MD5_FIND), 0);
-            if (md5 != NULL && strlen(md5) == 32) {
-                memcpy(m->md5s[i], md5, 33);
-                m->hits[i] = 1;
-            }
+    f->found[i] = 0;
+    int rc = journal_query(j, JSTMT_MD5_FIND, "t", f->paths[i]);
+    if (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_MD5_FIND);
+        const char *md5 = (const char *)sqlite3_column_text(st, 3);
+        long long ns = sqlite3_column_int64(st, 1);
+        if (md5 != NULL && strlen(md5) == 32 && ns >= 0) {
+            files_stat_key *k = &f->keys[i];
+            k->size = sqlite3_column_int64(st, 0);
+            k->mtime_sec = ns / 1000000000LL;
+            k->mtime_nsec = (long)(ns % 1000000000LL);
+            k->inode = (unsigned long long)sqlite3_column_int64(st, 2);
+            memcpy(f->md5s[i], md5, 33);
+            f->found[i] = 1;
         }
-        journal_reset(j, JSTMT_MD5_FIND);
-        if (rc < 0)
-            return -1;
     }
+    journal_reset(j, JSTMT_MD5_FIND);
+    return rc < 0 ? -1 : 0;
+}
+
+static int md5_find(journal *j, void *arg)
+{
+    md5_finds *f = arg;
+    for (size_t i = 0; i < f->n; i++)
+        if (md5_find_one(j, f, i) != 0)
+            return -1;
     return 0;
 }
 
-/* One statement stepped for every key, inside ONE deferred (read)
- * transaction: one WAL snapshot and no per-key lock round, which is what
+/* One statement stepped for every path, inside ONE deferred (read)
+ * transaction: one WAL snapshot and no per-path lock round, which is what
  * makes a resubmit of 10,000 cached inputs cheap. */
-int journal_md5_lookup_many(journal *j, const files_stat_key *const *keys, size_t n,
-                            char (*md5s)[33], unsigned char *hits)
+int journal_md5_find(journal *j, const char *const *paths, size_t n,
+                     files_stat_key *keys, char (*md5s)[33], unsigned char *found)
 {
     if (n == 0)
         return 0;
-    md5_keys m = { keys, n, md5s, hits, NULL };
-    return journal_read_txn(j, md5_lookup, &m) == 0 ? 0 : -1;
+    md5_finds f = { paths, n, keys, md5s, found };
+    return journal_read_txn(j, md5_find, &f) == 0 ? 0 : -1;
 }
 
 /* The five columns of key k for a digest row (MD5_ROW). */
 #define MD5_ARGS(m, k) (m)->keys[k]->path, (long long)(m)->keys[k]->size, \
-    mtime_ns((m)->keys[k]), (long long)(m)->keys[k]->inode, (m)->store[k]
+    mtime_ns((m)->keys[k]), (long long)(m)->keys[k]->inode, (m)->md5s[k]
 
 static int md5_store(journal *j, void *arg)
 {
@@ -197,7 +212,7 @@ static int md5_store(journal *j, void *arg)
     for (; i < m->n; i++) {
         const files_stat_key *k = m->keys[i];
         if (journal_run(j, JSTMT_MD5_STORE, "tiiitd", k->path, (long long)k->size,
-                        mtime_ns(k), (long long)k->inode, m->store[i], now) != 0)
+                        mtime_ns(k), (long long)k->inode, m->md5s[i], now) != 0)
             return -1;
     }
     return 0;
@@ -208,7 +223,7 @@ int journal_md5_store(journal *j, const files_stat_key *const *keys,
 {
     if (n == 0)
         return 0;
-    md5_keys m = { keys, n, NULL, NULL, md5s };
+    md5_keys m = { keys, n, md5s };
     return journal_txn(j, md5_store, &m);
 }
 

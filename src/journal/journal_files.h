@@ -23,12 +23,15 @@
 #define BFILE_UPLOADED     "uploaded"
 
 /* ---- MD5 cache ---------------------------------------------------------- */
-/* Look up n keys (path/size/mtime/inode must all match) in one read
- * transaction with one prepared statement: hits[i] = 1 and md5s[i] filled
- * for each key found (call
- * outside any transaction of this connection). */
-int journal_md5_lookup_many(journal *j, const files_stat_key *const *keys, size_t n,
-                            char (*md5s)[33], unsigned char *hits);
+/* The cache entry of each of n absolute paths, in one read transaction
+ * with one prepared statement: found[i] = 1, md5s[i] and keys[i]'s size,
+ * mtime and inode filled (its path and device untouched: the cache keeps
+ * neither apart from the path asked for) where the cache has the path,
+ * found[i] = 0 elsewhere.  The caller compares the key with a fresh stat
+ * before trusting the digest.  Call outside any transaction of this
+ * connection. */
+int journal_md5_find(journal *j, const char *const *paths, size_t n,
+                     files_stat_key *keys, char (*md5s)[33], unsigned char *found);
 /* Store n entries in one transaction. */
 int journal_md5_store(journal *j, const files_stat_key *const *keys,
                       const char *const *md5s, size_t n);

@@ -34,15 +34,16 @@ typedef struct {
                                    the request's own text, which outlives the plan */
     char (*md5)[33];
     long long *sizes;
-    files_stat_key *keys;       /* slot -> stat key (the hashed one on a miss) */
-    unsigned char *hit;         /* slot -> MD5 came from the cache */
+    files_stat_key *keys;       /* slot -> the cache's key, then the hashed one on a miss */
+    unsigned char *hit;         /* slot -> the cache has the path; after the
+                                   pass: its MD5 came from the cache */
     unsigned char **kept;       /* slot -> its bytes from the hash (input_hold.h) */
     long long *reserved;        /* slot -> bytes of the hold budget it reserved */
     char **errmsg;              /* slot -> message of a failed stat/hash */
     unsigned char *failed;      /* slot -> stat or hash failed */
     size_t n;
     size_t *slot_of_input;      /* job input k -> its slot */
-    size_t *miss;               /* cache misses: slots to hash */
+    size_t *miss;               /* cache misses: the slots hashed (after the pass) */
     size_t nmiss;
     long long hold_cap;         /* bytes this submit may keep (input_hold_budget) */
     atomic_llong hold_used;     /* bytes it keeps; the pool's items add to it */
@@ -149,17 +150,6 @@ static double monotonic_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Pool item: the one stat of a distinct file (files_stat: it must be a
- * readable regular file). */
-static void stat_slot(size_t slot, void *arg)
-{
-    input_plan *t = arg;
-    if (files_stat(t->paths[slot], &t->keys[slot], &t->errmsg[slot]) != 0)
-        t->failed[slot] = 1;
-    else
-        t->sizes[slot] = t->keys[slot].size;
-}
-
 /* A share of this submit's hold budget and then of the process's: 1 when
  * both grant size bytes. */
 static int plan_hold_reserve(input_plan *t, long long size)
@@ -181,26 +171,73 @@ static void plan_hold_unreserve(input_plan *t, long long size)
     input_hold_unreserve(size);
 }
 
-/* Pool item: hash cache miss number m.  Its key is replaced by the one
- * from the fstat of the hashed descriptor (files_md5_hex_keyed).  Its
- * bytes are kept for the upload when the hold budget grants its size (a
- * new file is likely absent on the server: read once, not twice). */
-static void hash_miss(size_t m, void *arg)
+/* A slot being hashed, for keep_slot. */
+typedef struct {
+    input_plan *t;
+    size_t slot;
+} hash_item;
+
+/* files_keep_fn: keep a new file's bytes for its upload when the hold
+ * budget grants its size (a new file is likely absent on the server: read
+ * once, not twice). */
+static int keep_slot(long long size, void *arg)
 {
-    input_plan *t = arg;
-    size_t slot = t->miss[m];
-    long long size = t->keys[slot].size;
-    int keep = plan_hold_reserve(t, size);
+    hash_item *h = arg;
+    if (!plan_hold_reserve(h->t, size))
+        return 0;
+    h->t->reserved[h->slot] = size;
+    return 1;
+}
+
+/* Hash a slot's file.  Its key becomes the one from the fstat of the
+ * hashed descriptor (files_md5_hex_kept). */
+static void hash_slot(input_plan *t, size_t slot)
+{
+    hash_item h = { t, slot };
     files_stat_key_free(&t->keys[slot]);
     if (files_md5_hex_kept(t->paths[slot], t->md5[slot], &t->sizes[slot], &t->keys[slot],
-                           keep ? size : -1, keep ? &t->kept[slot] : NULL,
-                           &t->errmsg[slot]) != 0)
+                           keep_slot, &h, &t->kept[slot], &t->errmsg[slot]) != 0)
         t->failed[slot] = 1;
-    if (keep && t->kept[slot] == NULL)
-        plan_hold_unreserve(t, size);
-    else if (keep)
-        t->reserved[slot] = size;
-    submit_progress_add(&t->progress, 1, t->sizes[slot]);
+    if (t->kept[slot] == NULL && t->reserved[slot] > 0) {
+        plan_hold_unreserve(t, t->reserved[slot]);
+        t->reserved[slot] = 0;
+    }
+    submit_progress_add(&t->progress, 1, t->failed[slot] ? 0 : t->sizes[slot]);
+}
+
+/* The cache's key and a fresh stat name the same content: path, size,
+ * mtime and inode as the journal keeps them. */
+static int same_key(const files_stat_key *cached, const files_stat_key *now)
+{
+    return cached->size == now->size && cached->mtime_sec == now->mtime_sec &&
+           cached->mtime_nsec == now->mtime_nsec && cached->inode == now->inode;
+}
+
+/*
+ * Pool item: the one pass over a distinct file.  A path the cache has is
+ * stat'ed (files_stat: a readable regular file) and its digest taken when
+ * the key still matches; any other file is opened and hashed at once: the
+ * open and fstat of the hashing are its checks, so a new file costs open,
+ * fstat, read, fstat and close, not a stat and an access before them.
+ */
+static void plan_slot(size_t slot, void *arg)
+{
+    input_plan *t = arg;
+    if (t->hit[slot]) {
+        files_stat_key now;
+        if (files_stat(t->paths[slot], &now, &t->errmsg[slot]) != 0) {
+            t->hit[slot] = 0;
+            t->failed[slot] = 1;
+            return;
+        }
+        int same = same_key(&t->keys[slot], &now);
+        t->sizes[slot] = now.size;
+        files_stat_key_free(&now);
+        if (same)
+            return;
+        t->hit[slot] = 0;
+    }
+    hash_slot(t, slot);
 }
 
 /* The first failed slot in first-use order fails the submit, with the
@@ -217,41 +254,30 @@ static int first_failure(submit_run *r, input_plan *t)
     return 0;
 }
 
-/* Stat every distinct file, look every key up in the MD5 cache at once,
- * hash the misses; all file work on the hash pool.  Only the files before
- * the first one that failed its stat are looked up and hashed: a serial
- * pass would have stopped there, and one of them may fail its hashing
- * first. */
+/* Look every path up in the MD5 cache at once, then one pass over the
+ * distinct files on the hash pool (plan_slot).  Every file is visited even
+ * after one fails, the first failure in first-use order is the one
+ * reported: the message a serial pass would have stopped at. */
 static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
 {
-    hash_pool_run(t->n, stat_slot, t);
-    size_t upto = 0;
-    while (upto < t->n && !t->failed[upto])
-        upto++;
-    const files_stat_key **keyp = calloc(upto ? upto : 1, sizeof *keyp);
-    if (keyp == NULL)
-        return engine_fail_nomem(r);
-    for (size_t i = 0; i < upto; i++)
-        keyp[i] = &t->keys[i];
-    int rc = journal_md5_lookup_many(r->ctx->journal, keyp, upto, t->md5, t->hit);
-    free(keyp);
-    if (rc != 0)
+    if (journal_md5_find(r->ctx->journal, (const char *const *)t->paths, t->n, t->keys,
+                         t->md5, t->hit) != 0)
         return engine_fail_journal(r);
-    for (size_t i = 0; i < upto; i++) {
-        if (!t->hit[i])
-            t->miss[t->nmiss++] = i;
-    }
-    long long miss_bytes = 0;
-    for (size_t m = 0; m < t->nmiss; m++)
-        miss_bytes += t->sizes[t->miss[m]];
-    t->hold_cap = input_hold_budget(t->nmiss);
-    submit_progress_init(&t->progress, r->s->batch, "hashed", t->nmiss, miss_bytes);
+    size_t uncached = 0;
+    for (size_t i = 0; i < t->n; i++)
+        uncached += !t->hit[i];
+    t->hold_cap = input_hold_budget(uncached);
+    submit_progress_init(&t->progress, r->s->batch, "hashed", uncached, -1);
     t->t_hash = monotonic_seconds();
-    hash_pool_run(t->nmiss, hash_miss, t);
+    hash_pool_run(t->n, plan_slot, t);
     t->t_hash = monotonic_seconds() - t->t_hash;
     submit_progress_destroy(&t->progress);
     if (first_failure(r, t) != 0)
         return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->hit[i])
+            t->miss[t->nmiss++] = i;
+    }
     *nread = t->nmiss;
     return 0;
 }

@@ -51,9 +51,14 @@ void submit_progress_add(submit_progress *p, size_t files, long long bytes)
     if (due) {
         p->last = t;
         p->files_at_last = p->files_done;
-        log_info("submit %s: progress: %s %zu of %zu files, %lld of %lld bytes, "
-                 "%.1f s", p->batch, p->phase, p->files_done, p->files_total,
-                 p->bytes_done, p->bytes_total, t - p->start);
+        if (p->bytes_total < 0)     /* not known before the phase (hashing) */
+            log_info("submit %s: progress: %s %zu of %zu files, %lld bytes, %.1f s",
+                     p->batch, p->phase, p->files_done, p->files_total, p->bytes_done,
+                     t - p->start);
+        else
+            log_info("submit %s: progress: %s %zu of %zu files, %lld of %lld bytes, "
+                     "%.1f s", p->batch, p->phase, p->files_done, p->files_total,
+                     p->bytes_done, p->bytes_total, t - p->start);
     }
     pthread_mutex_unlock(&p->mu);
 }

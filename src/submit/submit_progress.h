@@ -26,6 +26,7 @@ typedef struct submit_progress {
     size_t files_at_last;       /* files_done at the last line */
 } submit_progress;
 
+/* bytes_total < 0: not known (the lines then give the bytes done alone). */
 void submit_progress_init(submit_progress *p, const char *batch, const char *phase,
                           size_t files_total, long long bytes_total);
 
