@@ -14,9 +14,79 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* ---- the parsed fields' arena --------------------------------------------- */
+/*
+ * Every string and array a parser makes lives in the request's arena: a
+ * few blocks, freed whole with the request, instead of a malloc each.  A
+ * 100,000-job BOINC_SUBMIT made 500,000 allocations (name, argument and
+ * input arrays, source and destination of each input), each with its
+ * header and rounding: 23 MB for 6 MB of text, held for the submit's life.
+ */
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    max_align_t data[];         /* cap bytes */
+} arena_block;
+
+typedef struct gahp_arena gahp_arena;
+struct gahp_arena {
+    arena_block *head;          /* the block being filled; older ones follow */
+    size_t next_cap;            /* the next block's size: doubles to ARENA_BLOCK_MAX */
+};
+
+#define ARENA_BLOCK_MIN 512
+#define ARENA_BLOCK_MAX (1024 * 1024)
+
+/* n bytes aligned to align (a power of two, at most max_align_t's), or
+ * NULL when out of memory. */
+static void *arena_alloc(gahp_arena *a, size_t n, size_t align)
+{
+    arena_block *b = a->head;
+    if (b != NULL) {
+        size_t at = (b->used + align - 1) & ~(align - 1);
+        if (at <= b->cap && n <= b->cap - at) {
+            b->used = at + n;
+            return (char *)b->data + at;
+        }
+    }
+    size_t cap = a->next_cap ? a->next_cap : ARENA_BLOCK_MIN;
+    int own = n > cap;          /* a large array: a block of its own */
+    if (own)
+        cap = n;
+    else if (cap < ARENA_BLOCK_MAX)
+        a->next_cap = cap * 2;
+    else
+        a->next_cap = cap;
+    if (cap > SIZE_MAX - sizeof *b || (b = malloc(sizeof *b + cap)) == NULL)
+        return NULL;
+    b->cap = cap;
+    b->used = n;
+    if (own && a->head != NULL) {       /* behind the head, which keeps filling */
+        b->next = a->head->next;
+        a->head->next = b;
+    } else {
+        b->next = a->head;
+        a->head = b;
+    }
+    return b->data;
+}
+
+static void arena_free(gahp_arena *a)
+{
+    if (a == NULL)
+        return;
+    for (arena_block *b = a->head, *next; b != NULL; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(a);
+}
 
 /* ---- token cursor -------------------------------------------------------- */
 
@@ -28,6 +98,18 @@ struct gahp_cursor {
     gahp_request *req;
 };
 typedef gahp_cursor cursor;
+
+/* A copy of t in the request's arena (why set when out of memory). */
+static char *arena_strdup(cursor *c, const char *t)
+{
+    size_t n = strlen(t) + 1;
+    char *d = arena_alloc(c->req->arena, n, 1);
+    if (d == NULL)
+        c->why = "out of memory";
+    else
+        memcpy(d, t, n);
+    return d;
+}
 
 /*
  * A well-framed field with a value the request cannot be carried out
@@ -71,22 +153,14 @@ static char *next_name(cursor *c)
         c->why = "empty name";
         return NULL;
     }
-    char *d = strdup(t);
-    if (d == NULL)
-        c->why = "out of memory";
-    return d;
+    return arena_strdup(c, t);
 }
 
 /* Any string, the empty one included (job arguments). */
 static char *next_string(cursor *c)
 {
     const char *t = next_token(c);
-    if (t == NULL)
-        return NULL;
-    char *d = strdup(t);
-    if (d == NULL)
-        c->why = "out of memory";
-    return d;
+    return t != NULL ? arena_strdup(c, t) : NULL;
 }
 
 /* A count of items each needing at least per_item tokens after it. */
@@ -108,11 +182,19 @@ static int next_count(cursor *c, size_t per_item, size_t *out)
     return 0;
 }
 
+/* n zeroed items of size bytes in the request's arena (n counted against
+ * the tokens left, so bounded by the line). */
 static void *alloc_array(cursor *c, size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size);
+    void *p = NULL;
+    if (n == 0)
+        n = 1;
+    if (size == 0 || n <= SIZE_MAX / size)
+        p = arena_alloc(c->req->arena, n * size, _Alignof(max_align_t));
     if (p == NULL)
         c->why = "out of memory";
+    else
+        memset(p, 0, n * size);
     return p;
 }
 
@@ -214,10 +296,8 @@ int gahp_parse_query(cursor *c, gahp_request *r)
         c->why = "min_mod_time is not a non-negative number";
         return -1;
     }
-    if ((q->min_mod_time = strdup(t)) == NULL) {
-        c->why = "out of memory";
+    if ((q->min_mod_time = arena_strdup(c, t)) == NULL)
         return -1;
-    }
     if (next_count(c, 1, &q->nbatches) != 0)
         return -1;
     if ((q->batches = alloc_array(c, q->nbatches, sizeof *q->batches)) == NULL)
@@ -353,7 +433,12 @@ static char *canonical_args(char *const *argv, size_t argc)
             return NULL;
         }
     }
-    return strbuf_detach(&sb);
+    /* held for the request's life: no doubling slack (up to half of a
+     * big submit's text) */
+    size_t len = sb.len;
+    char *text = strbuf_detach(&sb);
+    char *fit = realloc(text, len + 1);
+    return fit != NULL ? fit : text;
 }
 
 int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
@@ -379,6 +464,11 @@ int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
         free(r);
         return -1;
     }
+    if ((r->arena = calloc(1, sizeof *r->arena)) == NULL) {
+        *why = "out of memory";
+        free(r);
+        return -1;
+    }
     if (parse(&c, r) != 0) {
         *why = c.why;
         gahp_request_free(r);
@@ -398,35 +488,6 @@ int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
     return 0;
 }
 
-static void free_strings(char **v, size_t n)
-{
-    if (v == NULL)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-static void free_submit(gahp_submit *s)
-{
-    free(s->batch);
-    free(s->app);
-    if (s->jobs != NULL) {
-        for (size_t i = 0; i < s->njobs; i++) {
-            gahp_submit_job *j = &s->jobs[i];
-            free(j->name);
-            free_strings(j->args, j->nargs);
-            if (j->inputs != NULL)
-                for (size_t k = 0; k < j->ninputs; k++) {
-                    free(j->inputs[k].src_path);
-                    free(j->inputs[k].dst_name);
-                }
-            free(j->inputs);
-        }
-    }
-    free(s->jobs);
-}
-
 gahp_request *gahp_request_ref(const gahp_request *req)
 {
     gahp_request *r = (gahp_request *)req;
@@ -442,44 +503,10 @@ void gahp_request_free(gahp_request *r)
      * holder sees everything the others did before they let go) */
     if (atomic_fetch_sub_explicit(&r->extra_refs, 1, memory_order_acq_rel) > 0)
         return;
-    switch (r->cmd) {
-    case GAHP_CMD_SUBMIT:
-        free_submit(&r->u.submit);
-        break;
-    case GAHP_CMD_QUERY_BATCHES:
-        free(r->u.query.min_mod_time);
-        free_strings(r->u.query.batches, r->u.query.nbatches);
-        break;
-    case GAHP_CMD_FETCH_OUTPUT:
-        free(r->u.fetch.job);
-        free(r->u.fetch.iwd);
-        free(r->u.fetch.stderr_file);
-        if (r->u.fetch.specs != NULL)
-            for (size_t i = 0; i < r->u.fetch.nspecs; i++) {
-                free(r->u.fetch.specs[i].src);
-                free(r->u.fetch.specs[i].dst);
-            }
-        free(r->u.fetch.specs);
-        break;
-    case GAHP_CMD_ABORT_JOBS:
-        free_strings(r->u.abort_jobs.jobs, r->u.abort_jobs.njobs);
-        break;
-    case GAHP_CMD_RETIRE_BATCH:
-        free(r->u.retire.batch);
-        break;
-    case GAHP_CMD_SET_LEASE:
-        free(r->u.lease.batch);
-        break;
-    case GAHP_CMD_BLAH_SUBMIT:
+    /* the parsed fields are the arena's; a BLAH submit's come from its ad */
+    if (r->cmd == GAHP_CMD_BLAH_SUBMIT)
         gahp_blah_submit_free(&r->u.blah_submit);
-        break;
-    case GAHP_CMD_BLAH_STATUS:
-    case GAHP_CMD_BLAH_CANCEL:
-        free(r->u.blah_job.job_id);
-        break;
-    default:
-        break;
-    }
+    arena_free(r->arena);
     free(r->project_url);
     free(r->authenticator);
     free(r->args_text);

@@ -158,6 +158,7 @@ typedef struct gahp_request {
     int background;             /* 1 = run for the journal only: the outcome is
                                    committed but not queued for RESULTS (recovery
                                    resuming an earlier run's work) */
+    struct gahp_arena *arena;   /* the memory of the parsed fields in u (request.c) */
     char *value_error;          /* a well-framed field with a bad value, e.g.
                                    "rsc_memory_bound 2GB is not a number": the
                                    line got S, the result is this error */
