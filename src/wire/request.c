@@ -61,8 +61,6 @@ static void *arena_alloc(gahp_arena *a, size_t n, size_t align)
         cap = n;
     else if (cap < ARENA_BLOCK_MAX)
         a->next_cap = cap * 2;
-    else
-        a->next_cap = cap;
     if (cap > SIZE_MAX - sizeof *b || (b = malloc(sizeof *b + cap)) == NULL)
         return NULL;
     b->cap = cap;

@@ -834,23 +834,23 @@ static void test_rows_in_blocks_of_eight(void **state)
     assert_int_equal(journal_md5_store(j, kp, md5, N), 0);
     const char *paths[N + 1];
     files_stat_key found[N + 1];
-    char got1[N + 1][33];
-    unsigned char hit1[N + 1];
+    char got[N + 1][33];
+    unsigned char hit[N + 1];
     for (int i = 0; i < N; i++)
         paths[i] = fname[i];
     paths[N] = "/not/in/the/cache";
     memset(found, 0, sizeof found);
-    assert_int_equal(journal_md5_find(j, paths, N + 1, found, got1, hit1), 0);
+    assert_int_equal(journal_md5_find(j, paths, N + 1, found, got, hit), 0);
     for (int i = 0; i < N; i++) {
-        assert_true(hit1[i]);
-        assert_string_equal(got1[i], md5s[i]);
+        assert_true(hit[i]);
+        assert_string_equal(got[i], md5s[i]);
         assert_int_equal(found[i].size, k[i].size);
         assert_int_equal(found[i].mtime_sec, k[i].mtime_sec);
         assert_int_equal(found[i].mtime_nsec, k[i].mtime_nsec);
         assert_int_equal(found[i].inode, k[i].inode);
         assert_null(found[i].path);
     }
-    assert_false(hit1[N]);
+    assert_false(hit[N]);
     assert_int_equal(query_int("SELECT count(*) FROM file_md5_cache"), N);
     journal_close(j);
 }
