@@ -2,7 +2,7 @@
  * files.c - local files: stat keys, streaming MD5 (OpenSSL libcrypto EVP),
  * physical names, upload chunk planning and deduplication, and
  * files_write_all.  Thread-safe: the submit hashes its inputs on several
- * threads (hash_pool.c).
+ * threads (submit_inputs.c).
  */
 #include "base/files.h"
 

@@ -34,8 +34,8 @@ typedef struct {
  * structs are opaque here: each belongs to the layer above that uses it.
  */
 struct submit_registry;         /* submit/submit_registry.h: running submits */
-struct file_claims;             /* submit/file_claims.h: files being uploaded */
-struct fetch_templates_cache;   /* fetch/fetch_templates.h: templates by app */
+struct file_claims;             /* submit/submit_registry.h: files being uploaded */
+struct fetch_templates_cache;   /* fetch/fetch_step.h: templates by app */
 struct blah_state;              /* blah/blah.h: BLAH groups, status refreshes */
 
 typedef struct {
@@ -43,7 +43,7 @@ typedef struct {
     struct file_claims *claims;
     struct fetch_templates_cache *templates;
     struct blah_state *blah;
-    atomic_size_t detached_runs;    /* submit_deadline.c: runs not ended yet;
+    atomic_size_t detached_runs;    /* submit.c: runs not ended yet;
                                        shutdown counts them as executing and
                                        keeps the journal and config alive */
     atomic_int replay_possible;     /* server/command.c: set by recovery */

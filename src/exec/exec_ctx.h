@@ -2,7 +2,7 @@
  * exec_ctx.h - making and releasing an executor context (exec_ctx): its
  * own BOINC client and its own journal connection, for one thread.  Used
  * by every worker, and by the contexts a submit makes from its worker's
- * (a run that outlives its worker's wait, src/submit/submit_deadline.c;
+ * (a run that outlives its worker's wait, src/submit/submit.c;
  * the helper lanes of its file steps, src/submit/submit_files.c).
  *
  * The client comes from a client source (exec_client_source, exec.h):

@@ -2,9 +2,8 @@
  * fetch.c - BOINC_FETCH_OUTPUT: ask the server how a job ended
  * (query_completed_job, or on a stock server that cannot say, the job
  * details of query_batch), have a finished job's outputs delivered
- * (the app's templates for the file numbers, from fetch_templates.c, then
- * fetch_download.c for plain outputs or fetch_zip.c for a zipped single
- * output), append the job's stderr, and answer "NULL <exit_status> <elapsed> <cpu>" or one
+ * (the app's templates for the file numbers, from fetch_step.c, then
+ * fetch_download.c for plain outputs or a zipped single output), append the job's stderr, and answer "NULL <exit_status> <elapsed> <cpu>" or one
  * error token.  Also the clean-up of what interrupted fetches left.
  *
  * Every step fills one exec_err (fetch_step.h); the executor turns it into
@@ -14,8 +13,6 @@
 
 #include "fetch/fetch_download.h"
 #include "fetch/fetch_step.h"
-#include "fetch/fetch_templates.h"
-#include "fetch/fetch_zip.h"
 #include "journal/journal_batches.h"
 #include "base/files.h"
 #include "base/log.h"
@@ -135,11 +132,11 @@ static int deliver(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
 }
 
 /* The outputs of a job with a canonical result, then its stderr.  The
- * templates usually come from the cache (fetch_templates.h); a download
+ * templates usually come from the cache (fetch_step.h); a download
  * that fails with cached ones may come from a template changed on the
  * server since, so they are asked for again once, and the outputs
  * downloaded again if the answer differs.  A failed download left
- * nothing in place (fetch_download.c, fetch_zip.c). */
+ * nothing in place (fetch_download.c, fetch_download.c). */
 static int fetch_done(fetch_ctx *fc, long long project_id,
                       const boinc_completed_job *cj, exec_err *e)
 {

@@ -2,7 +2,8 @@
  * fetch_download.h - BOINC_FETCH_OUTPUT's downloads: one output file into
  * a temp file next to its destination within the fetch's byte limits, and
  * every selected plain (not zipped) output of a job, renamed into place
- * only when all have downloaded.
+ * only when all have downloaded; and the zip rule (a job whose only
+ * output is a .zip archive delivers its members).
  */
 #ifndef BOINC_GAHP_FETCH_DOWNLOAD_H
 #define BOINC_GAHP_FETCH_DOWNLOAD_H
@@ -32,5 +33,21 @@ int fetch_download_temp(fetch_ctx *fc, pending_output *p, const char *name,
  * when all have downloaded.  0, or -1 with *e set (nothing new in place
  * unless a rename itself failed). */
 int fetch_download_plain(fetch_ctx *fc, const boinc_templates *t, exec_err *e);
+
+/* ==== zip rule ==========================================================
+ *
+ * BOINC_FETCH_OUTPUT's zip rule: a job whose only output is
+ * a .zip archive delivers the archive's members, not the archive.
+ */
+
+/* 1 when the zip rule applies: exactly one output, named *.zip (any case). */
+int fetch_zip_applies(const boinc_templates *t);
+
+/* Download the archive zip_name into a private directory in the iwd,
+ * unpack it there (within the unzip limits) and move the selected members
+ * into place; the directory goes, on success and failure alike.  0, or -1
+ * with *e set. */
+int fetch_zip_output(fetch_ctx *fc, const char *zip_name, long long max_nbytes,
+                     exec_err *e);
 
 #endif

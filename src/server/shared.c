@@ -5,8 +5,7 @@
 #include "server/shared.h"
 
 #include "blah/blah.h"
-#include "fetch/fetch_templates.h"
-#include "submit/file_claims.h"
+#include "fetch/fetch_step.h"
 #include "submit/submit_registry.h"
 
 #include <stdlib.h>

@@ -578,7 +578,7 @@ size_t workers_shutdown(workers *w)
     }
     pthread_mutex_unlock(&w->mu);
     /* A submit answered at its deadline runs on in a thread of its own
-     * (submit_deadline.h): it counts as executing.  None can start now:
+     * (submit.h): it counts as executing.  None can start now:
      * only an executing worker starts one. */
     if (w->state != NULL)
         executing += atomic_load(&w->state->detached_runs);

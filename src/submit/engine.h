@@ -3,7 +3,8 @@
  * between its parts (submit.c drives it; submit_inputs.c,
  * submit_batch_steps.c and submit_files.c each do one concern), the one
  * way they record a failure, the state changes it allows, and the one
- * driver for a side-effecting step.
+ * driver for a side-effecting step.  Also the progress lines of a long
+ * phase (submit_progress, at the end).
  *
  * Error convention: a part that fails calls engine_fail*() (which keeps ONE
  * error for the client, a code plus a message, and journals state failed
@@ -47,6 +48,7 @@
 #include "journal/journal_batches.h"
 
 #include <stddef.h>
+#include <pthread.h>
 
 /* Bounds of the requests a submit sends.  One struct so that a caller can
  * tune them in one place (submit.c: a stock PHP's limits, or the
@@ -75,7 +77,7 @@ typedef struct {
     size_t ninputs;             /* inputs over all jobs */
     char **input_phys;          /* phys name of each input, job order */
     struct input_hold *hold;    /* new inputs' bytes kept from their hash for
-                                 * the upload (input_hold.h); NULL: none */
+                                 * the upload (submit_inputs.h); NULL: none */
     exec_err error;             /* set once failed */
     struct submit_progress *upload_progress;   /* while uploading: for the log
                                                 * (shared by the lanes) */
@@ -189,5 +191,41 @@ int engine_step(submit_run *r, const step_def *d, void *arg);
  */
 typedef int (*engine_probe_fn)(submit_run *r, void *arg);
 int engine_settle(submit_run *r, engine_probe_fn probe, void *arg);
+
+/* ==== progress lines ====================================================
+ *
+ * Progress of a long submit in the log: one info line
+ * per phase (hashing, uploading) every few seconds or every few thousand
+ * files, never one per file, naming the files and bytes done out of the
+ * phase's total and the time since it began.  Shared by the threads of a
+ * phase (the hash pool, the upload lanes), so it has its own mutex.
+ */
+
+/* A line at least this often while a phase goes on ... */
+#define PROGRESS_INTERVAL_S 5.0
+/* ... and at every this many files done. */
+#define PROGRESS_FILES 5000
+
+typedef struct submit_progress {
+    pthread_mutex_t mu;
+    const char *batch;          /* the submit's batch name (not copied) */
+    const char *phase;          /* "hashed", "uploaded" */
+    size_t files_total, files_done;
+    long long bytes_total, bytes_done;
+    double start, last;         /* monotonic seconds */
+    size_t files_at_last;       /* files_done at the last line */
+} submit_progress;
+
+/* bytes_total < 0: not known (the lines then give the bytes done alone). */
+void submit_progress_init(submit_progress *p, const char *batch, const char *phase,
+                          size_t files_total, long long bytes_total);
+
+/* Set the totals (before the phase's threads start). */
+void submit_progress_set_total(submit_progress *p, size_t files_total, long long bytes_total);
+
+/* files more files (bytes bytes) done; logs a line when one is due. */
+void submit_progress_add(submit_progress *p, size_t files, long long bytes);
+
+void submit_progress_destroy(submit_progress *p);
 
 #endif

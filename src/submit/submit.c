@@ -20,16 +20,20 @@
  * is answered from the journal when submitted, attached to the running
  * submit when one is in progress in this process (submit_registry.c), and
  * resumed from its recorded state otherwise; a different job set under the
- * same name is refused.  "The same jobs" is the job SET (submit_identity.h):
+ * same name is refused.  "The same jobs" is the job SET (submit.h):
  * HTCondor re-issues a submit with its jobs in another order and the
  * trailing fields of whichever job comes first.
  *
  * Deadline: HTCondor gives up on a submit after 300 s.  With
  * --submit-deadline the run goes to a thread of its own
- * (submit_deadline.h) and the worker answers with its result, or with
+ * (submit.h) and the worker answers with its result, or with
  * "submit still running: ..." at the deadline; the run goes on, bound to
  * its batch name, so a re-issue attaches to it or finds its outcome in the
  * journal.
+ *
+ * The file holds, in this order: the command, the identity of a submit
+ * (its fingerprint and the rebuilding of a journaled request) and the
+ * deadline's detached task.
  */
 #include "exec/exec_cmds.h"
 
@@ -41,25 +45,25 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "submit/submit_batch_steps.h"
-#include "submit/submit_deadline.h"
+#include "submit/submit.h"
 #include "submit/submit_files.h"
-#include "submit/input_hold.h"
-#include "submit/submit_identity.h"
 #include "submit/submit_inputs.h"
 #include "submit/submit_registry.h"
 #include "submit/engine.h"
 #include "base/testpoint.h"
-#include "submit/upload_limits.h"
+#include "exec/exec_ctx.h"
+#include "base/tasks.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <stdatomic.h>
 #endif
 
 /* Request size bounds for job_file.php.  Uploads fit a stock PHP
- * (max_file_uploads = 20, post_max_size = 8M; upload_limits.h) unless the
+ * (max_file_uploads = 20, post_max_size = 8M; submit_files.h) unless the
  * configuration says otherwise; submit_files.c lowers them further to
  * what the server taught (journal_files.h).  A query_files request of
  * 2000 names is about 120 KB of XML, far below any PHP limit. */
@@ -474,4 +478,270 @@ static char *submit_result(exec_ctx *ctx, const gahp_request *req)
 char *exec_submit(exec_ctx *ctx, const gahp_request *req)
 {
     return note_client_batch(ctx, req, submit_result(ctx, req));
+}
+
+/* ==== identity of a submit ==============================================
+ *
+ * Fingerprint of a submit's job set (submit.h).
+ *
+ * Each job is digested on its own from length-prefixed fields (so no two
+ * different jobs share an encoding), the job digests are sorted, and the
+ * fingerprint is the MD5 of the batch name, the app, the job count and the
+ * sorted digests.  Sorting makes the order of the jobs irrelevant; the
+ * trailing fields are simply not part of it.
+ */
+
+/* "<tag><decimal n><end>", as "%s%zu%c" would print it, without printf's
+ * cost (a 10,000-job batch has 70,000 of these). */
+static int put_count(strbuf *sb, const char *tag, size_t n, char end)
+{
+    char digits[3 * sizeof n + 1];
+    size_t at = sizeof digits;
+    digits[--at] = end;
+    do {
+        digits[--at] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n > 0);
+    if (strbuf_puts(sb, tag) != 0)
+        return -1;
+    return strbuf_append(sb, digits + at, sizeof digits - at);
+}
+
+/* "<length>:<bytes>," - unambiguous whatever the bytes are. */
+static int put_field(strbuf *sb, const char *s)
+{
+    size_t n = strlen(s);
+    if (put_count(sb, "", n, ':') != 0 || strbuf_append(sb, s, n) != 0)
+        return -1;
+    return strbuf_putc(sb, ',');
+}
+
+/* The job's encoding is built in sb (reused from job to job) and hashed
+ * with md5 (one context for every job of the batch). */
+static int job_digest(strbuf *sb, files_md5_stream *md5, const gahp_submit_job *job,
+                      char out[SUBMIT_IDENTITY_LEN])
+{
+    strbuf_reset(sb);
+    int rc = put_field(sb, job->name);
+    if (rc == 0)
+        rc = put_count(sb, "a", job->nargs, ',');
+    for (size_t a = 0; rc == 0 && a < job->nargs; a++)
+        rc = put_field(sb, job->args[a]);
+    if (rc == 0)
+        rc = put_count(sb, "i", job->ninputs, ',');
+    for (size_t i = 0; rc == 0 && i < job->ninputs; i++) {
+        rc = put_field(sb, job->inputs[i].src_path);
+        if (rc == 0)
+            rc = put_field(sb, job->inputs[i].dst_name);
+    }
+    if (rc == 0)
+        rc = files_md5_stream_update(md5, sb->data ? sb->data : "", sb->len);
+    if (rc == 0)
+        rc = files_md5_stream_end(md5, out);
+    return rc == 0 ? 0 : -1;
+}
+
+static int cmp_digest(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* The jobs' digests are made in slices on the hash pool (8 ms for 10,000
+ * jobs on one thread, before a submit's planning can start); a slice
+ * has one MD5 context and one buffer for all its jobs. */
+#define IDENTITY_SLICES 8
+#define IDENTITY_POOL_MIN 1000
+
+typedef struct {
+    const gahp_submit *s;
+    char (*digests)[SUBMIT_IDENTITY_LEN];
+    size_t nslices;             /* 1 (the calling thread) or IDENTITY_SLICES */
+    int rc[IDENTITY_SLICES];
+} identity_work;
+
+static void digest_slice(size_t k, void *arg)
+{
+    identity_work *w = arg;
+    size_t n = w->s->njobs;
+    size_t lo = n * k / w->nslices, hi = n * (k + 1) / w->nslices;
+    files_md5_stream *md5 = files_md5_stream_new();
+    strbuf sb = STRBUF_INIT;
+    int rc = md5 != NULL ? 0 : -1;
+    for (size_t i = lo; rc == 0 && i < hi; i++)
+        rc = job_digest(&sb, md5, &w->s->jobs[i], w->digests[i]);
+    files_md5_stream_free(md5);
+    strbuf_free(&sb);
+    w->rc[k] = rc;
+}
+
+int submit_identity_of(const gahp_submit *s, char out[SUBMIT_IDENTITY_LEN])
+{
+    char (*digests)[SUBMIT_IDENTITY_LEN] =
+        calloc(s->njobs ? s->njobs : 1, sizeof *digests);
+    if (digests == NULL)
+        return -1;
+    /* below IDENTITY_POOL_MIN jobs no thread is worth starting: one slice,
+     * on this thread */
+    identity_work w = { s, digests, s->njobs >= IDENTITY_POOL_MIN ? IDENTITY_SLICES : 1, { 0 } };
+    hash_pool_run(w.nslices, digest_slice, &w);
+    int rc = 0;
+    for (size_t k = 0; k < w.nslices; k++)
+        rc |= w.rc[k];
+    strbuf sb = STRBUF_INIT;
+    if (rc == 0)
+        qsort(digests, s->njobs, sizeof *digests, cmp_digest);
+    if (rc == 0 && (put_field(&sb, s->batch) != 0 || put_field(&sb, s->app) != 0 ||
+                    strbuf_printf(&sb, "n%zu,", s->njobs) != 0))
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < s->njobs; i++)
+        rc = strbuf_append(&sb, digests[i], SUBMIT_IDENTITY_LEN - 1);
+    if (rc == 0)
+        rc = files_md5_hex_mem(sb.data ? sb.data : "", sb.len, out) == 0 ? 0 : -1;
+    strbuf_free(&sb);
+    free(digests);
+    return rc;
+}
+
+gahp_request *submit_identity_parse_args(const char *args_text)
+{
+    strbuf line = STRBUF_INIT;
+    /* The request id is irrelevant here; 1 is always a valid one. */
+    if (strbuf_printf(&line, "BOINC_SUBMIT 1%s%s", args_text[0] ? " " : "",
+                      args_text) != 0) {
+        strbuf_free(&line);
+        return NULL;
+    }
+    gahp_args args = { 0 };
+    gahp_request *req = NULL;
+    const char *why = NULL;
+    if (gahp_tokenize(line.data, line.len, &args) != GAHP_TOK_OK ||
+        gahp_request_parse(GAHP_CMD_SUBMIT, gahp_parse_submit, args.argv, args.argc,
+                           &req, &why) != 0 ||
+        req->cmd != GAHP_CMD_SUBMIT) {
+        gahp_request_free(req);
+        req = NULL;
+    }
+    gahp_args_free(&args);
+    strbuf_free(&line);
+    return req;
+}
+
+int submit_identity_of_args(const char *args_text, char out[SUBMIT_IDENTITY_LEN])
+{
+    gahp_request *req = submit_identity_parse_args(args_text);
+    if (req == NULL)
+        return -1;
+    int rc = submit_identity_of(&req->u.submit, out);
+    gahp_request_free(req);
+    return rc;
+}
+
+/* Fill in b->job_set_md5 of a batch journaled before fingerprints existed. */
+static int backfill(journal *j, journal_batch *b)
+{
+    char *args = NULL;
+    char fp[SUBMIT_IDENTITY_LEN];
+    if (b->request_id <= 0)
+        return 0;
+    if (journal_request_args(j, b->request_id, &args) != 0)
+        return -1;
+    if (args == NULL || submit_identity_of_args(args, fp) != 0) {
+        free(args);
+        return 0;               /* unknown: the exact text decides */
+    }
+    free(args);
+    char *copy = strdup(fp);
+    if (copy == NULL)
+        return -1;
+    if (journal_batch_set_job_set(j, b->id, fp) != 0) {
+        free(copy);
+        return -1;
+    }
+    b->job_set_md5 = copy;
+    log_info("batch %s: job-set fingerprint computed for a batch journaled "
+             "before fingerprints existed", b->name);
+    return 0;
+}
+
+int submit_identity_same(journal *j, journal_batch *b, const char *fp,
+                         const char *spec_md5, int *same)
+{
+    *same = 0;
+    if (b->job_set_md5 == NULL && backfill(j, b) != 0)
+        return -1;
+    if (b->job_set_md5 != NULL)
+        *same = strcmp(b->job_set_md5, fp) == 0;
+    else
+        *same = strcmp(b->spec_md5, spec_md5) == 0;
+    return 0;
+}
+
+/* ==== the deadline: a submit that outlives its wait =====================
+ *
+ * A submit run as a detached task (submit.h;
+ * the task is a thread of the process's pool, base/tasks.h).
+ *
+ * The thread cannot use the worker's context: a journal connection and a
+ * BOINC client belong to one thread.  It gets its own (exec_ctx_open_like:
+ * a client from the same source), and a reference to the worker's request
+ * (gahp_request_ref): the worker may answer at the deadline and let go of
+ * it while the run goes on.
+ */
+
+typedef struct {
+    exec_ctx ctx;
+    gahp_request *req;
+    submit_detached_fn fn;
+    void *arg;
+} detached_run;
+
+static void detached_free(detached_run *d)
+{
+    exec_ctx_close(&d->ctx);
+    gahp_request_free(d->req);
+    free(d);
+}
+
+static void detached_main(void *p)
+{
+    detached_run *d = p;
+    exec_shared *shared = d->ctx.shared;
+    d->fn(&d->ctx, d->req, d->arg);
+    detached_free(d);
+    /* Last: once the count drops, shutdown may free what the run used (and
+     * join this pool thread: tasks_shutdown waits for the return). */
+    atomic_fetch_sub(&shared->detached_runs, 1);
+}
+
+int submit_deadline_detach(const exec_ctx *ctx, const gahp_request *req,
+                        submit_detached_fn fn, void *arg)
+{
+    detached_run *d = calloc(1, sizeof *d);
+    char *err = NULL;
+    if (d == NULL)
+        return -1;
+    d->req = gahp_request_ref(req);     /* the worker may answer and let go first */
+    if (exec_ctx_open_like(&d->ctx, ctx, &err) != 0) {
+        log_warn("submit %ld: cannot run it in its own thread: %s", req->id,
+                 err ? err : "out of memory");
+        free(err);
+        gahp_request_free(d->req);
+        free(d);
+        return -1;
+    }
+    d->fn = fn;
+    d->arg = arg;
+    atomic_fetch_add(&ctx->shared->detached_runs, 1);
+    if (task_start_detached(detached_main, d) != 0) {
+        detached_free(d);
+        atomic_fetch_sub(&ctx->shared->detached_runs, 1);
+        return -1;
+    }
+    return 0;
+}
+
+void submit_deadline_at(long seconds, struct timespec *at)
+{
+    clock_gettime(CLOCK_REALTIME, at);
+    at->tv_sec += seconds;
 }

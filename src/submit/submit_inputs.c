@@ -1,17 +1,17 @@
 /*
- * submit_inputs.c - hashing and physical names of a submit's inputs (see
- * submit_inputs.h).
+ * submit_inputs.c - the inputs of a submit (see submit_inputs.h): the
+ * plan (hashing and physical names), then the hash pool it runs on, then
+ * the store of kept input bytes it fills for the upload.
  */
 #include "submit/submit_inputs.h"
 
 #include "base/files.h"
-#include "submit/hash_pool.h"
-#include "submit/input_hold.h"
-#include "submit/submit_progress.h"
+#include "submit/engine.h"
 #include "journal/journal_files.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "base/strset.h"
+#include "base/tasks.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -37,7 +37,7 @@ typedef struct {
     files_stat_key *keys;       /* slot -> the cache's key, then the hashed one on a miss */
     unsigned char *hit;         /* slot -> the cache has the path; after the
                                    pass: its MD5 came from the cache */
-    unsigned char **kept;       /* slot -> its bytes from the hash (input_hold.h) */
+    unsigned char **kept;       /* slot -> its bytes from the hash (submit_inputs.h) */
     long long *reserved;        /* slot -> bytes of the hold budget it reserved */
     char **errmsg;              /* slot -> message of a failed stat/hash */
     unsigned char *failed;      /* slot -> stat or hash failed */
@@ -444,4 +444,155 @@ int submit_inputs_plan(submit_run *r, size_t *nread)
 out:
     plan_free(&t);
     return rc;
+}
+
+/* ==== hash pool =========================================================
+ *
+ * Per-file work spread over a few threads (see submit_inputs.h),
+ * tasks of the process's thread pool (base/tasks.h).  Items are handed out
+ * one at a time from a shared atomic counter, so a large file on one
+ * thread does not hold back the small ones.
+ */
+
+/* Below this many items the threads cost more than they save. */
+#define HASH_POOL_MIN_ITEMS 2
+
+typedef struct {
+    atomic_size_t next;
+    size_t n;
+    void (*work)(size_t i, void *arg);
+    void *arg;
+} pool_job;
+
+static void pool_worker(void *p)
+{
+    pool_job *job = p;
+    for (;;) {
+        size_t i = atomic_fetch_add(&job->next, 1);
+        if (i >= job->n)
+            return;
+        job->work(i, job->arg);
+    }
+}
+
+unsigned hash_pool_threads(size_t n)
+{
+    if (n < HASH_POOL_MIN_ITEMS)
+        return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned t = cpus < 1 ? 1 : cpus > HASH_POOL_MAX_THREADS ? HASH_POOL_MAX_THREADS
+                                                             : (unsigned)cpus;
+    return n < t ? (unsigned)n : t;
+}
+
+void hash_pool_run(size_t n, void (*work)(size_t i, void *arg), void *arg)
+{
+    pool_job job = { .n = n, .work = work, .arg = arg };
+    atomic_init(&job.next, 0);
+    unsigned nthreads = hash_pool_threads(n);
+    task *tasks[HASH_POOL_MAX_THREADS];
+    unsigned started = 0;
+    /* The calling thread is one of the workers: start nthreads - 1 more.
+     * A thread that cannot be had only means less parallelism. */
+    while (started + 1 < nthreads && (tasks[started] = task_start(pool_worker, &job)) != NULL)
+        started++;
+    pool_worker(&job);
+    for (unsigned i = 0; i < started; i++)
+        task_join(tasks[i]);
+}
+
+/* ==== kept input bytes ==================================================
+ *
+ * Kept input bytes between hashing and upload (see
+ * submit_inputs.h).  Written by the submit's planning thread only; the upload
+ * lanes only read it, after planning, so the store needs no lock.  The
+ * budget is process-wide (several submits run at once) and atomic.
+ */
+
+struct input_hold {
+    strset *names;          /* physical name -> index */
+    void **data;
+    long long *sizes;
+    size_t n, cap;
+};
+
+static atomic_llong held_bytes;
+
+int input_hold_reserve(long long size)
+{
+    if (size < 0 || size > INPUT_HOLD_FILE_MAX)
+        return 0;
+    long long now = atomic_load(&held_bytes);
+    do {
+        if (now + size > INPUT_HOLD_TOTAL_MAX)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&held_bytes, &now, now + size));
+    return 1;
+}
+
+long long input_hold_budget(size_t nfiles)
+{
+    if (nfiles <= INPUT_HOLD_FULL_FILES)
+        return INPUT_HOLD_TOTAL_MAX;
+    double share = (double)INPUT_HOLD_FULL_FILES / (double)nfiles;
+    return (long long)((double)INPUT_HOLD_TOTAL_MAX * share * share);
+}
+
+void input_hold_unreserve(long long size)
+{
+    atomic_fetch_sub(&held_bytes, size);
+}
+
+input_hold *input_hold_new(size_t n)
+{
+    input_hold *h = calloc(1, sizeof *h);
+    size_t cap = n ? n : 1;
+    if (h == NULL)
+        return NULL;
+    h->names = strset_new(n);
+    h->data = calloc(cap, sizeof *h->data);
+    h->sizes = calloc(cap, sizeof *h->sizes);
+    h->cap = cap;
+    if (h->names == NULL || h->data == NULL || h->sizes == NULL) {
+        input_hold_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+int input_hold_put(input_hold *h, const char *phys_name, void *data, long long size)
+{
+    int added = h->n < h->cap ? strset_add(h->names, phys_name) : -1;
+    if (added <= 0) {
+        free(data);
+        input_hold_unreserve(size);
+        return added;
+    }
+    h->data[h->n] = data;
+    h->sizes[h->n] = size;
+    h->n++;
+    return 1;
+}
+
+const void *input_hold_get(const input_hold *h, const char *phys_name, long long *size)
+{
+    long i = h != NULL ? strset_index(h->names, phys_name) : -1;
+    if (i < 0)
+        return NULL;
+    *size = h->sizes[i];
+    return h->data[i];
+}
+
+void input_hold_free(input_hold *h)
+{
+    if (h == NULL)
+        return;
+    for (size_t i = 0; i < h->n; i++) {
+        free(h->data[i]);
+        input_hold_unreserve(h->sizes[i]);
+    }
+    strset_free(h->names);
+    free(h->data);
+    free(h->sizes);
+    free(h);
 }

@@ -1,4 +1,4 @@
-"""BOINC_FETCH_OUTPUT's template cache (src/fetch/fetch_templates.c), against
+"""BOINC_FETCH_OUTPUT's template cache (src/fetch/fetch_step.c), against
 the real emulator and its RPC counters: pipelined fetches of jobs of one
 app submitted through the GAHP cost one get_templates, a job the journal
 does not know costs one per fetch, and an output template changed on the

@@ -5,8 +5,7 @@
  * budget of a submit shrinks for big batches (input_hold_budget).
  */
 #include "base/files.h"
-#include "submit/hash_pool.h"
-#include "submit/input_hold.h"
+#include "submit/submit_inputs.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /*
  * test_realserver.c - unit tests for the real-server rules on the GAHP
  * side: the job argument rule and create_work's line limits (job_args.c),
- * upload chunk planning and limit-error recognition (upload_limits.c),
+ * upload chunk planning and limit-error recognition (submit_files.c),
  * learned limits and job look-ups in a real journal (journal_files.h, journal_batches.h).
  */
 #include <stdarg.h>
@@ -19,7 +19,7 @@
 #include "journal/journal_internal.h"   /* journal_db */
 #include "journal/journal_batches.h"
 #include "journal/journal_files.h"
-#include "submit/upload_limits.h"
+#include "submit/submit_files.h"
 
 #include <sqlite3.h>
 #include <unistd.h>

@@ -46,7 +46,7 @@
 #include "journal/journal_batches.h"
 #include "journal/journal_files.h"
 #include "submit/engine.h"
-#include "submit/submit_deadline.h"
+#include "submit/submit.h"
 #include "wire/gahp_text.h"
 #include "wire/request.h"
 

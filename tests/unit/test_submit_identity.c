@@ -1,6 +1,6 @@
 /*
  * test_submit_identity.c - the job-set fingerprint of BOINC_SUBMIT
- * (src/submit/submit_identity.c): the same set in any order is the same submit,
+ * (src/submit/submit.c): the same set in any order is the same submit,
  * any change to a job's name, arguments or inputs, the batch name or the
  * app is another one, and the journaled argument text gives the same
  * fingerprint as the parsed request.
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "submit/submit_identity.h"
+#include "submit/submit.h"
 
 static char *a_args[] = { "-n", "1" };
 static char *b_args[] = { "x y" };
@@ -59,7 +59,7 @@ static void test_order_and_trailing_fields_do_not_count(void **state)
 
 /* Fingerprints are journaled: the encoding must never change.  The value
  * was computed apart from this code (Python's hashlib over the encoding
- * of submit_identity.c's header: "<len>:<bytes>," fields, "a<n>,",
+ * of submit.c's header: "<len>:<bytes>," fields, "a<n>,",
  * "i<n>,", sorted job digests after the batch, the app and "n<jobs>,"). */
 static void test_fingerprint_is_stable(void **state)
 {
