@@ -18,9 +18,6 @@
 /* Length of an MD5 in hex, without the NUL. */
 #define FILES_MD5_HEX_LEN 32
 
-/* Longest physical name the BOINC server accepts. */
-#define FILES_PHYS_NAME_MAX 255
-
 /*
  * The key under which the journal caches a file's MD5: if any field
  * differs the file is hashed again.  path is the path exactly as given
@@ -92,43 +89,6 @@ files_md5_stream *files_md5_stream_new(void);
 int files_md5_stream_update(files_md5_stream *s, const void *data, size_t len);
 int files_md5_stream_end(files_md5_stream *s, char out[FILES_MD5_HEX_LEN + 1]);
 void files_md5_stream_free(files_md5_stream *s);
-
-/*
- * Physical name for content md5_hex (32 lowercase hex digits) of the local
- * file local_name: md5_hex + the extension of local_name's basename (from
- * its last '.', when that '.' is not the first character), e.g.
- * "in.dat" -> "<md5>.dat", "data.tar.gz" -> "<md5>.gz", ".bashrc" -> "<md5>".
- * The extension is dropped when it is only "." or has a character outside
- * [A-Za-z0-9_-] after the dot, so the result always matches
- * ^[A-Za-z0-9_.-]{1,255}$.  Returns a malloc'd string, or NULL with errno
- * EINVAL (md5_hex is not 32 lowercase hex digits) or ENOMEM.
- */
-char *files_phys_name(const char *md5_hex, const char *local_name);
-
-/* 1 if name matches ^[A-Za-z0-9_.-]{1,255}$, else 0. */
-int files_phys_name_is_valid(const char *name);
-
-/*
- * Split n files with the given sizes, in order, into consecutive chunks of
- * at most max_count files and at most max_bytes bytes in total; a single
- * file larger than max_bytes gets a chunk of its own.  *chunk_starts gets
- * a malloc'd array of *nchunks start indexes (chunk i is
- * [starts[i], starts[i+1]) and the last one ends at n).  n == 0 gives zero
- * chunks and *chunk_starts == NULL.  Returns -1 with errno EINVAL
- * (max_count == 0, max_bytes <= 0 or a negative size) or ENOMEM.
- */
-int files_plan_chunks(const long long *sizes, size_t n, size_t max_count,
-                      long long max_bytes, size_t **chunk_starts,
-                      size_t *nchunks);
-
-/*
- * Distinct strings of names[0..n) in first-seen order: *first_index gets a
- * malloc'd array of *ndistinct indexes into names, one per distinct string,
- * at its first occurrence (NULL when n == 0).  O(n) expected time.
- * Returns -1 with errno ENOMEM or EINVAL (a NULL name).
- */
-int files_distinct(const char *const *names, size_t n, size_t **first_index,
-                   size_t *ndistinct);
 
 /*
  * path if it is absolute, else iwd + "/" + path (no doubled '/'): where a

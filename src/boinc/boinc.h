@@ -396,4 +396,22 @@ struct boinc_client_ops {
     void (*free)(boinc_client *c);
 };
 
+/* Longest physical name the BOINC server accepts. */
+#define BOINC_PHYS_NAME_MAX 255
+
+/*
+ * Physical name for content md5_hex (32 lowercase hex digits) of the local
+ * file local_name: md5_hex + the extension of local_name's basename (from
+ * its last '.', when that '.' is not the first character), e.g.
+ * "in.dat" -> "<md5>.dat", "data.tar.gz" -> "<md5>.gz", ".bashrc" -> "<md5>".
+ * The extension is dropped when it is only "." or has a character outside
+ * [A-Za-z0-9_-] after the dot, so the result always matches
+ * ^[A-Za-z0-9_.-]{1,255}$.  Returns a malloc'd string, or NULL with errno
+ * EINVAL (md5_hex is not 32 lowercase hex digits) or ENOMEM.
+ */
+char *boinc_phys_name(const char *md5_hex, const char *local_name);
+
+/* 1 if name matches ^[A-Za-z0-9_.-]{1,255}$, else 0. */
+int boinc_phys_name_is_valid(const char *name);
+
 #endif

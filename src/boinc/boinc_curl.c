@@ -502,7 +502,7 @@ static int curl_query_files(boinc_client *client, const boinc_project *p, long b
                    err);
 }
 
-/* The MD5 a physical name starts with (files_phys_name), or NULL. */
+/* The MD5 a physical name starts with (boinc_phys_name), or NULL. */
 static const char *name_md5(const char *phys_name)
 {
     for (size_t i = 0; i < FILES_MD5_HEX_LEN; i++) {

@@ -5,9 +5,11 @@
  */
 #include "boinc/boinc_internal.h"
 
+#include "base/files.h"
 #include "base/num.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -356,4 +358,72 @@ void boinc_strpool_free(boinc_strpool *pool)
         b = next;
     }
     free(pool);
+}
+
+/* ---- physical names (boinc.h) ---------------------------------------------- */
+
+static int phys_name_char(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+int boinc_phys_name_is_valid(const char *name)
+{
+    size_t len = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++, len++) {
+        if (!phys_name_char(*p) || len >= BOINC_PHYS_NAME_MAX)
+            return 0;
+    }
+    return len > 0;
+}
+
+static int is_md5_hex(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++) {
+        if (i >= FILES_MD5_HEX_LEN)
+            return 0;
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    }
+    return i == FILES_MD5_HEX_LEN;
+}
+
+/*
+ * The extension of local_name that a physical name may carry: from the last
+ * '.' of the basename (not at its position 0), only if at least one
+ * character follows and every following character is in [A-Za-z0-9_-].
+ * Returns a pointer into local_name, or "" for no extension.
+ */
+static const char *usable_extension(const char *local_name)
+{
+    const char *base = strrchr(local_name, '/');
+    base = base ? base + 1 : local_name;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base || dot[1] == '\0')
+        return "";
+    for (const unsigned char *p = (const unsigned char *)dot + 1; *p; p++) {
+        if (*p == '.' || !phys_name_char(*p))
+            return "";
+    }
+    if (strlen(dot) > BOINC_PHYS_NAME_MAX - FILES_MD5_HEX_LEN)
+        return "";
+    return dot;
+}
+
+char *boinc_phys_name(const char *md5_hex, const char *local_name)
+{
+    if (!md5_hex || !local_name || !is_md5_hex(md5_hex)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    const char *ext = usable_extension(local_name);
+    size_t len = FILES_MD5_HEX_LEN + strlen(ext);
+    char *name = malloc(len + 1);
+    if (!name)
+        return NULL;
+    memcpy(name, md5_hex, FILES_MD5_HEX_LEN);
+    memcpy(name + FILES_MD5_HEX_LEN, ext, strlen(ext) + 1);
+    return name;
 }

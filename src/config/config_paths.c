@@ -1,14 +1,14 @@
 /*
  * config_paths.c - where the journal and the default log file are: the
  * journal setting with "%u" expanded, or the XDG state directory's default;
- * the suffix of the grid manager's selection value (base/gridmanager.h);
+ * the suffix of the grid manager's selection value (config/gridmanager.h);
  * the default journal directory, made on demand; the default log file
  * beside the journal.  Part of the config module (config_internal.h).
  */
 #include "config/config_internal.h"
 
 #include "base/dirs.h"
-#include "base/gridmanager.h"
+#include "config/gridmanager.h"
 #include "base/strbuf.h"
 
 #include <errno.h>
@@ -91,7 +91,7 @@ static int expand_user(char **path, FILE *err)
 
 /*
  * Under a grid manager started for one value of GRIDMANAGER_SELECTION_EXPR
- * (base/gridmanager.h), the journal's name gets that value as a suffix,
+ * (config/gridmanager.h), the journal's name gets that value as a suffix,
  * "journal.db" -> "journal.VALUE-HASH.db", so each of the user's grid
  * managers has its own journal and finds it again when it is started
  * anew.  A --journal given on the command line is taken as it is: whoever

@@ -919,6 +919,50 @@ long long upload_request_bytes(const long long *sizes, size_t n)
     return total;
 }
 
+int upload_split_chunks(const long long *sizes, size_t n, size_t max_count,
+                        long long max_bytes, size_t **chunk_starts,
+                        size_t *nchunks)
+{
+    *chunk_starts = NULL;
+    *nchunks = 0;
+    if (max_count == 0 || max_bytes <= 0 || (n > 0 && !sizes)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n == 0)
+        return 0;
+    /* At most one chunk per file: allocate the worst case once. */
+    size_t *starts = malloc(n * sizeof *starts);
+    if (!starts)
+        return -1;
+    size_t count = 0, in_chunk = 0;
+    long long bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+            free(starts);
+            errno = EINVAL;
+            return -1;
+        }
+        /* Start a new chunk when this file would break either bound;
+         * a file alone in its chunk is always accepted. */
+        if (in_chunk == 0 || in_chunk >= max_count || sizes[i] > max_bytes - bytes) {
+            starts[count++] = i;
+            in_chunk = 0;
+            bytes = 0;
+        }
+        if (sizes[i] > max_bytes) {
+            /* Oversized: alone in its chunk; the next file starts a new one. */
+            in_chunk = max_count;
+            continue;
+        }
+        in_chunk++;
+        bytes += sizes[i];      /* <= max_bytes: no overflow */
+    }
+    *chunk_starts = starts;
+    *nchunks = count;
+    return 0;
+}
+
 int upload_plan_chunks(const long long *sizes, size_t n, const upload_limits *lim,
                        size_t **starts, size_t *nchunks)
 {
@@ -935,8 +979,8 @@ int upload_plan_chunks(const long long *sizes, size_t n, const upload_limits *li
         return -1;
     for (size_t i = 0; i < n; i++)
         with_overhead[i] = sizes[i] + UPLOAD_FILE_OVERHEAD;
-    int rc = files_plan_chunks(with_overhead, n, (size_t)lim->max_files,
-                               lim->max_bytes - UPLOAD_REQUEST_OVERHEAD, starts, nchunks);
+    int rc = upload_split_chunks(with_overhead, n, (size_t)lim->max_files,
+                                 lim->max_bytes - UPLOAD_REQUEST_OVERHEAD, starts, nchunks);
     free(with_overhead);
     return rc;
 }

@@ -59,6 +59,19 @@ typedef enum {
 long long upload_request_bytes(const long long *sizes, size_t n);
 
 /*
+ * Split n files with the given sizes, in order, into consecutive chunks of
+ * at most max_count files and at most max_bytes bytes in total; a single
+ * file larger than max_bytes gets a chunk of its own.  *chunk_starts gets
+ * a malloc'd array of *nchunks start indexes (chunk i is
+ * [starts[i], starts[i+1]) and the last one ends at n).  n == 0 gives zero
+ * chunks and *chunk_starts == NULL.  Returns -1 with errno EINVAL
+ * (max_count == 0, max_bytes <= 0 or a negative size) or ENOMEM.
+ */
+int upload_split_chunks(const long long *sizes, size_t n, size_t max_count,
+                        long long max_bytes, size_t **chunk_starts,
+                        size_t *nchunks);
+
+/*
  * Split n files (sizes in order) into consecutive chunks within lim;
  * a file too large for any chunk gets a chunk of its own (the server then
  * says whether it takes it).  *starts (malloc'd) gets each chunk's first

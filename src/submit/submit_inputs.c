@@ -339,7 +339,7 @@ static int name_inputs(submit_run *r, input_plan *t)
         for (size_t f = 0; f < r->s->jobs[i].ninputs; f++, k++) {
             const char *src = r->s->jobs[i].inputs[f].src_path;
             size_t slot = t->slot_of_input[k];
-            r->input_phys[k] = files_phys_name(t->md5[slot], base_name(src));
+            r->input_phys[k] = boinc_phys_name(t->md5[slot], base_name(src));
             if (r->input_phys[k] == NULL)
                 return engine_fail(r, -1, EXEC_E_LOCAL, "input file",
                                 "cannot form a physical name");

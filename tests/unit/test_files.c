@@ -1,7 +1,9 @@
 /*
- * test_files.c - unit tests for src/base/files.c and src/base/strset.c on real files
- * in a mkdtemp directory: MD5 of known content, error messages, stat keys,
- * physical names, chunk planning, and deduplication of 100,000 names.
+ * test_files.c - unit tests on real files in a mkdtemp directory: MD5 of
+ * known content, error messages, stat keys (src/base/files.c), the string
+ * set with 100,000 names (src/base/strset.c), physical names
+ * (src/boinc/boinc_util.c) and upload chunk planning
+ * (src/submit/submit_files.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +23,8 @@
 
 #include "base/files.h"
 #include "base/strset.h"
+#include "boinc/boinc.h"
+#include "submit/submit_files.h"
 
 static char test_dir[] = "/tmp/boinc_gahp_test_files.XXXXXX";
 
@@ -286,13 +290,13 @@ static void test_md5_keyed(void **state)
 
 static void expect_phys(const char *local, const char *want_suffix)
 {
-    char *name = files_phys_name(MD5_ABC, local);
+    char *name = boinc_phys_name(MD5_ABC, local);
     assert_non_null(name);
     char want[512];
     int n = snprintf(want, sizeof want, "%s%s", MD5_ABC, want_suffix);
     assert_true(n > 0 && (size_t)n < sizeof want);
     assert_string_equal(name, want);
-    assert_true(files_phys_name_is_valid(name));
+    assert_true(boinc_phys_name_is_valid(name));
     free(name);
 }
 
@@ -326,36 +330,36 @@ static void test_phys_name(void **state)
     fits[0] = 'f';
     fits[1] = '.';
     fits[sizeof fits - 1] = '\0';
-    char *name = files_phys_name(MD5_ABC, fits);
+    char *name = boinc_phys_name(MD5_ABC, fits);
     assert_non_null(name);
     assert_int_equal(strlen(name), 255);
-    assert_true(files_phys_name_is_valid(name));
+    assert_true(boinc_phys_name_is_valid(name));
     free(name);
 
     errno = 0;
-    assert_null(files_phys_name("900150983CD24FB0D6963F7D28E17F72", "a.txt"));
+    assert_null(boinc_phys_name("900150983CD24FB0D6963F7D28E17F72", "a.txt"));
     assert_int_equal(errno, EINVAL);
-    assert_null(files_phys_name("abc", "a.txt"));
-    assert_null(files_phys_name(MD5_ABC "0", "a.txt"));
-    assert_null(files_phys_name(NULL, "a.txt"));
-    assert_null(files_phys_name(MD5_ABC, NULL));
+    assert_null(boinc_phys_name("abc", "a.txt"));
+    assert_null(boinc_phys_name(MD5_ABC "0", "a.txt"));
+    assert_null(boinc_phys_name(NULL, "a.txt"));
+    assert_null(boinc_phys_name(MD5_ABC, NULL));
 
-    assert_false(files_phys_name_is_valid(""));
-    assert_false(files_phys_name_is_valid("a b"));
-    assert_false(files_phys_name_is_valid("a/b"));
+    assert_false(boinc_phys_name_is_valid(""));
+    assert_false(boinc_phys_name_is_valid("a b"));
+    assert_false(boinc_phys_name_is_valid("a/b"));
     char too_long[257];
     memset(too_long, 'a', 256);
     too_long[256] = '\0';
-    assert_false(files_phys_name_is_valid(too_long));
+    assert_false(boinc_phys_name_is_valid(too_long));
     too_long[255] = '\0';
-    assert_true(files_phys_name_is_valid(too_long));
+    assert_true(boinc_phys_name_is_valid(too_long));
 }
 
 static void expect_chunks(const long long *sizes, size_t n, size_t max_count,
                           long long max_bytes, const size_t *want, size_t nwant)
 {
     size_t *starts = NULL, nchunks = 99;
-    assert_int_equal(files_plan_chunks(sizes, n, max_count, max_bytes, &starts, &nchunks), 0);
+    assert_int_equal(upload_split_chunks(sizes, n, max_count, max_bytes, &starts, &nchunks), 0);
     assert_int_equal(nchunks, nwant);
     for (size_t i = 0; i < nwant; i++)
         assert_int_equal(starts[i], want[i]);
@@ -366,7 +370,7 @@ static void test_plan_chunks(void **state)
 {
     (void)state;
     size_t *starts = (size_t *)1, nchunks = 5;
-    assert_int_equal(files_plan_chunks(NULL, 0, 10, 100, &starts, &nchunks), 0);
+    assert_int_equal(upload_split_chunks(NULL, 0, 10, 100, &starts, &nchunks), 0);
     assert_null(starts);
     assert_int_equal(nchunks, 0);
 
@@ -388,11 +392,11 @@ static void test_plan_chunks(void **state)
     expect_chunks(zeros, 3, 2, 1, (const size_t[]){ 0, 2 }, 2);
 
     errno = 0;
-    assert_int_equal(files_plan_chunks(five, 5, 0, 100, &starts, &nchunks), -1);
+    assert_int_equal(upload_split_chunks(five, 5, 0, 100, &starts, &nchunks), -1);
     assert_int_equal(errno, EINVAL);
-    assert_int_equal(files_plan_chunks(five, 5, 10, 0, &starts, &nchunks), -1);
+    assert_int_equal(upload_split_chunks(five, 5, 10, 0, &starts, &nchunks), -1);
     const long long neg[] = { 1, -1 };
-    assert_int_equal(files_plan_chunks(neg, 2, 10, 100, &starts, &nchunks), -1);
+    assert_int_equal(upload_split_chunks(neg, 2, 10, 100, &starts, &nchunks), -1);
     assert_null(starts);
 }
 
@@ -443,47 +447,6 @@ static void test_strset_index_many(void **state)
     strset_free(set);
 }
 
-static void test_distinct_many(void **state)
-{
-    (void)state;
-    /* 100,000 names of which 25,000 distinct, in first-seen order */
-    char **names = calloc(MANY, sizeof *names);
-    assert_non_null(names);
-    for (size_t i = 0; i < MANY; i++) {
-        char buf[64];
-        int n = snprintf(buf, sizeof buf, "name-%zu.txt", (i * 7) % 25000);
-        assert_true(n > 0 && (size_t)n < sizeof buf);
-        names[i] = strdup(buf);
-        assert_non_null(names[i]);
-    }
-    size_t *idx = NULL, nd = 0;
-    assert_int_equal(files_distinct((const char *const *)names, MANY, &idx, &nd), 0);
-    assert_int_equal(nd, 25000);
-    for (size_t k = 0; k < nd; k++)
-        assert_int_equal(idx[k], k);     /* (i*7)%25000 is distinct for i < 25000 */
-    free(idx);
-
-    const char *small[] = { "b", "a", "b", "c", "a" };
-    assert_int_equal(files_distinct(small, 5, &idx, &nd), 0);
-    assert_int_equal(nd, 3);
-    assert_int_equal(idx[0], 0);
-    assert_int_equal(idx[1], 1);
-    assert_int_equal(idx[2], 3);
-    free(idx);
-
-    assert_int_equal(files_distinct(small, 0, &idx, &nd), 0);
-    assert_null(idx);
-    assert_int_equal(nd, 0);
-    const char *with_null[] = { "a", NULL };
-    assert_int_equal(files_distinct(with_null, 2, &idx, &nd), -1);
-    assert_int_equal(errno, EINVAL);
-    assert_null(idx);
-
-    for (size_t i = 0; i < MANY; i++)
-        free(names[i]);
-    free(names);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,7 +461,6 @@ int main(void)
         cmocka_unit_test(test_plan_chunks),
         cmocka_unit_test(test_strset_many),
         cmocka_unit_test(test_strset_index_many),
-        cmocka_unit_test(test_distinct_many),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

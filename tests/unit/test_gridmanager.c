@@ -1,5 +1,5 @@
 /*
- * test_gridmanager.c - unit tests for src/base/gridmanager.c (the journal
+ * test_gridmanager.c - unit tests for src/config/gridmanager.c (the journal
  * suffix of a selection value, and the /proc walk from a real process tree)
  * and src/base/fskind.c (network file system magic numbers, and /tmp seen
  * as local).
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "base/fskind.h"
-#include "base/gridmanager.h"
+#include "config/gridmanager.h"
 
 static void test_suffix_cleans_and_hashes(void **state)
 {

@@ -718,7 +718,7 @@ static int make_inputs(void)
             return -1;
         if (files_md5_hex_mem(content[i], strlen(content[i]), md5) != 0)
             return -1;
-        char *p = files_phys_name(md5, names[i]);
+        char *p = boinc_phys_name(md5, names[i]);
         if (p == NULL)
             return -1;
         snprintf(phys[i], sizeof phys[i], "%s", p);

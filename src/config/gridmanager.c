@@ -8,7 +8,7 @@
  * "no value", never an error: the GAHP then uses its one default journal,
  * as it did before several grid managers were handled.
  */
-#include "base/gridmanager.h"
+#include "config/gridmanager.h"
 
 #include "base/num.h"
 
