@@ -11,6 +11,7 @@
 #include "base/strbuf.h"
 #include "base/testpoint.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,8 +116,8 @@ static int journal_failure(submit_run *r, int resume)
             journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume,
                                      tok) == 0) {
             /* what the row now says: a later failure is checked from here */
-            r->batch.state = BATCH_FAILED;
-            r->batch.resume_state = (batch_state)resume;
+            engine_row_written(r, BATCH_FAILED, (batch_state)resume, 0, tok);
+            tok = NULL;
         }
         free(tok);
     }
@@ -186,13 +187,33 @@ int engine_reload(submit_run *r)
     return 0;
 }
 
+void engine_row_written(submit_run *r, batch_state state, batch_state resume,
+                        long long server_batch_id, char *error)
+{
+    journal_batch *b = &r->batch;
+    b->state = state;
+    /* the journal reads a cleared resume_state as the state itself */
+    b->resume_state = state == BATCH_FAILED ? resume : state;
+    if (server_batch_id > 0)
+        b->server_batch_id = server_batch_id;
+    free(b->error);
+    b->error = error;
+    /* A failed row says where to resume, and never "at failed"; past
+     * create_batch the server's batch id is known; only a failed row (or
+     * a new one whose inputs could not be read) carries an error. */
+    assert(state < BATCH_STATE_COUNT && b->resume_state != BATCH_FAILED);
+    assert(engine_state(r) < BATCH_CREATED || b->server_batch_id > 0);
+    assert(error == NULL || state == BATCH_FAILED || state == BATCH_NEW);
+}
+
 int engine_set_state(submit_run *r, batch_state state, long long server_batch_id)
 {
     if (check_transition(r, state, BATCH_NEW, NULL) != 0)
         return -1;
     if (journal_batch_set_state(r->ctx->journal, r->batch.id, state, server_batch_id) != 0)
         return engine_fail_journal(r);
-    return engine_reload(r);
+    engine_row_written(r, state, state, server_batch_id, NULL);
+    return 0;
 }
 
 int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n)
@@ -201,7 +222,8 @@ int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n)
         return -1;
     if (journal_batch_set_submitted(r->ctx->journal, r->batch.id, job_names, n) != 0)
         return engine_fail_journal(r);
-    return engine_reload(r);
+    engine_row_written(r, BATCH_SUBMITTED, BATCH_SUBMITTED, 0, NULL);
+    return 0;
 }
 
 /* ---- the step driver ---------------------------------------------------- */

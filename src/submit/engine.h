@@ -103,8 +103,20 @@ int engine_fail_record_again(submit_run *r, int resume);
 int engine_fail_journal(submit_run *r);
 int engine_fail_nomem(submit_run *r);
 
-/* Re-read the batch row; set its state (and server batch id when > 0). */
+/*
+ * The run's batch row (r->batch) is read from the journal once, when the
+ * run finds or creates it (engine_reload), and from then on kept in step
+ * with every write of its state by engine_row_written, the one function
+ * that changes it, which asserts the row's invariants; it is never read
+ * back after a change (one owner per batch: submit_registry.h).
+ */
 int engine_reload(submit_run *r);
+/* What a journal write just set: state, where a failed row resumes, the
+ * server batch id when > 0, and the error text (owned from here; NULL:
+ * none). */
+void engine_row_written(submit_run *r, batch_state state, batch_state resume,
+                        long long server_batch_id, char *error);
+/* Set the state (and server batch id when > 0) in the journal and the row. */
 int engine_set_state(submit_run *r, batch_state state, long long server_batch_id);
 /* Record the created jobs and state submitted (one transaction). */
 int engine_set_submitted(submit_run *r, const char *const *job_names, size_t n);

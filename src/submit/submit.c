@@ -208,8 +208,6 @@ static int run_steps(submit_run *r)
              r->ninputs, nread);
     release_free_memory();
     testpoint("submit.hashed");
-    if (engine_reload(r) != 0)
-        return -1;
     /* Arguments a real server cannot carry are refused before anything is
      * created on the server; the jobs built for that check are the ones
      * submit_batch sends. */

@@ -404,6 +404,10 @@ static int record_batch_files(submit_run *r, input_plan *t)
     }
     rc = journal_batch_files_add(r->ctx->journal, r->batch.id, bf, nbf) != 0
              ? engine_fail_journal(r) : 0;
+    /* the same transaction moved a new batch (and only a new one) to
+     * hashed and cleared the error an earlier attempt noted */
+    if (rc == 0 && r->batch.state == BATCH_NEW)
+        engine_row_written(r, BATCH_HASHED, BATCH_HASHED, 0, NULL);
 out:
     free(bf);
     strset_free(phys_seen);
