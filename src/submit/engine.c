@@ -261,7 +261,9 @@ int engine_settle(submit_run *r, engine_probe_fn probe, void *arg)
 /* Send once and act on the outcome: 0 done, 1 try again, -1 failed. */
 static int attempt(submit_run *r, const step_def *d, void *arg, int last)
 {
-    if (d->announce(r, arg) != 0)
+    int announced = d->sent_state != BATCH_NEW ? engine_set_state(r, d->sent_state, 0)
+                                               : d->announce(r, arg);
+    if (announced != 0)
         return -1;
     testpoint(d->sent_point);
     boinc_error err = { 0 };
@@ -295,7 +297,7 @@ static int attempt(submit_run *r, const step_def *d, void *arg, int last)
 
 int engine_step(submit_run *r, const step_def *d, void *arg)
 {
-    if (d->pending != NULL && d->pending(r, arg)) {
+    if (d->sent_state != BATCH_NEW && engine_state(r) == d->sent_state) {
         resolve_result res = d->resolve(r, arg);
         if (res != RESOLVE_NOT_ACTED)
             return res == RESOLVE_ACTED ? 0 : -1;

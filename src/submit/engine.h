@@ -179,8 +179,11 @@ typedef struct step_def {
     const char *done_point;     /* testpoint after recording success */
     int resume_refused;         /* state to resume from when refused/not sent */
     int resume_unknown;         /* state to resume from when still unknown */
-    /* Is an earlier announcement unresolved? */
-    int (*pending)(submit_run *r, void *arg);
+    /* A step of the whole batch is announced by its batch state (data):
+     * the driver sets it before sending, and a run that finds the batch
+     * at it resolves the earlier attempt first.  0 for the file steps,
+     * which announce each chunk themselves (announce). */
+    batch_state sent_state;
     int (*announce)(submit_run *r, void *arg);
     int (*send)(submit_run *r, void *arg, boinc_error *err);
     int (*record_done)(submit_run *r, void *arg);

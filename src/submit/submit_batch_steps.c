@@ -88,18 +88,6 @@ typedef struct {
     long id;            /* the server's batch id, once created */
 } create_arg;
 
-static int create_pending(submit_run *r, void *arg)
-{
-    (void)arg;
-    return engine_state(r) == BATCH_CREATE_SENT;
-}
-
-static int create_announce(submit_run *r, void *arg)
-{
-    (void)arg;
-    return engine_set_state(r, BATCH_CREATE_SENT, 0);
-}
-
 static int create_send(submit_run *r, void *arg, boinc_error *err)
 {
     create_arg *a = arg;
@@ -119,8 +107,7 @@ static const step_def create_batch_step = {
     .done_point = "submit.created",
     .resume_refused = BATCH_HASHED,
     .resume_unknown = BATCH_CREATE_SENT,
-    .pending = create_pending,
-    .announce = create_announce,
+    .sent_state = BATCH_CREATE_SENT,
     .send = create_send,
     .record_done = create_record,
     .resolve = resolve_create,
@@ -195,18 +182,6 @@ static resolve_result resolve_submit(submit_run *r, void *arg)
     return RESOLVE_ACTED;
 }
 
-static int submit_pending(submit_run *r, void *arg)
-{
-    (void)arg;
-    return engine_state(r) == BATCH_SUBMIT_SENT;
-}
-
-static int submit_announce(submit_run *r, void *arg)
-{
-    (void)arg;
-    return engine_set_state(r, BATCH_SUBMIT_SENT, 0);
-}
-
 /* submit_batch's request, sent by a task of its own (submit_send). */
 typedef struct {
     submit_run *r;
@@ -277,8 +252,7 @@ static const step_def submit_batch_step = {
     .done_point = "submit.submitted",
     .resume_refused = BATCH_UPLOADED,
     .resume_unknown = BATCH_SUBMIT_SENT,
-    .pending = submit_pending,
-    .announce = submit_announce,
+    .sent_state = BATCH_SUBMIT_SENT,
     .send = submit_send,
     .record_done = submit_record,
     .resolve = resolve_submit,
