@@ -18,16 +18,12 @@
 
 /* ---- common RPC path ------------------------------------------------------- */
 
-/* Start of every public call: err becomes "no error" (the caller must have
- * initialised it, e.g. = { 0 }, or cleared it). */
-static void start(boinc_error *err)
+/* Start of every public call, after its outputs are zeroed: err becomes
+ * "no error" (the caller must have initialised it, e.g. = { 0 }, or
+ * cleared it), then the client and project are checked. */
+static int begin(const boinc_curl_client *c, const boinc_project *p, boinc_error *err)
 {
     boinc_error_clear(err);
-}
-
-static int check_call(const boinc_curl_client *c, const boinc_project *p,
-                      boinc_error *err)
-{
     if (err == NULL)
         return BOINC_E_BADARG;
     if (c == NULL || p == NULL || p->url == NULL || p->authenticator == NULL)
@@ -58,59 +54,56 @@ static int check_names(const char *const *names, size_t n, const char *what,
     return BOINC_OK;
 }
 
-/* The reply parser of one RPC, bound to its output arguments. */
-typedef int (*reply_parser)(const char *rpc, const strbuf *body, void *out,
-                            boinc_error *err);
-
 /*
- * Send a built request and parse the reply.  built is the result of the
- * boinc_req_* call (-1 = ENOMEM).  The authenticator is scrubbed from any
- * message as a last line of defence.
+ * Send a built request (built: the boinc_req_* result, -1 = ENOMEM; req is
+ * freed) and leave the reply's body in *reply for the caller to parse;
+ * rpc_end ends the call.  The project's secrets stay set until then, so
+ * that no message of the transfer or the parse can carry them.
  */
-static int run_rpc(boinc_curl_client *c, const boinc_project *p, const char *script,
-                   const char *rpc, int built, strbuf *req,
-                   const boinc_upload_part *parts, size_t nparts,
-                   boinc_retry_policy policy, reply_parser parse, void *out,
-                   boinc_error *err)
+static int rpc_post(boinc_curl_client *c, const boinc_project *p, const char *script,
+                    const char *rpc, int built, strbuf *req, const boinc_upload_part *parts,
+                    size_t nparts, boinc_retry_policy policy, strbuf *reply, boinc_error *err)
 {
-    strbuf reply = STRBUF_INIT;
-    int rc;
     boinc_curl_set_secrets(c, p->authenticator, p->url);
-    if (built != 0)
-        rc = boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
-    else
-        rc = boinc_http_post(c, p->url, script, rpc, strbuf_str(req), parts,
-                             nparts, policy, &reply, err);
-    if (rc == BOINC_OK)
-        rc = parse(rpc, &reply, out, err);
-    if (rc == BOINC_OK) {
-        boinc_error_clear(err);
-    } else {
-        /* Transport and parse messages name the RPC; server <error>s keep
-         * the server's own text (HTCondor matches "no batch named "). */
-        boinc_scrub_project(err, p->authenticator, p->url);
-    }
-    boinc_curl_set_secrets(c, NULL, NULL);
-    strbuf_free(&reply);
+    int rc = built != 0 ? boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory")
+                        : boinc_http_post(c, p->url, script, rpc, strbuf_str(req), parts,
+                                          nparts, policy, reply, err);
     strbuf_free(req);
     return rc;
 }
 
-static int parse_success(const char *rpc, const strbuf *body, void *out,
-                         boinc_error *err)
+/* End a call with its outcome rc.  Transport and parse messages name the
+ * RPC; server <error>s keep the server's own text (HTCondor matches "no
+ * batch named "); the authenticator is scrubbed from any message as a
+ * last line of defence. */
+static int rpc_end(boinc_curl_client *c, const boinc_project *p, int rc, strbuf *reply,
+                   boinc_error *err)
 {
-    (void)out;
-    return boinc_parse_success(rpc, strbuf_str(body), body->len, err);
+    if (rc == BOINC_OK)
+        boinc_error_clear(err);
+    else
+        boinc_scrub_project(err, p->authenticator, p->url);
+    boinc_curl_set_secrets(c, NULL, NULL);
+    strbuf_free(reply);
+    return rc;
 }
 
-static int parse_batch_id(const char *rpc, const strbuf *body, void *out,
-                          boinc_error *err)
+/* An RPC whose reply is <success/>, or a batch id (stored in *id when id
+ * is not NULL). */
+static int rpc_simple(boinc_curl_client *c, const boinc_project *p, const char *script,
+                      const char *rpc, int built, strbuf *req,
+                      const boinc_upload_part *parts, size_t nparts,
+                      boinc_retry_policy policy, int with_id, long *id, boinc_error *err)
 {
-    long id = 0;
-    int rc = boinc_parse_batch_id(rpc, strbuf_str(body), body->len, &id, err);
-    if (rc == BOINC_OK && out != NULL)
-        *(long *)out = id;
-    return rc;
+    strbuf reply = STRBUF_INIT;
+    long got = 0;
+    int rc = rpc_post(c, p, script, rpc, built, req, parts, nparts, policy, &reply, err);
+    if (rc == BOINC_OK)
+        rc = with_id ? boinc_parse_batch_id(rpc, strbuf_str(&reply), reply.len, &got, err)
+                     : boinc_parse_success(rpc, strbuf_str(&reply), reply.len, err);
+    if (rc == BOINC_OK && id != NULL)
+        *id = got;
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 /* ---- submit_rpc_handler.php ----------------------------------------------- */
@@ -118,20 +111,12 @@ static int parse_batch_id(const char *rpc, const strbuf *body, void *out,
 static int curl_ping(boinc_client *client, const boinc_project *p, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc != BOINC_OK)
         return rc;
     strbuf req = STRBUF_INIT;
-    return run_rpc(c, p, SUBMIT_RPC, "ping", boinc_req_ping(&req), &req,
-                   NULL, 0, BOINC_RETRY, parse_success, NULL, err);
-}
-
-static int parse_templates(const char *rpc, const strbuf *body, void *out,
-                           boinc_error *err)
-{
-    (void)rpc;
-    return boinc_parse_templates(strbuf_str(body), body->len, out, err);
+    return rpc_simple(c, p, SUBMIT_RPC, "ping", boinc_req_ping(&req), &req, NULL, 0,
+                      BOINC_RETRY, 0, NULL, err);
 }
 
 /* get_templates by <app_name> or by <job_name> (key), what the name is. */
@@ -139,20 +124,22 @@ static int get_templates_by(boinc_curl_client *c, const boinc_project *p,
                             const char *key, const char *value, const char *what,
                             boinc_templates *out, boinc_error *err)
 {
-    start(err);
     if (out != NULL)
         memset(out, 0, sizeof *out);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && out == NULL)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc == BOINC_OK)
         rc = check_name(value, what, err);
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
-    int built = boinc_req_get_templates(&req, p->authenticator, key, value);
-    return run_rpc(c, p, SUBMIT_RPC, "get_templates", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_templates, out, err);
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
+    rc = rpc_post(c, p, SUBMIT_RPC, "get_templates",
+                  boinc_req_get_templates(&req, p->authenticator, key, value), &req, NULL, 0,
+                  BOINC_RETRY, &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_templates(strbuf_str(&reply), reply.len, out, err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 static int curl_get_templates(boinc_client *client, const boinc_project *p,
@@ -176,8 +163,7 @@ static int curl_create_batch(boinc_client *client, const boinc_project *p,
                              double expire_time, long *batch_id, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_name(batch_name, "batch name", err);
     if (rc == BOINC_OK)
@@ -189,8 +175,8 @@ static int curl_create_batch(boinc_client *client, const boinc_project *p,
                                        app_name, expire_time);
     /* Never repeated: batch names are not unique, a repeat makes a
      * second batch. */
-    return run_rpc(c, p, SUBMIT_RPC, "create_batch", built, &req, NULL, 0,
-                   BOINC_ONCE, parse_batch_id, batch_id, err);
+    return rpc_simple(c, p, SUBMIT_RPC, "create_batch", built, &req, NULL, 0,
+                      BOINC_ONCE, 1, batch_id, err);
 }
 
 static int check_jobs(const boinc_job_spec *jobs, size_t njobs,
@@ -214,8 +200,7 @@ static int curl_submit_batch(boinc_client *client, const boinc_project *p,
                              boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_name(app_name, "app name", err);
     if (rc == BOINC_OK)
@@ -226,23 +211,10 @@ static int curl_submit_batch(boinc_client *client, const boinc_project *p,
     int built = boinc_req_submit_batch(&req, p->authenticator, batch_id,
                                        app_name, params, jobs, njobs);
     /* Never repeated: job names are unique, a repeat of a submit that
-     * went through fails with "create_work failed". */
-    return run_rpc(c, p, SUBMIT_RPC, "submit_batch", built, &req, NULL, 0,
-                   BOINC_ONCE, parse_batch_id, NULL, err);
-}
-
-typedef struct {
-    size_t nbatches;
-    boinc_query_result *out;
-} batch2_out;
-
-static int parse_batch2(const char *rpc, const strbuf *body, void *out,
-                        boinc_error *err)
-{
-    (void)rpc;
-    batch2_out *b = out;
-    return boinc_parse_query_batch2(strbuf_str(body), body->len, b->nbatches,
-                                    b->out, err);
+     * went through fails with "create_work failed".  The reply carries
+     * the batch id, which the caller knows. */
+    return rpc_simple(c, p, SUBMIT_RPC, "submit_batch", built, &req, NULL, 0,
+                      BOINC_ONCE, 1, NULL, err);
 }
 
 static int curl_query_batch2(boinc_client *client, const boinc_project *p,
@@ -251,29 +223,23 @@ static int curl_query_batch2(boinc_client *client, const boinc_project *p,
                              boinc_query_result *out, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
     if (out != NULL)
         memset(out, 0, sizeof *out);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && out == NULL)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc == BOINC_OK)
         rc = check_names(batch_names, nbatches, "batch name", err);
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
     int built = boinc_req_query_batch2(&req, p->authenticator, min_mod_time,
                                        batch_names, nbatches);
-    batch2_out b = { nbatches, out };
-    return run_rpc(c, p, SUBMIT_RPC, "query_batch2", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_batch2, &b, err);
-}
-
-static int parse_completed(const char *rpc, const strbuf *body, void *out,
-                           boinc_error *err)
-{
-    (void)rpc;
-    return boinc_parse_completed_job(strbuf_str(body), body->len, out, err);
+    rc = rpc_post(c, p, SUBMIT_RPC, "query_batch2", built, &req, NULL, 0, BOINC_RETRY,
+                  &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_query_batch2(strbuf_str(&reply), reply.len, nbatches, out, err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 static int curl_query_completed_job(boinc_client *client, const boinc_project *p,
@@ -281,21 +247,22 @@ static int curl_query_completed_job(boinc_client *client, const boinc_project *p
                                     boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
     if (out != NULL)
         memset(out, 0, sizeof *out);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && out == NULL)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc == BOINC_OK)
         rc = check_name(job_name, "job name", err);
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
-    int built = boinc_req_query_completed_job(&req, p->authenticator,
-                                              job_name);
-    return run_rpc(c, p, SUBMIT_RPC, "query_completed_job", built, &req, NULL,
-                   0, BOINC_RETRY, parse_completed, out, err);
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
+    rc = rpc_post(c, p, SUBMIT_RPC, "query_completed_job",
+                  boinc_req_query_completed_job(&req, p->authenticator, job_name), &req,
+                  NULL, 0, BOINC_RETRY, &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_completed_job(strbuf_str(&reply), reply.len, out, err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 static int curl_abort_jobs(boinc_client *client, const boinc_project *p,
@@ -303,32 +270,30 @@ static int curl_abort_jobs(boinc_client *client, const boinc_project *p,
                            boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_names(job_names, njobs, "job name", err);
     if (rc != BOINC_OK)
         return rc;
     strbuf req = STRBUF_INIT;
     int built = boinc_req_abort_jobs(&req, p->authenticator, job_names, njobs);
-    return run_rpc(c, p, SUBMIT_RPC, "abort_jobs", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_success, NULL, err);
+    return rpc_simple(c, p, SUBMIT_RPC, "abort_jobs", built, &req, NULL, 0,
+                      BOINC_RETRY, 0, NULL, err);
 }
 
 static int curl_retire_batch(boinc_client *client, const boinc_project *p,
                              const char *batch_name, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_name(batch_name, "batch name", err);
     if (rc != BOINC_OK)
         return rc;
     strbuf req = STRBUF_INIT;
     int built = boinc_req_retire_batch(&req, p->authenticator, batch_name);
-    return run_rpc(c, p, SUBMIT_RPC, "retire_batch", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_success, NULL, err);
+    return rpc_simple(c, p, SUBMIT_RPC, "retire_batch", built, &req, NULL, 0,
+                      BOINC_RETRY, 0, NULL, err);
 }
 
 static int curl_set_expire_time(boinc_client *client, const boinc_project *p,
@@ -336,8 +301,7 @@ static int curl_set_expire_time(boinc_client *client, const boinc_project *p,
                                 boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_name(batch_name, "batch name", err);
     if (rc != BOINC_OK)
@@ -345,57 +309,30 @@ static int curl_set_expire_time(boinc_client *client, const boinc_project *p,
     strbuf req = STRBUF_INIT;
     int built = boinc_req_set_expire_time(&req, p->authenticator, batch_name,
                                           expire_time);
-    return run_rpc(c, p, SUBMIT_RPC, "set_expire_time", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_success, NULL, err);
-}
-
-typedef struct {
-    boinc_batch_info **list;
-    size_t *n;
-} batches_out;
-
-static int parse_batches(const char *rpc, const strbuf *body, void *out,
-                         boinc_error *err)
-{
-    (void)rpc;
-    batches_out *b = out;
-    return boinc_parse_query_batches(strbuf_str(body), body->len, b->list,
-                                     b->n, err);
+    return rpc_simple(c, p, SUBMIT_RPC, "set_expire_time", built, &req, NULL, 0,
+                      BOINC_RETRY, 0, NULL, err);
 }
 
 static int curl_query_batches(boinc_client *client, const boinc_project *p,
                               boinc_batch_info **out, size_t *n, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
     if (out != NULL)
         *out = NULL;
     if (n != NULL)
         *n = 0;
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && (out == NULL || n == NULL))
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
-    int built = boinc_req_query_batches(&req, p->authenticator);
-    batches_out b = { out, n };
-    return run_rpc(c, p, SUBMIT_RPC, "query_batches", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_batches, &b, err);
-}
-
-typedef struct {
-    char ***names;
-    size_t *n;
-} names_out;
-
-static int parse_batch_jobs(const char *rpc, const strbuf *body, void *out,
-                            boinc_error *err)
-{
-    (void)rpc;
-    names_out *o = out;
-    return boinc_parse_batch_jobs(strbuf_str(body), body->len, o->names, o->n,
-                                  err);
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
+    rc = rpc_post(c, p, SUBMIT_RPC, "query_batches",
+                  boinc_req_query_batches(&req, p->authenticator), &req, NULL, 0,
+                  BOINC_RETRY, &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_query_batches(strbuf_str(&reply), reply.len, out, n, err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 static int curl_query_batch_jobs(boinc_client *client, const boinc_project *p,
@@ -403,38 +340,24 @@ static int curl_query_batch_jobs(boinc_client *client, const boinc_project *p,
                                  boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
     if (job_names != NULL)
         *job_names = NULL;
     if (n != NULL)
         *n = 0;
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && (job_names == NULL || n == NULL))
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc == BOINC_OK && batch_id <= 0)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "bad batch id %ld", batch_id);
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
-    int built = boinc_req_query_batch_jobs(&req, p->authenticator, batch_id);
-    names_out o = { job_names, n };
-    return run_rpc(c, p, SUBMIT_RPC, "query_batch", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_batch_jobs, &o, err);
-}
-
-typedef struct {
-    const char *job_name;
-    boinc_job_detail *detail;
-    int *found;
-} detail_out;
-
-static int parse_job_detail(const char *rpc, const strbuf *body, void *out,
-                            boinc_error *err)
-{
-    (void)rpc;
-    detail_out *o = out;
-    return boinc_parse_job_detail(strbuf_str(body), body->len, o->job_name, o->detail,
-                                  o->found, err);
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
+    rc = rpc_post(c, p, SUBMIT_RPC, "query_batch",
+                  boinc_req_query_batch_jobs(&req, p->authenticator, batch_id), &req, NULL,
+                  0, BOINC_RETRY, &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_batch_jobs(strbuf_str(&reply), reply.len, job_names, n, err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 static int curl_query_job_detail(boinc_client *client, const boinc_project *p, long batch_id,
@@ -442,64 +365,52 @@ static int curl_query_job_detail(boinc_client *client, const boinc_project *p, l
                                  boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
     if (out != NULL)
         memset(out, 0, sizeof *out);
     if (found != NULL)
         *found = 0;
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && (out == NULL || found == NULL || job_name == NULL))
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing argument");
     if (rc == BOINC_OK && batch_id <= 0)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "bad batch id %ld", batch_id);
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
     /* the same request as boinc_query_batch_jobs: by id, with job details */
-    int built = boinc_req_query_batch_jobs(&req, p->authenticator, batch_id);
-    detail_out o = { job_name, out, found };
-    return run_rpc(c, p, SUBMIT_RPC, "query_batch", built, &req, NULL, 0,
-                   BOINC_RETRY, parse_job_detail, &o, err);
+    rc = rpc_post(c, p, SUBMIT_RPC, "query_batch",
+                  boinc_req_query_batch_jobs(&req, p->authenticator, batch_id), &req, NULL,
+                  0, BOINC_RETRY, &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_job_detail(strbuf_str(&reply), reply.len, job_name, out, found,
+                                    err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 /* ---- job_file.php ---------------------------------------------------------- */
-
-typedef struct {
-    size_t n;
-    unsigned char *absent;
-} absent_out;
-
-static int parse_absent(const char *rpc, const strbuf *body, void *out,
-                        boinc_error *err)
-{
-    (void)rpc;
-    absent_out *a = out;
-    return boinc_parse_absent_files(strbuf_str(body), body->len, a->n,
-                                    a->absent, err);
-}
 
 static int curl_query_files(boinc_client *client, const boinc_project *p, long batch_id,
                             const char *const *phys_names, size_t n,
                             unsigned char *absent, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK && n > 0 && absent == NULL)
         rc = boinc_fail(err, BOINC_E_BADARG, 0, "missing output");
     if (rc == BOINC_OK)
         rc = check_names(phys_names, n, "physical file name", err);
     if (rc != BOINC_OK)
         return rc;
-    strbuf req = STRBUF_INIT;
+    strbuf req = STRBUF_INIT, reply = STRBUF_INIT;
     int built = boinc_req_file_list(&req, "query_files", p->authenticator,
                                     batch_id, phys_names, n);
-    absent_out a = { n, absent };
     /* With a batch id the server records file-batch associations, and a
      * second identical call is a fatal error there: send it once. */
-    return run_rpc(c, p, JOB_FILE, "query_files", built, &req, NULL, 0,
-                   batch_id > 0 ? BOINC_ONCE : BOINC_RETRY, parse_absent, &a,
-                   err);
+    rc = rpc_post(c, p, JOB_FILE, "query_files", built, &req, NULL, 0,
+                  batch_id > 0 ? BOINC_ONCE : BOINC_RETRY, &reply, err);
+    if (rc == BOINC_OK)
+        rc = boinc_parse_absent_files(strbuf_str(&reply), reply.len, n, absent, err);
+    return rpc_end(c, p, rc, &reply, err);
 }
 
 /* The MD5 a physical name starts with (boinc_phys_name), or NULL. */
@@ -532,8 +443,7 @@ static int curl_upload_files(boinc_client *client, const boinc_project *p, long 
                              size_t n, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_names(phys_names, n, "physical file name", err);
     if (rc == BOINC_OK)
@@ -558,8 +468,8 @@ static int curl_upload_files(boinc_client *client, const boinc_project *p, long 
     /* Never repeated: re-uploading a file the server already has is a
      * fatal error on real servers. */
     if (rc == BOINC_OK)
-        rc = run_rpc(c, p, JOB_FILE, "upload_files", built, &req, parts, n,
-                     BOINC_ONCE, parse_success, NULL, err);
+        rc = rpc_simple(c, p, JOB_FILE, "upload_files", built, &req, parts, n,
+                        BOINC_ONCE, 0, NULL, err);
     free(parts);
     return rc;
 }
@@ -571,12 +481,11 @@ static int curl_get_output_file(boinc_client *client, const boinc_project *p,
                                 long long *nbytes, boinc_error *err)
 {
     boinc_curl_client *c = boinc_curl_of(client);
-    start(err);
     long long ignored = 0;
     if (nbytes == NULL)
         nbytes = &ignored;
     *nbytes = 0;
-    int rc = check_call(c, p, err);
+    int rc = begin(c, p, err);
     if (rc == BOINC_OK)
         rc = check_name(job_name, "job name", err);
     if (rc == BOINC_OK && (file_num < 0 || fd < 0))
