@@ -239,18 +239,6 @@ static int files_changed(const struct stat *before, const struct stat *after)
            before->st_mtim.tv_nsec != after->st_mtim.tv_nsec;
 }
 
-int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
-                  long long *nbytes, char **errmsg)
-{
-    return files_md5_hex_keyed(path, out, nbytes, NULL, errmsg);
-}
-
-int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
-                        long long *nbytes, files_stat_key *key, char **errmsg)
-{
-    return files_md5_hex_kept(path, out, nbytes, key, NULL, NULL, NULL, errmsg);
-}
-
 int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                        long long *nbytes, files_stat_key *key, files_keep_fn may_keep,
                        void *keep_arg, unsigned char **kept, char **errmsg)

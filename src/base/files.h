@@ -44,30 +44,20 @@ int files_stat_key_equal(const files_stat_key *a, const files_stat_key *b);
  * *nbytes (if not NULL) gets the number of bytes hashed.  Fails if the file
  * is not a regular file, cannot be read, or changes (size or mtime) while
  * it is being hashed.
- */
-int files_md5_hex(const char *path, char out[FILES_MD5_HEX_LEN + 1],
-                  long long *nbytes, char **errmsg);
-
-/*
- * files_md5_hex that also fills *key (when not NULL; free with
- * files_stat_key_free) from the fstat of the very file descriptor that was
- * hashed, after hashing.  Store the digest under this key rather than
- * under one from an earlier files_stat(): if the file was replaced in
- * between, the earlier key would name other content.  On failure key->path
- * is NULL.
- */
-int files_md5_hex_keyed(const char *path, char out[FILES_MD5_HEX_LEN + 1],
-                        long long *nbytes, files_stat_key *key,
-                        char **errmsg);
-
-/*
- * files_md5_hex_keyed that may also keep the bytes it hashed: once the file
- * is open, may_keep(its size, keep_arg) says whether to (it may reserve
- * memory for them; it is called at most once, not at all when the open
- * fails).  Then *kept (when not NULL) gets a malloc'd buffer of *nbytes
- * bytes (free it), or NULL when may_keep declined or the call failed.  The
- * bytes are exactly those the MD5 is of, so uploading them needs no second
- * read and cannot send other content under that name.
+ *
+ * *key (when key is not NULL; free with files_stat_key_free) is filled
+ * from the fstat of the very file descriptor that was hashed, after
+ * hashing: store the digest under this key rather than under one from an
+ * earlier files_stat(), which would name other content if the file was
+ * replaced in between.  On failure key->path is NULL.
+ *
+ * It may also keep the bytes it hashed: once the file is open,
+ * may_keep(its size, keep_arg) (when not NULL) says whether to (it may
+ * reserve memory for them; it is called at most once, not at all when the
+ * open fails).  Then *kept (when not NULL) gets a malloc'd buffer of
+ * *nbytes bytes (free it), or NULL when may_keep declined or the call
+ * failed.  The bytes are exactly those the MD5 is of, so uploading them
+ * needs no second read and cannot send other content under that name.
  */
 typedef int (*files_keep_fn)(long long size, void *arg);
 int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],

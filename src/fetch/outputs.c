@@ -771,8 +771,3 @@ long outputs_remove_stale_before(const char *dir, const struct timespec *cutoff,
     closedir(d);
     return removed;
 }
-
-long outputs_remove_stale_temps(const char *dir, char **errmsg)
-{
-    return outputs_remove_stale_before(dir, NULL, errmsg);
-}

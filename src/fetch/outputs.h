@@ -86,18 +86,14 @@ void outputs_free_names(char **names, size_t n);
 int outputs_append_stderr(const char *path, const char *text, char **errmsg);
 
 /*
- * Remove regular files in dir named ".*.boinc_gahp.XXXXXX" (temp files
- * left by a crash).  Only safe when no other thread or process is writing
- * outputs into dir: call at start-up, before the workers run.  Returns the
- * number removed, or -1 (errmsg set) if dir cannot be read.
- */
-long outputs_remove_stale_temps(const char *dir, char **errmsg);
-
-/*
- * The same, also for zip work directories ".boinc_gahp.zip.XXXXXX" (with
- * their "members" subdirectory), and only for entries last modified before
- * cutoff (NULL = any): what a fetch interrupted by a crash left behind, while
- * the temps of fetches running now (created after cutoff) stay.
+ * Remove what a crash left in dir: regular files named
+ * ".*.boinc_gahp.XXXXXX" (temp files) and zip work directories
+ * ".boinc_gahp.zip.XXXXXX" (with their "members" subdirectory), only those
+ * last modified before cutoff (NULL = any): what a fetch interrupted by a
+ * crash left behind, while the temps of fetches running now (created
+ * after cutoff) stay.  With cutoff NULL it is only safe when no other
+ * thread or process is writing outputs into dir.  Returns the number
+ * removed, or -1 (errmsg set) if dir cannot be read.
  */
 long outputs_remove_stale_before(const char *dir, const struct timespec *cutoff,
                                  char **errmsg);

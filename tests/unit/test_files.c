@@ -78,7 +78,7 @@ static void expect_md5(const char *name, const void *data, size_t len, const cha
     char hex[FILES_MD5_HEX_LEN + 1];
     long long nbytes = -1;
     char *err = NULL;
-    assert_int_equal(files_md5_hex(p, hex, &nbytes, &err), 0);
+    assert_int_equal(files_md5_hex_kept(p, hex, &nbytes, NULL, NULL, NULL, NULL, &err), 0);
     assert_null(err);
     assert_string_equal(hex, want);
     assert_int_equal(nbytes, (long long)len);
@@ -111,7 +111,7 @@ static void expect_read_error(const char *path, const char *reason)
 {
     char hex[FILES_MD5_HEX_LEN + 1];
     char *err = NULL;
-    assert_int_equal(files_md5_hex(path, hex, NULL, &err), -1);
+    assert_int_equal(files_md5_hex_kept(path, hex, NULL, NULL, NULL, NULL, NULL, &err), -1);
     assert_non_null(err);
     char want[4096];
     int n = snprintf(want, sizeof want, "cannot read input file %s: %s", path, reason);
@@ -162,7 +162,7 @@ static void test_md5_follows_symlink(void **state)
     write_bytes(target, "abc", 3);
     assert_int_equal(symlink(target, link), 0);
     char hex[FILES_MD5_HEX_LEN + 1];
-    assert_int_equal(files_md5_hex(link, hex, NULL, NULL), 0);
+    assert_int_equal(files_md5_hex_kept(link, hex, NULL, NULL, NULL, NULL, NULL, NULL), 0);
     assert_string_equal(hex, "900150983cd24fb0d6963f7d28e17f72");
     free(target);
     free(link);
@@ -179,7 +179,7 @@ static void test_md5_size_mismatch(void **state)
         skip();
     char hex[FILES_MD5_HEX_LEN + 1];
     char *err = NULL;
-    assert_int_equal(files_md5_hex(path, hex, NULL, &err), -1);
+    assert_int_equal(files_md5_hex_kept(path, hex, NULL, NULL, NULL, NULL, NULL, &err), -1);
     assert_non_null(err);
     assert_string_equal(err, "cannot read input file /proc/self/status: "
                              "file changed while it was being hashed");
@@ -261,7 +261,7 @@ static void test_md5_keyed(void **state)
     files_stat_key key = { 0 }, fresh = { 0 };
     char hex[FILES_MD5_HEX_LEN + 1];
     long long nbytes = 0;
-    assert_int_equal(files_md5_hex_keyed(p, hex, &nbytes, &key, NULL), 0);
+    assert_int_equal(files_md5_hex_kept(p, hex, &nbytes, &key, NULL, NULL, NULL, NULL), 0);
     assert_string_equal(hex, "900150983cd24fb0d6963f7d28e17f72");
     assert_int_equal(nbytes, 3);
     assert_int_equal(files_stat(p, &fresh, NULL), 0);
@@ -279,7 +279,7 @@ static void test_md5_keyed(void **state)
     char *missing = tpath("keyed-missing");
     key.path = (char *)"junk";
     char *err = NULL;
-    assert_int_equal(files_md5_hex_keyed(missing, hex, NULL, &key, &err), -1);
+    assert_int_equal(files_md5_hex_kept(missing, hex, NULL, &key, NULL, NULL, NULL, &err), -1);
     assert_null(key.path);
     assert_non_null(err);
     free(err);

@@ -1,6 +1,6 @@
 /*
  * test_hash_pool.c - the bounded pool runs every item exactly once, for
- * item counts around the thread count, and files_md5_hex_keyed on many
+ * item counts around the thread count, and files_md5_hex_kept on many
  * threads gives the digests and keys of a serial pass; the kept-bytes
  * budget of a submit shrinks for big batches (input_hold_budget).
  */
@@ -65,7 +65,7 @@ typedef struct {
 static void hash_item(size_t i, void *arg)
 {
     hash_arg *h = arg;
-    h->rc[i] = files_md5_hex_keyed(h->paths[i], h->md5[i], NULL, &h->keys[i], NULL);
+    h->rc[i] = files_md5_hex_kept(h->paths[i], h->md5[i], NULL, &h->keys[i], NULL, NULL, NULL, NULL);
 }
 
 static void test_threaded_md5_equals_serial(void **state)
@@ -89,7 +89,7 @@ static void test_threaded_md5_equals_serial(void **state)
         char serial[FILES_MD5_HEX_LEN + 1];
         files_stat_key key = { 0 };
         assert_int_equal(h->rc[i], 0);
-        assert_int_equal(files_md5_hex(h->paths[i], serial, NULL, NULL), 0);
+        assert_int_equal(files_md5_hex_kept(h->paths[i], serial, NULL, NULL, NULL, NULL, NULL, NULL), 0);
         assert_string_equal(h->md5[i], serial);
         assert_int_equal(files_stat(h->paths[i], &key, NULL), 0);
         assert_true(files_stat_key_equal(&key, &h->keys[i]));

@@ -582,14 +582,14 @@ static void test_remove_stale_temps(void **state)
     /* a directory with a temp-like name is left alone */
     char *dirlike = tpath(".d.boinc_gahp.ABC123");
     assert_int_equal(mkdir(dirlike, 0755), 0);
-    assert_int_equal(outputs_remove_stale_temps(test_dir, NULL), 1);
+    assert_int_equal(outputs_remove_stale_before(test_dir, NULL, NULL), 1);
     assert_int_equal(access(tmp, F_OK), -1);
     assert_int_equal(count_entries(test_dir), 6);
-    assert_int_equal(outputs_remove_stale_temps(test_dir, NULL), 0);
+    assert_int_equal(outputs_remove_stale_before(test_dir, NULL, NULL), 0);
 
     char *err = NULL;
     char *missing = tpath("missing");
-    assert_int_equal(outputs_remove_stale_temps(missing, &err), -1);
+    assert_int_equal(outputs_remove_stale_before(missing, NULL, &err), -1);
     assert_non_null(err);
     free(err);
     free(missing);
