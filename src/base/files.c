@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,23 +27,9 @@
  * that sees EOF, without a 1 MB allocation (an mmap + munmap each) per file. */
 #define FILES_READ_MIN (16 * 1024)
 
-static void files_set_err(char **errmsg, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Store a malloc'd message in *errmsg (NULL if even that allocation fails). */
-static void files_set_err(char **errmsg, const char *fmt, ...)
-{
-    if (!errmsg)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    *errmsg = str_vprintf(fmt, ap);
-    va_end(ap);
-}
-
 static void files_set_read_err(char **errmsg, const char *path, int err)
 {
-    files_set_err(errmsg, "cannot read input file %s: %s", path, strerror(err));
+    str_set_err(errmsg, "cannot read input file %s: %s", path, strerror(err));
 }
 
 /*
@@ -68,7 +53,7 @@ static int files_open_regular(const char *path, struct stat *st, char **errmsg)
         if (S_ISDIR(st->st_mode))
             files_set_read_err(errmsg, path, EISDIR);
         else
-            files_set_err(errmsg, "cannot read input file %s: not a regular file", path);
+            str_set_err(errmsg, "cannot read input file %s: not a regular file", path);
         close(fd);
         return -1;
     }
@@ -114,7 +99,7 @@ int files_stat(const char *path, files_stat_key *out, char **errmsg)
         if (S_ISDIR(st.st_mode))
             files_set_read_err(errmsg, path, EISDIR);
         else
-            files_set_err(errmsg, "cannot read input file %s: not a regular file", path);
+            str_set_err(errmsg, "cannot read input file %s: not a regular file", path);
         return -1;
     }
     if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0) {
@@ -194,7 +179,7 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
         if (r == 0)
             break;
         if (EVP_DigestUpdate(ctx, buf + at, (size_t)r) != 1) {
-            files_set_err(errmsg, "cannot hash input file %s: MD5 update failed", path);
+            str_set_err(errmsg, "cannot hash input file %s: MD5 update failed", path);
             total = -1;
             break;
         }
@@ -258,7 +243,7 @@ int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!md || !ctx || EVP_DigestInit_ex(ctx, md, NULL) != 1) {
         /* e.g. a FIPS-only OpenSSL configuration that refuses MD5 */
-        files_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
+        str_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
         goto out;
     }
     int keep = kept != NULL && may_keep != NULL &&
@@ -272,13 +257,13 @@ int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         goto out;
     }
     if (files_changed(&before, &after) || total != (long long)after.st_size) {
-        files_set_err(errmsg, "cannot read input file %s: file changed while it was being hashed", path);
+        str_set_err(errmsg, "cannot read input file %s: file changed while it was being hashed", path);
         goto out;
     }
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int dlen = 0;
     if (EVP_DigestFinal_ex(ctx, digest, &dlen) != 1 || dlen * 2 != FILES_MD5_HEX_LEN) {
-        files_set_err(errmsg, "cannot hash input file %s: MD5 final failed", path);
+        str_set_err(errmsg, "cannot hash input file %s: MD5 final failed", path);
         goto out;
     }
     /* The key comes from the same open file as the content, so the

@@ -125,6 +125,16 @@ char *str_printf(const char *fmt, ...)
     return s;
 }
 
+void str_set_err(char **errmsg, const char *fmt, ...)
+{
+    if (errmsg == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    *errmsg = str_vprintf(fmt, ap);
+    va_end(ap);
+}
+
 int str_random_hex(char *out, size_t nbytes)
 {
     static const char digits[] = "0123456789abcdef";

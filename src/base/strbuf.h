@@ -37,6 +37,10 @@ char *strbuf_detach(strbuf *sb);
 /* A malloc'd formatted string, or NULL on ENOMEM (for one-off messages). */
 char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *str_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* *errmsg = str_printf(fmt, ...) when errmsg is not NULL (the message is
+ * NULL if even its allocation fails): how a function that reports
+ * failures through a char ** sets one. */
+void str_set_err(char **errmsg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 2 * nbytes random hex digits from the kernel into out (2 * nbytes + 1
  * bytes, NUL-terminated): 0, or -1 with errno. */
 int str_random_hex(char *out, size_t nbytes);

@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,20 +31,6 @@
 #define OUTPUTS_COPY_CHUNK (64 * 1024)
 /* An existing stderr file is read whole to append to it: bounded. */
 #define OUTPUTS_STDERR_MAX_BYTES ((size_t)64 << 20)
-
-static void outputs_set_err(char **errmsg, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Store a malloc'd message in *errmsg (NULL if even that allocation fails). */
-static void outputs_set_err(char **errmsg, const char *fmt, ...)
-{
-    if (!errmsg)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    *errmsg = str_vprintf(fmt, ap);
-    va_end(ap);
-}
 
 int outputs_name_is_safe(const char *name)
 {
@@ -110,7 +95,7 @@ int outputs_open_temp(const char *dest_path, int *fd, char **tmp_path,
     const char *base = NULL;
     char *dir = outputs_split_dir(dest_path, &base);
     if (!dir) {
-        outputs_set_err(errmsg, "cannot create output file %s: %s",
+        str_set_err(errmsg, "cannot create output file %s: %s",
                         dest_path ? dest_path : "(null)", strerror(errno));
         return -1;
     }
@@ -153,7 +138,7 @@ int outputs_open_temp(const char *dest_path, int *fd, char **tmp_path,
     }
     if (err == 0)
         err = EEXIST;
-    outputs_set_err(errmsg, "cannot create temporary file for output %s: %s",
+    str_set_err(errmsg, "cannot create temporary file for output %s: %s",
                     dest_path, strerror(err));
     strbuf_free(&sb);
     free(dir);
@@ -227,12 +212,12 @@ int outputs_commit_temp(int fd, char *tmp_path, const char *dest_path,
                         char **errmsg)
 {
     if (outputs_sync_close(fd) != 0) {
-        outputs_set_err(errmsg, "cannot write output file %s: %s", dest_path, strerror(errno));
+        str_set_err(errmsg, "cannot write output file %s: %s", dest_path, strerror(errno));
         outputs_abort_temp(-1, tmp_path);
         return -1;
     }
     if (outputs_place(tmp_path, dest_path) != 0) {
-        outputs_set_err(errmsg, "cannot create output file %s: %s", dest_path,
+        str_set_err(errmsg, "cannot create output file %s: %s", dest_path,
                         errno == EEXIST ? "it exists and is not a regular file"
                                         : strerror(errno));
         outputs_abort_temp(-1, tmp_path);
@@ -251,7 +236,7 @@ int outputs_write_file(const char *dest_path, const void *data, size_t len,
     if (outputs_open_temp(dest_path, &fd, &tmp, errmsg) != 0)
         return -1;
     if (files_write_all(fd, data, len) != 0) {
-        outputs_set_err(errmsg, "cannot write output file %s: %s", dest_path, strerror(errno));
+        str_set_err(errmsg, "cannot write output file %s: %s", dest_path, strerror(errno));
         outputs_abort_temp(fd, tmp);
         return -1;
     }
@@ -313,12 +298,12 @@ static zip_int64_t outputs_zip_check(zip_t *za, const char *zip_path,
 {
     zip_int64_t count = zip_get_num_entries(za, 0);
     if (count < 0) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_strerror(za));
+        str_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_strerror(za));
         return -1;
     }
     strset *seen = strset_new((size_t)count);
     if (!seen) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, strerror(ENOMEM));
+        str_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, strerror(ENOMEM));
         return -1;
     }
     zip_uint64_t total = 0;
@@ -336,7 +321,7 @@ static zip_int64_t outputs_zip_check(zip_t *za, const char *zip_path,
             why = "archive larger than the allowed total size "
                   "(--max-unzip-bytes, --max-unzip-ratio)";
         if (why) {
-            outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
+            str_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                             zip_path, name, why);
             strset_free(seen);
             return -1;
@@ -355,7 +340,7 @@ static int outputs_zip_copy(zip_t *za, zip_uint64_t i, zip_uint64_t expected,
 {
     zip_file_t *zf = zip_fopen_index(za, i, 0);
     if (!zf) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
+        str_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                         zip_path, name, zip_strerror(za));
         return -1;
     }
@@ -363,33 +348,33 @@ static int outputs_zip_copy(zip_t *za, zip_uint64_t i, zip_uint64_t expected,
     int rc = -1;
     zip_uint64_t done = 0;
     if (!buf) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
+        str_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                         zip_path, name, strerror(ENOMEM));
         goto out;
     }
     for (;;) {
         zip_int64_t r = zip_fread(zf, buf, OUTPUTS_COPY_CHUNK);
         if (r < 0) {    /* includes libzip's CRC check at end of member */
-            outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
+            str_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                             zip_path, name, zip_file_strerror(zf));
             goto out;
         }
         if (r == 0)
             break;
         if ((zip_uint64_t)r > expected - done) {
-            outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: more data than its stated size",
+            str_set_err(errmsg, "cannot unpack zip archive %s: member %s: more data than its stated size",
                             zip_path, name);
             goto out;
         }
         if (files_write_all(fd, buf, (size_t)r) != 0) {
-            outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
+            str_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                             zip_path, name, strerror(errno));
             goto out;
         }
         done += (zip_uint64_t)r;
     }
     if (done != expected) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: shorter than its stated size",
+        str_set_err(errmsg, "cannot unpack zip archive %s: member %s: shorter than its stated size",
                         zip_path, name);
         goto out;
     }
@@ -409,12 +394,12 @@ static int outputs_zip_stage(zip_t *za, zip_uint64_t i, const char *dest_dir,
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat_index(za, i, 0, &st) != 0) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_strerror(za));
+        str_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_strerror(za));
         return -1;
     }
     *dest = files_resolve(dest_dir, st.name);
     if (!*dest) {
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
+        str_set_err(errmsg, "cannot unpack zip archive %s: member %s: %s",
                         zip_path, st.name, strerror(errno));
         return -1;
     }
@@ -432,7 +417,7 @@ static int outputs_zip_stage(zip_t *za, zip_uint64_t i, const char *dest_dir,
         return -1;
     }
     if (outputs_sync_close(fd) != 0) {
-        outputs_set_err(errmsg, "cannot write output file %s: %s", *dest, strerror(errno));
+        str_set_err(errmsg, "cannot write output file %s: %s", *dest, strerror(errno));
         outputs_abort_temp(-1, *tmp);
         *tmp = NULL;
         free(*dest);
@@ -459,7 +444,7 @@ static int outputs_zip_publish(char **dests, char **tmps, size_t n, char **errms
 {
     for (size_t i = 0; i < n; i++) {
         if (outputs_place(tmps[i], dests[i]) != 0) {
-            outputs_set_err(errmsg, "cannot create output file %s: %s", dests[i],
+            str_set_err(errmsg, "cannot create output file %s: %s", dests[i],
                             errno == EEXIST ? "it exists and is not a regular file"
                                             : strerror(errno));
             outputs_unstage(dests, tmps, i, n);
@@ -493,7 +478,7 @@ static int outputs_zip_names(zip_t *za, size_t n, char ***names, char **errmsg,
     *names = out;
     return 0;
 nomem:
-    outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, strerror(ENOMEM));
+    str_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, strerror(ENOMEM));
     return -1;
 }
 
@@ -508,7 +493,7 @@ int outputs_unzip(const char *zip_path, const char *dest_dir,
     if (!za) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, zerr);
-        outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_error_strerror(&ze));
+        str_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, zip_error_strerror(&ze));
         zip_error_fini(&ze);
         return -1;
     }
@@ -523,7 +508,7 @@ int outputs_unzip(const char *zip_path, const char *dest_dir,
         dests = calloc(cnt, sizeof *dests);
         tmps = calloc(cnt, sizeof *tmps);
         if (!dests || !tmps) {
-            outputs_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, strerror(ENOMEM));
+            str_set_err(errmsg, "cannot unpack zip archive %s: %s", zip_path, strerror(ENOMEM));
             goto out;
         }
     }
@@ -596,18 +581,18 @@ static int append_in_place(const char *path, const char *text, char **errmsg)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
+        str_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
         return -1;
     }
     if (files_write_all(fd, text, strlen(text)) != 0 ||
         (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)) {
         int err = errno;
         close(fd);
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(err));
+        str_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(err));
         return -1;
     }
     if (close(fd) != 0) {
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
+        str_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -633,7 +618,7 @@ int outputs_append_stderr(const char *path, const char *text, char **errmsg)
     if (rc < 0) {
         int err = errno;
         strbuf_free(&sb);
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path,
+        str_set_err(errmsg, "cannot write stderr file %s: %s", path,
                         err == EFBIG ? "it is over 64 MiB" : strerror(err));
         return -1;
     }
@@ -643,14 +628,14 @@ int outputs_append_stderr(const char *path, const char *text, char **errmsg)
     }
     if (strbuf_append(&sb, text, tlen) != 0) {
         strbuf_free(&sb);
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(ENOMEM));
+        str_set_err(errmsg, "cannot write stderr file %s: %s", path, strerror(ENOMEM));
         return -1;
     }
     char *werr = NULL;
     rc = outputs_write_file(path, sb.len ? sb.data : "", sb.len, &werr);
     strbuf_free(&sb);
     if (rc != 0) {
-        outputs_set_err(errmsg, "cannot write stderr file %s: %s", path,
+        str_set_err(errmsg, "cannot write stderr file %s: %s", path,
                         werr != NULL ? werr : "out of memory");
         free(werr);
         return -1;
@@ -739,7 +724,7 @@ long outputs_remove_stale_before(const char *dir, const struct timespec *cutoff,
 {
     DIR *d = opendir(dir);
     if (!d) {
-        outputs_set_err(errmsg, "cannot read output directory %s: %s", dir, strerror(errno));
+        str_set_err(errmsg, "cannot read output directory %s: %s", dir, strerror(errno));
         return -1;
     }
     int dfd = dirfd(d);
