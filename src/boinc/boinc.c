@@ -195,22 +195,6 @@ int boinc_upload_files_src(boinc_client *c, const boinc_project *p, long batch_i
                          : no_client(err);
 }
 
-/* Every file read from its path, unchecked (no size known). */
-int boinc_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
-                       const char *const *phys_names,
-                       const char *const *local_paths, size_t n,
-                       boinc_error *err)
-{
-    boinc_upload_src *src = calloc(n ? n : 1, sizeof *src);
-    if (src == NULL)
-        return boinc_fail(err, BOINC_E_NOMEM, 0, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        src[i] = (boinc_upload_src){ local_paths ? local_paths[i] : NULL, NULL, -1 };
-    int rc = boinc_upload_files_src(c, p, batch_id, phys_names, src, n, err);
-    free(src);
-    return rc;
-}
-
 int boinc_get_output_file(boinc_client *c, const boinc_project *p,
                           const char *job_name, int file_num, int fd,
                           long long *nbytes, boinc_error *err)

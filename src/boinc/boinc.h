@@ -303,13 +303,6 @@ int boinc_query_files(boinc_client *c, const boinc_project *p, long batch_id,
                       const char *const *phys_names, size_t n,
                       unsigned char *absent, boinc_error *err);
 
-/* upload_files: local_paths[i] is sent as multipart part file_i under
- * phys_names[i]; associated with batch_id when > 0.  Sent once. */
-int boinc_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
-                       const char *const *phys_names,
-                       const char *const *local_paths, size_t n,
-                       boinc_error *err);
-
 /*
  * Where one uploaded file's bytes come from.  data != NULL: those size
  * bytes, as they were hashed (the submit kept them from its MD5 pass, so
@@ -325,7 +318,8 @@ typedef struct {
     long long size;             /* bytes hashed; < 0: unknown, not checked */
 } boinc_upload_src;
 
-/* upload_files from boinc_upload_src (see above); otherwise the same. */
+/* upload_files: each file (see above) is sent as multipart part file_i under
+ * phys_names[i]; associated with batch_id when > 0.  Sent once. */
 int boinc_upload_files_src(boinc_client *c, const boinc_project *p, long batch_id,
                            const char *const *phys_names, const boinc_upload_src *src,
                            size_t n, boinc_error *err);

@@ -40,6 +40,23 @@
 #include "base/strbuf.h"
 
 /* One emulator for the whole program. */
+
+/* upload_files with every file read from its path (no size known, so
+ * unchecked): local_paths[i] goes as part file_i under phys_names[i]. */
+static int boinc_upload_files(boinc_client *c, const boinc_project *p, long batch_id,
+                              const char *const *phys_names,
+                              const char *const *local_paths, size_t n, boinc_error *err)
+{
+    boinc_upload_src *src = calloc(n ? n : 1, sizeof *src);
+    if (src == NULL)
+        return BOINC_E_NOMEM;
+    for (size_t k = 0; k < n; k++)
+        src[k] = (boinc_upload_src){ local_paths ? local_paths[k] : NULL, NULL, -1 };
+    int rc = boinc_upload_files_src(c, p, batch_id, phys_names, src, n, err);
+    free(src);
+    return rc;
+}
+
 static struct {
     char state_dir[64];
     char *emu_path;
