@@ -190,7 +190,7 @@ int journal_prune(journal *j, double retention_days, long long *deleted);
 int journal_pruner_start(const journal *primary, double retention_days, char **err);
 void journal_pruner_stop(void);
 
-/* Iterate over requests in a state (oldest first): for recovery. */
+/* A request row as recovery reads it (journal_recovery_scan). */
 typedef struct {
     long long request_row;
     long long session_id;
@@ -205,9 +205,5 @@ typedef struct {
 } journal_request_row;
 
 typedef int (*journal_request_cb)(const journal_request_row *row, void *arg);
-/* state NULL = every undelivered request.  A callback returning non-zero
- * stops the iteration (returned as is). */
-int journal_for_each_request(journal *j, const char *state,
-                             journal_request_cb cb, void *arg);
 
 #endif

@@ -104,11 +104,6 @@ const journal_sql journal_sql_requests[JSTMT_COUNT] = {
         " WHERE id = ? AND state = '" JOURNAL_COMPLETED "'" },
     [JSTMT_REQUEST_ARGS] = { "request args lookup",
         "SELECT args FROM requests WHERE id = ?" },
-    [JSTMT_REQUESTS_IN_STATE] = { "request scan",
-        "SELECT " REQUEST_COLUMNS
-        " FROM requests r LEFT JOIN projects p ON p.id = r.project_id"
-        " WHERE (?1 IS NULL AND r.state <> '" JOURNAL_DELIVERED "') OR r.state = ?1"
-        " ORDER BY r.id" },
     /* Delivered requests, and requests recovery closed (an earlier run's
      * work that can no longer be answered), older than the retention.
      * Rows that other rows still reference (a batch's submit, the
@@ -456,13 +451,6 @@ static int request_rows(journal *j, jstmt id, int first, journal_request_cb cb, 
     if (stopped != 0)
         return stopped;
     return rc < 0 ? -1 : 0;
-}
-
-int journal_for_each_request(journal *j, const char *state,
-                             journal_request_cb cb, void *arg)
-{
-    int first = journal_query(j, JSTMT_REQUESTS_IN_STATE, "t", state);
-    return request_rows(j, JSTMT_REQUESTS_IN_STATE, first, cb, arg);
 }
 
 int journal_recovery_scan(journal *j, long long session_id,
