@@ -413,18 +413,6 @@ static int curl_query_files(boinc_client *client, const boinc_project *p, long b
     return rpc_end(c, p, rc, &reply, err);
 }
 
-/* The MD5 a physical name starts with (boinc_phys_name), or NULL. */
-static const char *name_md5(const char *phys_name)
-{
-    for (size_t i = 0; i < FILES_MD5_HEX_LEN; i++) {
-        char ch = phys_name[i];
-        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-            return NULL;
-    }
-    return phys_name[FILES_MD5_HEX_LEN] == '\0' || phys_name[FILES_MD5_HEX_LEN] == '.'
-               ? phys_name : NULL;
-}
-
 static int check_sources(const boinc_upload_src *src, size_t n, boinc_error *err)
 {
     if (n > 0 && src == NULL)
@@ -458,7 +446,7 @@ static int curl_upload_files(boinc_client *client, const boinc_project *p, long 
     for (size_t i = 0; i < n; i++)
         parts[i] = (boinc_upload_part){
             src[i].local_path, src[i].data, src[i].size,
-            src[i].size >= 0 ? name_md5(phys_names[i]) : NULL };
+            src[i].size >= 0 ? boinc_phys_name_md5(phys_names[i]) : NULL };
     rc = boinc_upload_check(parts, n, err);
     strbuf req = STRBUF_INIT;
     int built = rc == BOINC_OK

@@ -264,4 +264,8 @@ long boinc_backoff_ms(unsigned attempt, double jitter01);
 /* Is this failure worth another try of a safe request? */
 int boinc_is_retryable(int code, long http_status);
 
+/* The MD5 a physical name starts with (boinc_phys_name: 32 lowercase hex
+ * digits, then the end or an extension): phys_name itself, or NULL. */
+const char *boinc_phys_name_md5(const char *phys_name);
+
 #endif

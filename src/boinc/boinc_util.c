@@ -378,16 +378,15 @@ int boinc_phys_name_is_valid(const char *name)
     return len > 0;
 }
 
-static int is_md5_hex(const char *s)
+const char *boinc_phys_name_md5(const char *phys_name)
 {
-    size_t i = 0;
-    for (; s[i]; i++) {
-        if (i >= FILES_MD5_HEX_LEN)
-            return 0;
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
+    for (size_t i = 0; i < FILES_MD5_HEX_LEN; i++) {
+        char ch = phys_name[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return NULL;
     }
-    return i == FILES_MD5_HEX_LEN;
+    char end = phys_name[FILES_MD5_HEX_LEN];
+    return end == '\0' || end == '.' ? phys_name : NULL;
 }
 
 /*
@@ -414,7 +413,8 @@ static const char *usable_extension(const char *local_name)
 
 char *boinc_phys_name(const char *md5_hex, const char *local_name)
 {
-    if (!md5_hex || !local_name || !is_md5_hex(md5_hex)) {
+    if (!md5_hex || !local_name || boinc_phys_name_md5(md5_hex) == NULL ||
+        md5_hex[FILES_MD5_HEX_LEN] != '\0') {
         errno = EINVAL;
         return NULL;
     }
