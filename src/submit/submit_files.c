@@ -1025,15 +1025,6 @@ upload_limit_kind upload_limit_classify(const char *msg, long *received, char **
     return UPLOAD_LIMIT_NONE;
 }
 
-upload_limit_kind upload_limit_kind_of(const char *msg)
-{
-    long received;
-    char *name = NULL;
-    upload_limit_kind kind = upload_limit_classify(msg, &received, &name);
-    free(name);
-    return kind;
-}
-
 int upload_limits_shrink(upload_limits *lim, upload_limit_kind kind, size_t nfiles,
                          long long chunk_bytes, long received)
 {

@@ -88,9 +88,6 @@ int upload_plan_chunks(const long long *sizes, size_t n, const upload_limits *li
 upload_limit_kind upload_limit_classify(const char *server_msg, long *received,
                                         char **file_name);
 
-/* The same, only the kind. */
-upload_limit_kind upload_limit_kind_of(const char *server_msg);
-
 /*
  * Lower lim after a limit error on a chunk of nfiles files taking
  * chunk_bytes request bytes: the file count to what the server saw (or half

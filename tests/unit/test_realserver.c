@@ -143,8 +143,10 @@ static void test_classify_and_shrink(void **state)
                                            &received, &name), UPLOAD_LIMIT_FILESIZE);
     assert_string_equal(name, "abc.bin");
     free(name);
-    assert_int_equal(upload_limit_kind_of("file immutability violation for x"), UPLOAD_LIMIT_NONE);
-    assert_int_equal(upload_limit_kind_of(NULL), UPLOAD_LIMIT_NONE);
+    assert_int_equal(upload_limit_classify("file immutability violation for x", &received,
+                                           &name), UPLOAD_LIMIT_NONE);
+    assert_null(name);
+    assert_int_equal(upload_limit_classify(NULL, &received, &name), UPLOAD_LIMIT_NONE);
 
     upload_limits lim = { 20, UPLOAD_DEFAULT_BYTES };
     assert_int_equal(upload_limits_shrink(&lim, UPLOAD_LIMIT_FILES, 20, 1000000, 5), 0);
