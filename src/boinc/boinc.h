@@ -405,7 +405,5 @@ struct boinc_client_ops {
  */
 char *boinc_phys_name(const char *md5_hex, const char *local_name);
 
-/* 1 if name matches ^[A-Za-z0-9_.-]{1,255}$, else 0. */
-int boinc_phys_name_is_valid(const char *name);
 
 #endif

@@ -368,16 +368,6 @@ static int phys_name_char(unsigned char c)
            (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
-int boinc_phys_name_is_valid(const char *name)
-{
-    size_t len = 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++, len++) {
-        if (!phys_name_char(*p) || len >= BOINC_PHYS_NAME_MAX)
-            return 0;
-    }
-    return len > 0;
-}
-
 const char *boinc_phys_name_md5(const char *phys_name)
 {
     for (size_t i = 0; i < FILES_MD5_HEX_LEN; i++) {
