@@ -159,6 +159,18 @@ fi
 curl -sf --noproxy 127.0.0.1 "$(head -1 "$RS_STATE/config.txt")submit_rpc_handler.php" \
     --form-string 'request=<ping> </ping>' | grep -q '<success>1</success>' ||
     die "the real BOINC server does not answer a ping"
+# The project's daily quota per host (config.xml's daily_result_quota)
+# counts every job the crunching client took today, so earlier runs of
+# the same day (a 2,000-job benchmark, a few check-real runs) can use it
+# up: the scheduler then sends no task ("Daily job limit (N) has been
+# reached") and every real-server job waits until the test gives up.
+# This is our own test project: its host's counters of the day start
+# again at 0.
+db_field() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$PROJECT_ROOT/config.xml" | head -1; }
+MYSQL_PWD=$(db_field db_passwd) mysql -h "$(db_field db_host)" -u "$(db_field db_user)" \
+    "$(db_field db_name)" -e 'UPDATE host_app_version SET n_jobs_today = 0;
+                              UPDATE host SET nresults_today = 0' ||
+    die "cannot reset the test host's daily job counters in the project's database"
 log "real BOINC server up at $(head -1 "$RS_STATE/config.txt") ($((SECONDS - t1)) s)"
 
 # ---------------------------------------------------------------- https
