@@ -167,15 +167,16 @@ curl -sf --noproxy 127.0.0.1 "$(head -1 "$RS_STATE/config.txt")submit_rpc_handle
 # Likewise, jobs that earlier runs left unsent (a benchmark's batches are
 # never retired) come first from the feeder: 18,816 of them starved this
 # run's jobs once.  This is our own test project: its host's counters of
-# the day start again at 0, and what is still unsent now (nothing of this
-# run exists yet) is cancelled as BOINC's cancel_jobs does (results
-# 'didn't need', workunits WU_ERROR_CANCELLED for the transitioner).
+# the day start again at 0, and every job not finished now (nothing of
+# this run exists yet) is cancelled as BOINC's cancel_jobs does
+# (workunits WU_ERROR_CANCELLED for the transitioner, so that no replica
+# of a lost task is made; unsent results 'didn't need').
 db_field() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$PROJECT_ROOT/config.xml" | head -1; }
 MYSQL_PWD=$(db_field db_passwd) mysql -h "$(db_field db_host)" -u "$(db_field db_user)" \
     "$(db_field db_name)" -e "UPDATE host_app_version SET n_jobs_today = 0;
         UPDATE host SET nresults_today = 0;
         UPDATE workunit SET error_mask = error_mask | 16, transition_time = $(date +%s)
-            WHERE id IN (SELECT workunitid FROM result WHERE server_state = 2);
+            WHERE canonical_resultid = 0 AND (error_mask & 16) = 0;
         UPDATE result SET server_state = 5, outcome = 5 WHERE server_state = 2" ||
     die "cannot reset the test project's daily counters and leftover jobs"
 log "real BOINC server up at $(head -1 "$RS_STATE/config.txt") ($((SECONDS - t1)) s)"
