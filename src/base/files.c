@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -147,12 +148,12 @@ static void files_to_hex(const unsigned char *digest, unsigned int len, char *ou
 }
 
 /* Hash everything readable from fd into ctx.  Returns bytes hashed, or -1
- * with the message set.  keep != NULL: the bytes are read into one buffer
- * of the file's size (+1, so that a grown file shows), handed to *keep
- * when the whole file fitted (else the file changed: the caller's fstat
- * check fails it). */
+ * with the message set.  keep != NULL: the caller's buffer of the file's
+ * size + 1 (so that a grown file shows), into which the whole file is
+ * read; a file that filled it changed (the caller's fstat check fails
+ * it).  Else a buffer of its own, freed here. */
 static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
-                               const char *path, unsigned char **keep, char **errmsg)
+                               const char *path, unsigned char *keep, char **errmsg)
 {
     /* Sized to the file (+1 so the first read of a file that did not grow
      * is short), within [FILES_READ_MIN, FILES_READ_CHUNK]. */
@@ -160,7 +161,7 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
                  : size_hint < 0 || size_hint >= FILES_READ_CHUNK ? FILES_READ_CHUNK
                  : (size_t)size_hint + 1 < FILES_READ_MIN ? FILES_READ_MIN
                  : (size_t)size_hint + 1;
-    unsigned char *buf = malloc(cap);
+    unsigned char *buf = keep != NULL ? keep : malloc(cap);
     if (!buf) {
         files_set_read_err(errmsg, path, ENOMEM);
         return -1;
@@ -191,11 +192,8 @@ static long long files_hash_fd(int fd, EVP_MD_CTX *ctx, long long size_hint,
         if (total == size_hint && (size_t)r < cap - at)
             break;
     }
-    if (keep != NULL && total >= 0 && total < (long long)cap) {
-        *keep = buf;
-        return total;
-    }
-    free(buf);
+    if (keep == NULL)
+        free(buf);
     return total;
 }
 
@@ -232,7 +230,7 @@ int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         key->path = NULL;
     if (kept)
         *kept = NULL;
-    unsigned char *buf = NULL;      /* the kept bytes until handed over */
+    unsigned char *buf = NULL;      /* the caller's buffer for the bytes, if any */
     struct stat before, after;
     int fd = files_open_regular(path, &before, errmsg);
     if (fd < 0)
@@ -246,10 +244,9 @@ int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
         str_set_err(errmsg, "cannot hash input file %s: MD5 not available in libcrypto", path);
         goto out;
     }
-    int keep = kept != NULL && may_keep != NULL &&
-               may_keep((long long)before.st_size, keep_arg);
-    long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path,
-                                    keep ? &buf : NULL, errmsg);
+    if (kept != NULL && may_keep != NULL && before.st_size < LLONG_MAX)
+        buf = may_keep((long long)before.st_size, keep_arg);
+    long long total = files_hash_fd(fd, ctx, (long long)before.st_size, path, buf, errmsg);
     if (total < 0)
         goto out;
     if (fstat(fd, &after) != 0) {
@@ -273,13 +270,10 @@ int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
     files_to_hex(digest, dlen, out);
     if (nbytes)
         *nbytes = total;
-    if (keep) {
+    if (buf != NULL)
         *kept = buf;
-        buf = NULL;
-    }
     rc = 0;
 out:
-    free(buf);
     EVP_MD_CTX_free(ctx);
     close(fd);
     return rc;

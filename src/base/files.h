@@ -52,14 +52,15 @@ int files_stat_key_equal(const files_stat_key *a, const files_stat_key *b);
  * replaced in between.  On failure key->path is NULL.
  *
  * It may also keep the bytes it hashed: once the file is open,
- * may_keep(its size, keep_arg) (when not NULL) says whether to (it may
- * reserve memory for them; it is called at most once, not at all when the
- * open fails).  Then *kept (when not NULL) gets a malloc'd buffer of
- * *nbytes bytes (free it), or NULL when may_keep declined or the call
- * failed.  The bytes are exactly those the MD5 is of, so uploading them
- * needs no second read and cannot send other content under that name.
+ * may_keep(its size, keep_arg) (when not NULL) gives a buffer of at least
+ * size + 1 bytes to read them into, or NULL not to keep them; it is
+ * called at most once, not at all when the open fails.  The buffer stays
+ * the caller's.  Then *kept (when not NULL) is that buffer holding the
+ * file's *nbytes bytes, or NULL when may_keep declined or the call failed.
+ * The bytes are exactly those the MD5 is of, so uploading them needs no
+ * second read and cannot send other content under that name.
  */
-typedef int (*files_keep_fn)(long long size, void *arg);
+typedef void *(*files_keep_fn)(long long size, void *arg);
 int files_md5_hex_kept(const char *path, char out[FILES_MD5_HEX_LEN + 1],
                        long long *nbytes, files_stat_key *key, files_keep_fn may_keep,
                        void *keep_arg, unsigned char **kept, char **errmsg);

@@ -9,6 +9,7 @@
 #include "submit/engine.h"
 #include "journal/journal_files.h"
 #include "base/log.h"
+#include "base/pages.h"
 #include "base/strbuf.h"
 #include "base/strset.h"
 #include "base/tasks.h"
@@ -37,8 +38,7 @@ typedef struct {
     files_stat_key *keys;       /* slot -> the cache's key, then the hashed one on a miss */
     unsigned char *hit;         /* slot -> the cache has the path; after the
                                    pass: its MD5 came from the cache */
-    unsigned char **kept;       /* slot -> its bytes from the hash (submit_inputs.h) */
-    long long *reserved;        /* slot -> bytes of the hold budget it reserved */
+    unsigned char **kept;       /* slot -> its bytes from the hash, in hold_pages */
     char **errmsg;              /* slot -> message of a failed stat/hash */
     unsigned char *failed;      /* slot -> stat or hash failed */
     size_t n;
@@ -46,7 +46,8 @@ typedef struct {
     size_t *miss;               /* cache misses: the slots hashed (after the pass) */
     size_t nmiss;
     long long hold_cap;         /* bytes this submit may keep (input_hold_budget) */
-    atomic_llong hold_used;     /* bytes it keeps; the pool's items add to it */
+    atomic_llong hold_used;     /* bytes of the budget it reserved; the pool's items add to it */
+    page_region *hold_pages;    /* the kept bytes, until the store takes them (NULL: none) */
     double t_hash;              /* seconds spent hashing the misses */
     submit_progress progress;   /* of the hashing, for the log */
 } input_plan;
@@ -58,13 +59,12 @@ static void plan_free(input_plan *t)
             free(t->paths[i]);
         files_stat_key_free(&t->keys[i]);
         free(t->errmsg[i]);
-        if (t->kept != NULL && t->kept[i] != NULL) {
-            free(t->kept[i]);
-            input_hold_unreserve(t->reserved[i]);
-        }
+    }
+    if (t->hold_pages != NULL) {
+        page_region_free(t->hold_pages);
+        input_hold_unreserve(atomic_load(&t->hold_used));
     }
     free(t->kept);
-    free(t->reserved);
     free(t->cwd);
     free(t->paths);
     free(t->path_owned);
@@ -91,12 +91,11 @@ static int plan_alloc(input_plan *t, size_t ninputs)
     t->hit = calloc(cap, sizeof *t->hit);
     t->errmsg = calloc(cap, sizeof *t->errmsg);
     t->kept = calloc(cap, sizeof *t->kept);
-    t->reserved = calloc(cap, sizeof *t->reserved);
     t->failed = calloc(cap, sizeof *t->failed);
     t->slot_of_input = calloc(cap, sizeof *t->slot_of_input);
     t->miss = calloc(cap, sizeof *t->miss);
     return t->index && t->paths && t->path_owned && t->md5 && t->sizes && t->keys && t->hit &&
-                   t->kept && t->reserved && t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
+                   t->kept && t->errmsg && t->failed && t->slot_of_input && t->miss ? 0 : -1;
 }
 
 static char *current_dir(void)
@@ -177,16 +176,21 @@ typedef struct {
     size_t slot;
 } hash_item;
 
-/* files_keep_fn: keep a new file's bytes for its upload when the hold
- * budget grants its size (a new file is likely absent on the server: read
- * once, not twice). */
-static int keep_slot(long long size, void *arg)
+/* files_keep_fn: room in the plan's region for a new file's bytes, kept
+ * for its upload when the hold budget grants its size (a new file is
+ * likely absent on the server: read once, not twice).  Room once given
+ * stays reserved until the region goes, even if the hash then fails: the
+ * region's bytes never exceed what the budget granted. */
+static void *keep_slot(long long size, void *arg)
 {
     hash_item *h = arg;
-    if (!plan_hold_reserve(h->t, size))
-        return 0;
-    h->t->reserved[h->slot] = size;
-    return 1;
+    input_plan *t = h->t;
+    if (t->hold_pages == NULL || !plan_hold_reserve(t, size))
+        return NULL;
+    void *room = page_region_alloc(t->hold_pages, (size_t)size + 1);
+    if (room == NULL)
+        plan_hold_unreserve(t, size);
+    return room;
 }
 
 /* Hash a slot's file.  Its key becomes the one from the fstat of the
@@ -198,10 +202,6 @@ static void hash_slot(input_plan *t, size_t slot)
     if (files_md5_hex_kept(t->paths[slot], t->md5[slot], &t->sizes[slot], &t->keys[slot],
                            keep_slot, &h, &t->kept[slot], &t->errmsg[slot]) != 0)
         t->failed[slot] = 1;
-    if (t->kept[slot] == NULL && t->reserved[slot] > 0) {
-        plan_hold_unreserve(t, t->reserved[slot]);
-        t->reserved[slot] = 0;
-    }
     submit_progress_add(&t->progress, 1, t->failed[slot] ? 0 : t->sizes[slot]);
 }
 
@@ -267,6 +267,11 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
     for (size_t i = 0; i < t->n; i++)
         uncached += !t->hit[i];
     t->hold_cap = input_hold_budget(uncached);
+    /* Address space for the budget, plus each file's extra byte and
+     * alignment; only what is written becomes resident.  Without it the
+     * files are read again at upload. */
+    if (uncached > 0 && t->hold_cap > 0)
+        t->hold_pages = page_region_new((size_t)t->hold_cap + uncached * 32);
     submit_progress_init(&t->progress, r->s->batch, "hashed", uncached, -1);
     t->t_hash = monotonic_seconds();
     hash_pool_run(t->n, plan_slot, t);
@@ -345,9 +350,14 @@ static int name_inputs(submit_run *r, input_plan *t)
                                 "cannot form a physical name");
             if (t->kept[slot] == NULL)
                 continue;
-            if (r->hold == NULL && (r->hold = input_hold_new(count_kept(t))) == NULL)
-                return engine_fail_nomem(r);
-            /* the store takes the bytes and their reservation */
+            if (r->hold == NULL) {
+                /* the store takes the region and its reservation */
+                r->hold = input_hold_new(count_kept(t), t->hold_pages,
+                                         atomic_load(&t->hold_used));
+                if (r->hold == NULL)
+                    return engine_fail_nomem(r);
+                t->hold_pages = NULL;
+            }
             int kept = input_hold_put(r->hold, r->input_phys[k], t->kept[slot],
                                       t->sizes[slot]);
             t->kept[slot] = NULL;
@@ -515,9 +525,11 @@ void hash_pool_run(size_t n, void (*work)(size_t i, void *arg), void *arg)
 
 struct input_hold {
     strset *names;          /* physical name -> index */
-    void **data;
+    const void **data;      /* in pages */
     long long *sizes;
     size_t n, cap;
+    page_region *pages;     /* every kept byte */
+    long long reserved;     /* budget held for them, given back with the pages */
 };
 
 static atomic_llong held_bytes;
@@ -547,31 +559,32 @@ void input_hold_unreserve(long long size)
     atomic_fetch_sub(&held_bytes, size);
 }
 
-input_hold *input_hold_new(size_t n)
+input_hold *input_hold_new(size_t n, page_region *pages, long long reserved)
 {
     input_hold *h = calloc(1, sizeof *h);
     size_t cap = n ? n : 1;
     if (h == NULL)
         return NULL;
+    h->pages = pages;
+    h->reserved = reserved;
     h->names = strset_new(n);
     h->data = calloc(cap, sizeof *h->data);
     h->sizes = calloc(cap, sizeof *h->sizes);
     h->cap = cap;
     if (h->names == NULL || h->data == NULL || h->sizes == NULL) {
+        h->pages = NULL;        /* still the caller's */
+        h->reserved = 0;
         input_hold_free(h);
         return NULL;
     }
     return h;
 }
 
-int input_hold_put(input_hold *h, const char *phys_name, void *data, long long size)
+int input_hold_put(input_hold *h, const char *phys_name, const void *data, long long size)
 {
     int added = h->n < h->cap ? strset_add(h->names, phys_name) : -1;
-    if (added <= 0) {
-        free(data);
-        input_hold_unreserve(size);
+    if (added <= 0)
         return added;
-    }
     h->data[h->n] = data;
     h->sizes[h->n] = size;
     h->n++;
@@ -591,10 +604,8 @@ void input_hold_free(input_hold *h)
 {
     if (h == NULL)
         return;
-    for (size_t i = 0; i < h->n; i++) {
-        free(h->data[i]);
-        input_hold_unreserve(h->sizes[i]);
-    }
+    page_region_free(h->pages);
+    input_hold_unreserve(h->reserved);
     strset_free(h->names);
     free(h->data);
     free(h->sizes);

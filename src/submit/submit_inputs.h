@@ -19,6 +19,7 @@
 #define BOINC_GAHP_SUBMIT_INPUTS_H
 
 #include "submit/engine.h"
+#include "base/pages.h"
 
 #include <stddef.h>
 
@@ -82,20 +83,23 @@ typedef struct input_hold input_hold;
 long long input_hold_budget(size_t nfiles);
 
 /* Reserve size bytes of the process-wide budget: 1 when granted (give
- * them back with input_hold_unreserve unless input_hold_put takes them),
+ * them back with input_hold_unreserve, or let input_hold_new take them),
  * 0 when the file is too large or the budget is spent. */
 int input_hold_reserve(long long size);
 void input_hold_unreserve(long long size);
 
-/* A store for about n files; NULL on ENOMEM. */
-input_hold *input_hold_new(size_t n);
-/* Keep data (malloc'd, size reserved bytes) under a physical name: the
- * store owns it from here on, also on failure (-1, ENOMEM) and when the
- * name is already kept (0: a second path with the same content). */
-int input_hold_put(input_hold *h, const char *phys_name, void *data, long long size);
+/* A store for about n files whose bytes are in pages (a region of
+ * base/pages.h, filled by the hashing), for which reserved bytes of the
+ * budget are held: the store owns both once it is made; NULL on ENOMEM
+ * (they stay the caller's). */
+input_hold *input_hold_new(size_t n, page_region *pages, long long reserved);
+/* Keep size bytes at data (in the store's pages) under a physical name:
+ * 1, 0 when the name is already kept (a second path with the same
+ * content), -1 on ENOMEM (the bytes are then not found by name). */
+int input_hold_put(input_hold *h, const char *phys_name, const void *data, long long size);
 /* The kept bytes of a physical name, or NULL (h may be NULL). */
 const void *input_hold_get(const input_hold *h, const char *phys_name, long long *size);
-/* Free every kept buffer and give its bytes back to the budget. */
+/* Unmap the kept bytes and give their reservation back to the budget. */
 void input_hold_free(input_hold *h);
 
 #endif

@@ -25,7 +25,8 @@
  * run started from, was unresolved (its safe query comes first), no
  * violation in the server model (nothing done twice), no other RPC.  After
  * 3: submitted, one batch with its three jobs, the input the server had
- * never uploaded, the two others uploaded exactly once.
+ * never uploaded, the two others uploaded exactly once.  After the cell:
+ * the budget of kept input bytes is whole again.
  *
  * Expected values come from small tables (steps, resume points) and one
  * rule (expect()); settle pauses run on the test clock.
@@ -47,6 +48,7 @@
 #include "journal/journal_files.h"
 #include "submit/engine.h"
 #include "submit/submit.h"
+#include "submit/submit_inputs.h"
 #include "wire/gahp_text.h"
 #include "wire/request.h"
 
@@ -480,6 +482,17 @@ static void check_reissue(const char *cell, fixture *f, int succeeded)
           w->uploads[2]);
 }
 
+/* 1 when none of the process's budget for kept input bytes is taken:
+ * all of it can be reserved (in parts of the largest file kept). */
+static int hold_budget_whole(void)
+{
+    long long got = 0;
+    while (got < INPUT_HOLD_TOTAL_MAX && input_hold_reserve(INPUT_HOLD_FILE_MAX))
+        got += INPUT_HOLD_FILE_MAX;
+    input_hold_unreserve(got);
+    return got >= INPUT_HOLD_TOTAL_MAX;
+}
+
 static void run_cell(const resume_point *p, int crash, const step *s, sc_outcome o)
 {
     char cell[200];
@@ -498,6 +511,9 @@ static void run_cell(const resume_point *p, int crash, const step *s, sc_outcome
         check_reissue(cell, &f, e.ok);
     }
     fixture_close(&f);
+    /* whatever the outcome, the runs gave back the budget of the input
+     * bytes they kept (the inputs are new files: the first run keeps them) */
+    CHECK(cell, hold_budget_whole(), "the kept input bytes' budget was not given back");
 }
 
 static void test_matrix(void **state)
