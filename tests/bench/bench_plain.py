@@ -11,18 +11,31 @@ invocation, alternating (peer, gahp, peer, gahp, ...), --repeat times
 each; both are driven the same way (the request line written, RESULTS
 polled every 20 ms, as peer_vs_gahp.py does).  Reports per program and N
 the wall time from the request line to its result, the server's CPU time
-(user + system) over the submit, its peak RSS (VmHWM) and the RPCs by
-kind, medians over the repetitions, and the ratios gahp / peer.
+(user + system) over the submit, the emulator's CPU time over the same
+span (the server work either program waits for: on a machine with few
+cores, (server + emulator CPU) / cores bounds the wall time from below),
+its peak RSS (VmHWM) and the RPCs by kind, medians over the repetitions,
+and the ratios gahp / peer.
 
     /usr/bin/python3 tests/bench/bench_plain.py --gahp build/boinc_gahp \\
         --emu build/boinc_emu [--peer /opt/peer/boinc_gahp] [--jobs 10000,100000] [--repeat 3]
 
 The inputs are made once per N in --work (default: a temporary
 directory); the emulator keeps its state in tmpfs (figures.emu_state_dir).
+With --phases, each boinc_gahp run also prints where its wall time went:
+per phase of its log (debug level; planning, each RPC kind) the wall time
+and the CPU time of the emulator and of boinc_gahp (sampled every 5 ms),
+and the floor under it on this machine: submit_batch is one request (one
+emulator thread, after every upload), the rest spreads over the cores, so
+the submit cannot end before submit_batch's emulator CPU plus the other
+phases' CPU (the emulator's, and the client's own) divided by the cores.
+
 Prints numbers and FIGURE lines; asserts only correctness."""
 import argparse
+import datetime
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -36,6 +49,13 @@ sys.path.insert(0, HERE)
 from figures import emu_state_dir, figure, load_average, median  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_s(pid):
+    """User + system CPU seconds of a running process (all its threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 class Emu:
@@ -58,6 +78,10 @@ class Emu:
         with urllib.request.urlopen(self.control + "counters", timeout=600) as r:
             return json.loads(r.read())
 
+    def cpu_s(self):
+        """The emulator's CPU time (user + system, all its threads)."""
+        return proc_cpu_s(self.p.pid)
+
     def stop(self):
         self.p.terminate()
         try:
@@ -71,7 +95,7 @@ class Emu:
 class Program:
     """One GAHP process: 'gahp' (boinc_gahp) or 'peer' (the sample GAHP)."""
 
-    def __init__(self, kind, binary, wd, emu):
+    def __init__(self, kind, binary, wd, emu, env=None):
         binary = os.path.abspath(binary)        # it runs in wd
         if os.path.exists(wd):
             shutil.rmtree(wd)
@@ -84,7 +108,7 @@ class Program:
             cmd = [binary, "--journal", os.path.join(wd, "journal.db")]
         self.err = open(os.path.join(wd, "stderr.log"), "ab")
         self.p = subprocess.Popen(cmd, cwd=wd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=self.err, bufsize=0)
+                                  stderr=self.err, bufsize=0, env=env)
         self.buf = b""
         self.readline()                             # the banner
         self.p.stdin.write(b"BOINC_SELECT_PROJECT %s %s\n" % (emu.url.encode(), emu.auth.encode()))
@@ -121,9 +145,7 @@ class Program:
         raise KeyError(field)
 
     def cpu_s(self):
-        with open("/proc/%d/stat" % self.p.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return proc_cpu_s(self.p.pid)
 
     def quit(self):
         try:
@@ -154,15 +176,88 @@ def submit_line(rid, batch, paths):
     return b" ".join(parts) + b"\n"
 
 
+class CpuSampler:
+    """A process's CPU time every 5 ms, with the wall clock (the GAHP's log
+    is in wall-clock time)."""
+
+    def __init__(self, pid):
+        self.pid, self.samples, self.done = pid, [], False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.done:
+            try:
+                self.samples.append((time.time(), proc_cpu_s(self.pid)))
+            except OSError:         # it ended
+                return
+            time.sleep(0.005)
+
+    def stop(self):
+        self.done = True
+        self.t.join()
+
+    def at(self, t):
+        """CPU seconds at wall-clock time t (the last sample before it)."""
+        best = self.samples[0][1]
+        for ts, c in self.samples:
+            if ts > t:
+                break
+            best = c
+        return best
+
+
+PHASE_MARKS = (("inputs planned", "get_templates etc."), ("query_files: POST", "query_files"),
+               ("upload_files: POST", "upload_files"), ("submit_batch: POST", "submit_batch"),
+               ("finished: ok", None))
+
+
+def print_phases(log_path, emu_cpu, gahp_cpu, wall):
+    """Per phase of the GAHP's log: wall time, the emulator's and the
+    GAHP's CPU; then the floor (see the module's doc)."""
+    marks = []
+    first_line = None
+    for line in open(log_path, encoding="utf-8", errors="replace"):
+        m = re.match(r"(\S+)Z boinc_gahp\[\w+\] (.*)", line)
+        if not m:
+            continue
+        t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        for key, name in PHASE_MARKS:
+            if key in m.group(2) and key not in [k for _, k, _ in marks]:
+                marks.append((t, key, name))
+                if key == "finished: ok":
+                    first_line = t - int(re.search(r"ok in (\d+) ms", m.group(2)).group(1)) / 1000.0
+    marks.insert(0, (first_line, "start", "parse and plan"))
+    cpu, own = {}, {}
+    print("  %-20s %8s %15s %12s" % ("phase", "wall s", "emulator CPU s", "GAHP CPU s"))
+    for (t0, _, name), (t1, _, _) in zip(marks, marks[1:]):
+        cpu[name] = emu_cpu.at(t1) - emu_cpu.at(t0)
+        own[name] = gahp_cpu.at(t1) - gahp_cpu.at(t0)
+        print("  %-20s %8.3f %15.2f %12.2f" % (name, t1 - t0, cpu[name], own[name]))
+    cores = os.cpu_count() or 1
+    serial = cpu.get("submit_batch", 0.0)
+    spread = sum(v for k, v in cpu.items() if k != "submit_batch")
+    client = sum(v for k, v in own.items() if k != "submit_batch")
+    print("  floor: submit_batch %.2f s + (the emulator's other %.2f s + the GAHP's %.2f s of CPU)"
+          " / %d cores = %.2f s (this run: %.2f s)"
+          % (serial, spread, client, cores, serial + (spread + client) / cores, wall), flush=True)
+
+
 def one_run(args, kind, n, rep, paths):
     emu = Emu(args.emu, os.path.join(emu_state_dir("plain"), "emu"))
     binary = args.peer if kind == "peer" else args.gahp
-    g = Program(kind, binary, os.path.join(args.work, "run_%s_%d_%d" % (kind, n, rep)), emu)
+    phases = args.phases and kind == "gahp"
+    env = dict(os.environ, BOINC_GAHP_LOG_LEVEL="debug") if phases else None
+    wd = os.path.join(args.work, "run_%s_%d_%d" % (kind, n, rep))
+    g = Program(kind, binary, wd, emu, env)
+    samplers = (CpuSampler(emu.p.pid), CpuSampler(g.p.pid)) if phases else ()
     try:
         batch = "plain%s%d" % (kind[0], rep)
         line = submit_line(1, batch, paths)         # built before the clock starts
         c0 = emu.counters()["rpc"]
         cpu0 = g.cpu_s()
+        emu_cpu0 = emu.cpu_s()
         t0 = time.monotonic()
         w = threading.Thread(target=g.p.stdin.write, args=(line,), daemon=True)
         w.start()
@@ -171,20 +266,28 @@ def one_run(args, kind, n, rep, paths):
         wall = time.monotonic() - t0
         w.join()
         cpu = g.cpu_s() - cpu0
+        emu_cpu = emu.cpu_s() - emu_cpu0
         peak = g.proc("VmHWM") / 1024.0
         c1 = emu.counters()
         assert res == "NULL", res
         assert c1["files_uploaded"] == n, c1["files_uploaded"]
         rpcs = {k: v - c0.get(k, 0) for k, v in c1["rpc"].items() if v - c0.get(k, 0)}
+        for sampler in samplers:
+            sampler.stop()
         g.quit()
     finally:
+        for sampler in samplers:
+            sampler.stop()
         if g.p.poll() is None:
             g.p.kill()
         emu.stop()
     load = load_average()
-    print("[load %s] %s %d jobs, run %d: wall %.2f s, CPU %.2f s, peak RSS %.1f MB, RPCs %s"
-          % (load, kind, n, rep, wall, cpu, peak, rpcs), flush=True)
-    return dict(wall=wall, cpu=cpu, peak=peak)
+    print("[load %s] %s %d jobs, run %d: wall %.2f s, CPU %.2f s (the emulator's %.2f s), "
+          "peak RSS %.1f MB, RPCs %s" % (load, kind, n, rep, wall, cpu, emu_cpu, peak, rpcs),
+          flush=True)
+    if phases:
+        print_phases(os.path.join(wd, "journal.log"), samplers[0], samplers[1], wall)
+    return dict(wall=wall, cpu=cpu, peak=peak, emu_cpu=emu_cpu)
 
 
 def main():
@@ -197,6 +300,9 @@ def main():
     ap.add_argument("--jobs", default="10000,100000")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work")
+    ap.add_argument("--phases", action="store_true",
+                    help="per boinc_gahp run: wall time and emulator CPU per phase, and the "
+                    "emulator's floor (needs the GAHP's debug log: slightly slower)")
     args, _ = ap.parse_known_args()
     kinds = ["gahp"]
     if args.peer and os.access(args.peer, os.X_OK):
@@ -216,7 +322,7 @@ def main():
                 for kind in kinds:
                     got[kind].append(one_run(args, kind, n, rep, paths))
             for kind in kinds:
-                for m, unit in (("wall", "s"), ("cpu", "s"), ("peak", "MB")):
+                for m, unit in (("wall", "s"), ("cpu", "s"), ("emu_cpu", "s"), ("peak", "MB")):
                     figure("plain%d.%s.%s" % (n, kind, m), median([r[m] for r in got[kind]]), unit)
             if "peer" in got:
                 for m in ("wall", "cpu", "peak"):
