@@ -13,6 +13,26 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PAGES_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PAGES_ASAN 1
+#endif
+#endif
+
+#ifdef PAGES_ASAN
+/* AddressSanitizer cannot see inside a mapping of our own: the region
+ * starts poisoned, each allocation is unpoisoned, and a poisoned gap
+ * follows each one, so an overrun is caught as with malloc. */
+#include <sanitizer/asan_interface.h>
+#define REDZONE ((size_t)16)
+#else
+#define REDZONE ((size_t)0)
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#endif
+
 #define HUGE_PAGE ((size_t)2 * 1024 * 1024)
 #define REGION_ALIGN ((size_t)16)
 
@@ -49,19 +69,21 @@ page_region *page_region_new(size_t cap)
      * same, a fault per 4 KiB page */
     (void)madvise(r->base, r->cap, MADV_HUGEPAGE);
 #endif
+    ASAN_POISON_MEMORY_REGION(r->base, r->cap);
     return r;
 }
 
 void *page_region_alloc(page_region *r, size_t n)
 {
-    if (n > r->cap)
+    if (n > r->cap - REDZONE)
         return NULL;
-    size_t need = (n + REGION_ALIGN - 1) & ~(REGION_ALIGN - 1);
+    size_t need = (n + REDZONE + REGION_ALIGN - 1) & ~(REGION_ALIGN - 1);
     size_t at = atomic_load(&r->used);
     do {
         if (need > r->cap - at)
             return NULL;
     } while (!atomic_compare_exchange_weak(&r->used, &at, at + need));
+    ASAN_UNPOISON_MEMORY_REGION(r->base + at, n);
     return r->base + at;
 }
 
@@ -69,6 +91,7 @@ void page_region_free(page_region *r)
 {
     if (r == NULL)
         return;
+    ASAN_UNPOISON_MEMORY_REGION(r->base, r->cap);
     munmap(r->map, r->map_len);
     free(r);
 }
