@@ -226,8 +226,9 @@ const char *boinc_upload_body_type(const upload_body *b);  /* the Content-Type h
 size_t boinc_upload_body_read(char *buf, size_t size, size_t nitems, void *arg);
 int boinc_upload_body_seek(void *arg, curl_off_t offset, int origin);
 void boinc_upload_body_free(upload_body *b);
-/* Check the parts read from disk (readable regular files) and fill in
- * the sizes not given, before anything is sent: BOINC_OK or BOINC_E_IO. */
+/* Before anything is sent, the parts read from disk whose size is not
+ * given: stat'ed for it and checked (readable regular files): BOINC_OK or
+ * BOINC_E_IO.  Parts of known size are checked as the body reaches them. */
 int boinc_upload_check(boinc_upload_part *parts, size_t n, boinc_error *err);
 
 /*

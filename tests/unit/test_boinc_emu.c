@@ -37,6 +37,7 @@
 #include <curl/curl.h>
 
 #include "boinc/boinc.h"
+#include "base/files.h"
 #include "base/strbuf.h"
 
 /* One emulator for the whole program. */
@@ -796,6 +797,42 @@ static void test_output_dropped_then_retried(void **state)
     assert_int_equal(counter("get_output"), before + 2);
 }
 
+/* A file of known size is first opened when the body reaches it: one
+ * that is gone, or not a regular file, aborts the request after the
+ * files before it went out, and the server stores none of them. */
+static void test_upload_known_size_checked_on_the_way(void **state)
+{
+    (void)state;
+    char *good = work_path("known_size_good.txt");
+    write_file(good, "hello");
+    char md5[FILES_MD5_HEX_LEN + 1];
+    assert_int_equal(files_md5_hex_mem("hello", 5, md5), 0);
+    char *good_phys = boinc_phys_name(md5, "good.txt");
+    char *missing = work_path("known_size_missing.txt");
+    struct { const char *path; const char *why; } bad[] = {
+        { missing, "No such file" },
+        { E.work_dir, "not a regular file" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        long requests = counter("upload_files"), stored = counter("files_uploaded");
+        const char *phys[] = { good_phys, "0123456789abcdef0123456789abcdef.txt" };
+        boinc_upload_src src[] = { { good, NULL, 5 }, { bad[i].path, NULL, 5 } };
+        boinc_error err = { 0 };
+        assert_int_equal(boinc_upload_files_src(E.client, &E.project, 0, phys, src, 2, &err),
+                         BOINC_E_IO);
+        assert_int_equal(err.reached, 1);       /* the request had started */
+        assert_non_null(strstr(err.msg, bad[i].path));
+        assert_non_null(strstr(err.msg, bad[i].why));
+        assert_int_equal(counter("upload_files"), requests);   /* never a whole request */
+        assert_int_equal(counter("files_uploaded"), stored);
+        boinc_error_clear(&err);
+    }
+    unlink(good);
+    free(good);
+    free(good_phys);
+    free(missing);
+}
+
 static void test_upload_missing_local_file(void **state)
 {
     (void)state;
@@ -938,6 +975,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_http_4xx_pages, clear_faults),
         cmocka_unit_test_teardown(test_upload_missing_local_file,
                                   clear_faults),
+        cmocka_unit_test_teardown(test_upload_known_size_checked_on_the_way, clear_faults),
         cmocka_unit_test_teardown(test_big_upload_streamed, clear_faults),
         cmocka_unit_test_teardown(test_timeout_then_retry, clear_faults),
         cmocka_unit_test_teardown(test_threads_own_clients, clear_faults),
