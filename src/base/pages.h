@@ -8,7 +8,7 @@
  * kernel has them: on the virtual machines we measured, the first touch
  * of each 4 KiB page costs 15-25 us, and 10 MB of small mallocs cost a
  * submit 2,500 page faults; a huge page is one fault per 2 MiB
- * (doc/performance.md, "Kept bytes in huge pages").
+ * (doc/performance.md, "Third pass").
  *
  * Interface:
  *   page_region_new(cap)      reserve cap bytes of address space

@@ -312,7 +312,7 @@ void boinc_upload_body_free(upload_body *b)
  * size is first opened when the body reaches it (read_file_data), which
  * checks the same and aborts the body if it fails, so nothing is stored
  * either: a 100,000-file submit's uploads made 200,000 path lookups here
- * before, 8 % of its CPU (doc/performance.md, "Kept bytes in huge pages"). */
+ * before, 8 % of its CPU (doc/performance.md, "Third pass"). */
 int boinc_upload_check(boinc_upload_part *parts, size_t n, boinc_error *err)
 {
     for (size_t i = 0; i < n; i++) {
