@@ -36,6 +36,9 @@
 #define HUGE_PAGE ((size_t)2 * 1024 * 1024)
 #define REGION_ALIGN ((size_t)16)
 
+_Static_assert(REDZONE + REGION_ALIGN - 1 <= PAGE_REGION_OVERHEAD,
+               "pages.h promises at most PAGE_REGION_OVERHEAD bytes over each allocation");
+
 struct page_region {
     void *map;                  /* what mmap gave */
     size_t map_len;

@@ -27,6 +27,11 @@ typedef struct page_region page_region;
  * is 0 or the mapping fails. */
 page_region *page_region_new(size_t cap);
 
+/* Most bytes of a region one allocation takes beyond the n it asks for
+ * (alignment, and AddressSanitizer's red zone): a region meant for k
+ * allocations of at most B bytes in all needs B + k * this. */
+#define PAGE_REGION_OVERHEAD 31
+
 /* n bytes aligned to 16, or NULL when the region has not that much left
  * (nothing is taken then).  Safe from several threads at once. */
 void *page_region_alloc(page_region *r, size_t n);

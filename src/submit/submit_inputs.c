@@ -267,11 +267,12 @@ static int hash_slots(submit_run *r, input_plan *t, size_t *nread)
     for (size_t i = 0; i < t->n; i++)
         uncached += !t->hit[i];
     t->hold_cap = input_hold_budget(uncached);
-    /* Address space for the budget, plus each file's extra byte and
-     * alignment; only what is written becomes resident.  Without it the
-     * files are read again at upload. */
+    /* Address space for the budget, plus each file's extra byte (keep_slot)
+     * and the region's own overhead; only what is written becomes
+     * resident.  Without it the files are read again at upload. */
     if (uncached > 0 && t->hold_cap > 0)
-        t->hold_pages = page_region_new((size_t)t->hold_cap + uncached * 32);
+        t->hold_pages = page_region_new((size_t)t->hold_cap +
+                                        uncached * (1 + PAGE_REGION_OVERHEAD));
     submit_progress_init(&t->progress, r->s->batch, "hashed", uncached, -1);
     t->t_hash = monotonic_seconds();
     hash_pool_run(t->n, plan_slot, t);

@@ -272,8 +272,6 @@ def one_run(args, kind, n, rep, paths):
         assert res == "NULL", res
         assert c1["files_uploaded"] == n, c1["files_uploaded"]
         rpcs = {k: v - c0.get(k, 0) for k, v in c1["rpc"].items() if v - c0.get(k, 0)}
-        for sampler in samplers:
-            sampler.stop()
         g.quit()
     finally:
         for sampler in samplers:
@@ -301,8 +299,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--work")
     ap.add_argument("--phases", action="store_true",
-                    help="per boinc_gahp run: wall time and emulator CPU per phase, and the "
-                    "emulator's floor (needs the GAHP's debug log: slightly slower)")
+                    help="per boinc_gahp run: wall time and the emulator's and the GAHP's CPU "
+                    "per phase, and the floor they set on this machine (needs the GAHP's "
+                    "debug log: slightly slower)")
     args, _ = ap.parse_known_args()
     kinds = ["gahp"]
     if args.peer and os.access(args.peer, os.X_OK):
