@@ -54,7 +54,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 UNIT_LIB := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c)))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
-.PHONY: all deps check check-unit check-e2e check-asan check-tsan check-modules demo bench clean fuzz
+.PHONY: all deps check check-unit check-e2e check-suites unit-bins check-asan check-tsan check-modules demo bench clean fuzz
 
 all: $(BUILD)/boinc_gahp $(BUILD)/boinc_emu
 
@@ -123,18 +123,25 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
+# Builds run on every core (JOBS; the dependency graph is -j safe); the
+# tests then run as check-suites says.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 check: deps
 	$(MAKE) check-modules
-	$(MAKE) all $(UNIT_BIN)
-	$(MAKE) check-unit check-e2e
+	$(MAKE) -j$(JOBS) all unit-bins
+	$(MAKE) check-suites
+
+unit-bins: $(UNIT_BIN)
 
 # src/ keeps its layers: every include points down (tools/check_modules.py).
 check-modules:
 	/usr/bin/python3 tools/check_modules.py src
 
 # test_boinc_emu runs the real emulator next to the unit test binaries.
+run_unit = set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 check-unit: $(UNIT_BIN) $(BUILD)/boinc_emu
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	@$(run_unit)
 
 # End-to-end tests run with Debian's own python3 (the one python3-pytest
 # installs into), never whatever python3 comes first on PATH.
@@ -145,18 +152,35 @@ check-unit: $(UNIT_BIN) $(BUILD)/boinc_emu
 # (wall-clock bounds, RSS, make on the tree) one at a time.  Both always
 # run; each ends with its own summary line; exit status 5 of the second
 # (nothing marked serial among the paths) is not a failure.
+#
+# check-suites (make check, make check-asan) runs the unit tests beside the
+# serial pytest run: the unit tests are one process at a time (one core),
+# the serial tests mostly wait (on locks, deadlines, slow servers), so each
+# keeps a core to itself; then the parallel run has every core.  The unit
+# tests' output is kept in $(BUILD)/unit.log and printed after the serial
+# run; a failure of either still lets the other runs happen.
 PYTEST := /usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib
 PYTEST_JOBS ?= auto
-run_pytest = rc=0; \
-	$(PYTEST) -n $(PYTEST_JOBS) -m "not serial" $(1) || rc=1; \
+# $(1): the pytest paths; $(2): a command run beside the serial run, its
+# output in $(3)
+run_pytest = rc=0; side=; \
+	$(if $(3),( $(2) ) > $(3) 2>&1 & side=$$!;) \
 	$(PYTEST) -m serial $(1) || { s=$$?; [ $$s -eq 5 ] || rc=1; }; \
+	if [ -n "$$side" ]; then \
+	  if wait $$side; then cat $(3); else cat $(3); echo "FAILED: the run beside the serial tests (above)"; rc=1; fi; \
+	fi; \
+	$(PYTEST) -n $(PYTEST_JOBS) -m "not serial" $(1) || rc=1; \
 	exit $$rc
 
 E2E_IGNORE ?= --ignore=tests/real
+e2e_env = BOINC_GAHP=$(CURDIR)/$(BUILD)/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu; \
+	  export BOINC_GAHP BOINC_EMU
 check-e2e: all
-	BOINC_GAHP=$(CURDIR)/$(BUILD)/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu; \
-	  export BOINC_GAHP BOINC_EMU; \
-	  $(call run_pytest,$(E2E_IGNORE) tests)
+	$(e2e_env); $(call run_pytest,$(E2E_IGNORE) tests)
+
+check-suites: all $(UNIT_BIN)
+	@echo "unit tests ($(BUILD)/unit.log) beside the serial end-to-end tests, then the parallel ones"
+	@$(e2e_env); $(call run_pytest,$(E2E_IGNORE) tests,$(run_unit),$(BUILD)/unit.log)
 
 # The sanitizer runs leave out tests/e2e_pkg: the packaging suite builds,
 # packages and installs its own binaries from the tree with the packaging
@@ -166,7 +190,10 @@ SAN_IGNORE := --ignore=tests/real --ignore=tests/e2e_pkg
 check-asan: deps
 	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  E2E_IGNORE="$(SAN_IGNORE)" all check-unit check-e2e
+	  -j$(JOBS) all unit-bins
+	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  E2E_IGNORE="$(SAN_IGNORE)" check-suites
 
 # ThreadSanitizer: the server built with -fsanitize=thread in build-tsan/
 # runs the end-to-end suites against the ordinary emulator; the suites'
@@ -174,8 +201,8 @@ check-asan: deps
 # (halt_on_error also makes the server exit at the first one).
 TSAN_OPTIONS_CHECK := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 check-tsan: deps
-	$(MAKE) all
-	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/boinc_gahp
+	$(MAKE) -j$(JOBS) all
+	$(MAKE) -j$(JOBS) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/boinc_gahp
 	TSAN_OPTIONS="$(TSAN_OPTIONS_CHECK)"; \
 	  BOINC_GAHP=$(CURDIR)/build-tsan/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/boinc_emu; \
 	  export TSAN_OPTIONS BOINC_GAHP BOINC_EMU; \

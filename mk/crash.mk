@@ -3,6 +3,7 @@
 # tests/crash_states/explore.py, which replays what a power loss may leave
 # and checks recovery on each state.  Not part of `make check`.
 # CRASH_STATES_MAX (states per workload) and CRASH_STATES_SEED sample it;
+# CRASH_STATES_JOBS workloads run at once (default: one per CPU);
 # the server's environment (e.g. BOINC_GAHP_SYNC=normal) is passed through.
 
 CRASH_RECORDER := $(BUILD)/crash_states/librecorder.so

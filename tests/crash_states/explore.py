@@ -16,12 +16,15 @@ does), and check the invariants (checks in check_state()).
 
 Last line: "crash states: N explored, V violations"; exit status 0 only
 when V = 0.  Options: --workloads a,b  --max-states N (per workload)
---seed S  --keep (keep the work directory)  -v.
+--seed S  --jobs N (workloads at once; default one per CPU, or
+CRASH_STATES_JOBS)  --keep (keep the work directory)  -v.
 The server's environment is honoured: BOINC_GAHP_* of the caller (e.g.
 BOINC_GAHP_SYNC=normal) are passed to every boinc_gahp started.
 """
 import argparse
+import functools
 import hashlib
+import multiprocessing
 import os
 import random
 import shutil
@@ -667,11 +670,21 @@ def check_state(wl, ctx, rec, st, epochs, reqs, expected, final_outputs, args):
     return bad
 
 
+def explore_workload(name, base, args):
+    """One workload in a pool process: (name, explored, violations, lines)."""
+    lines = []
+    n, v = run_workload(WORKLOADS[name](), os.path.join(base, name), args, lines.append)
+    return name, n, v, lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--max-states", type=int, default=int(os.environ.get("CRASH_STATES_MAX", 100)))
     ap.add_argument("--seed", type=int, default=int(os.environ.get("CRASH_STATES_SEED", 21)))
+    ap.add_argument("--jobs", type=int,
+                    default=int(os.environ.get("CRASH_STATES_JOBS", os.cpu_count() or 1)),
+                    help="workloads explored at once (default: one per CPU)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -681,15 +694,23 @@ def main():
     base = tempfile.mkdtemp(prefix="crash_states.")
     t0 = time.monotonic()
     total = bad = 0
+    names = args.workloads.split(",")
+    for name in names:
+        if name not in WORKLOADS:
+            sys.exit("explore.py: no workload %r (there are: %s)" % (name, ", ".join(WORKLOADS)))
     try:
-        for name in args.workloads.split(","):
-            wl = WORKLOADS[name]()
-            n, v = run_workload(wl, os.path.join(base, name), args,
-                                lambda s: print(s, flush=True))
-            print("%s: %d states, %d violations (%.0f s so far)"
-                  % (name, n, v, time.monotonic() - t0), flush=True)
-            total += n
-            bad += v
+        # Workloads are independent (each its own directory, emulator and
+        # port), so they run side by side on --jobs processes; a
+        # workload's lines are printed together when it ends.
+        with multiprocessing.get_context("fork").Pool(max(1, min(args.jobs, len(names)))) as pool:
+            for name, n, v, lines in pool.imap_unordered(
+                    functools.partial(explore_workload, base=base, args=args), names):
+                for line in lines:
+                    print(line)
+                print("%s: %d states, %d violations (%.0f s so far)"
+                      % (name, n, v, time.monotonic() - t0), flush=True)
+                total += n
+                bad += v
     finally:
         if args.keep:
             print("work directory kept: %s" % base)
