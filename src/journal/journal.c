@@ -49,6 +49,7 @@ struct journal {
     int in_txn;
     int owns_db;                /* 0: a journal_share handle on another
                                    handle's connection */
+    int new_file;               /* opened on an empty file: create_schema */
     char errmsg[256];
     sqlite3_stmt *stmt[JSTMT_COUNT];    /* prepared on first use, kept */
 };
@@ -472,6 +473,13 @@ static int connect_db(journal *j, char **err)
         return -1;
     }
     sqlite3_busy_timeout(j->db, (int)j->busy_timeout_ms);
+    /* On an empty file only, and before journal_mode=WAL writes its first
+     * page: afterwards the mode changes only by a VACUUM, and on a journal
+     * that has it already the pragma is a write (SQLite stores it again). */
+    if (j->new_file && exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL", "vacuum mode") != 0) {
+        *err = str_printf("cannot configure journal %s: %s", j->path, j->errmsg);
+        return -1;
+    }
     /* temp_store=MEMORY: statement journals (every multi-row statement
      * inside a transaction keeps one) and sorts stay in memory instead of
      * spilling to files in /var/tmp past 64 KiB: a 10,000-job submit
@@ -604,6 +612,37 @@ static int ensure_incremental_vacuum(journal *j, char **err)
     return 0;
 }
 
+/* Every migration, in order, in the caller's transaction. */
+static int apply_every_migration(journal *j, void *arg)
+{
+    (void)arg;
+    for (int n = 1; n <= MIGRATION_COUNT; n++)
+        if (apply_migration(j, &n) != 0)
+            return -1;
+    return 0;
+}
+
+/*
+ * A journal of schema version 0: every migration in one transaction, one
+ * commit where a journal being upgraded takes one a migration (a new
+ * journal's first start was 15 commits and a VACUUM, each with its
+ * fdatasyncs).  On a new file connect_db set the incremental vacuum
+ * before the first page was written, so the one-time VACUUM after finds
+ * it on; a file of version 0 that was not empty gets that VACUUM, as an
+ * upgraded journal does.  A crash before the commit leaves version 0,
+ * created again at the next start.
+ */
+static int create_schema(journal *j, char **err)
+{
+    if (journal_txn(j, apply_every_migration, NULL) != 0) {
+        *err = str_printf("cannot create the schema (version %d) of journal %s: %s",
+                          MIGRATION_COUNT, j->path, j->errmsg);
+        return -1;
+    }
+    log_info("journal %s created with schema version %d", j->path, MIGRATION_COUNT);
+    return ensure_incremental_vacuum(j, err);
+}
+
 static int apply_migrations(journal *j, char **err)
 {
     int version;
@@ -624,8 +663,9 @@ static int apply_migrations(journal *j, char **err)
                           j->path, version);
         return -1;
     }
-    if (version > 0 && version < MIGRATION_COUNT &&
-        backup_before_migration(j, version, err) != 0)
+    if (version == 0)
+        return create_schema(j, err);
+    if (version < MIGRATION_COUNT && backup_before_migration(j, version, err) != 0)
         return -1;
     for (int n = version + 1; n <= MIGRATION_COUNT; n++) {
         if (journal_txn(j, apply_migration, &n) != 0) {
@@ -635,6 +675,21 @@ static int apply_migrations(journal *j, char **err)
         log_info("journal migrated to schema version %d", n);
     }
     return ensure_incremental_vacuum(j, err);
+}
+
+/* 1 when the journal has no content yet: its file and any -wal beside it
+ * are empty or absent (a crash can leave the whole journal in the -wal). */
+static int journal_file_empty(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_size > 0)
+        return 0;
+    char *wal = str_printf("%s-wal", path);
+    if (wal == NULL)
+        return 0;
+    int empty = stat(wal, &st) != 0 || st.st_size == 0;
+    free(wal);
+    return empty;
 }
 
 static journal *journal_alloc(const char *path, int sync_full, long busy_ms)
@@ -710,10 +765,14 @@ journal *journal_open(const journal_options *opts, char **err)
      * running server afterwards.  The server lock is on the database file
      * itself, so the file is made (private) before it is locked. */
     j->lock_wait_ms = -1;
-    if (ensure_private_file(j->path, 1, err) != 0 ||
-        (opts->take_lock && take_server_lock(j, err) != 0) ||
-        connect_db(j, err) != 0 || fix_sidecar_modes(j, err) != 0 ||
-        apply_migrations(j, err) != 0) {
+    int ok = ensure_private_file(j->path, 1, err) == 0 &&
+             (!opts->take_lock || take_server_lock(j, err) == 0);
+    if (ok) {
+        j->new_file = journal_file_empty(j->path);
+        ok = connect_db(j, err) == 0 && fix_sidecar_modes(j, err) == 0 &&
+             apply_migrations(j, err) == 0;
+    }
+    if (!ok) {
         if (*err == NULL)
             *err = str_printf("cannot open journal %s", opts->path);
         journal_close(j);

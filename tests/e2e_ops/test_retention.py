@@ -182,6 +182,44 @@ def test_a_backup_copy_is_made_before_migrating(journal):
     assert value(journal, "PRAGMA auto_vacuum") == 2
 
 
+def test_a_new_journal_is_created_in_one_step_with_incremental_vacuum(journal):
+    """A new journal gets every migration in one transaction and the
+    incremental vacuum from its first page: no line a migration, no
+    one-time VACUUM (that was 15 commits and a VACUUM at every first
+    start), and the same schema as a migrated one."""
+    count = len([f for f in os.listdir(os.path.join(os.path.dirname(__file__), "..", "..",
+                                                    "migrations")) if f.endswith(".sql")])
+    g = Gahp(journal)
+    assert g.quit() == 0
+    err = g.stderr_text()
+    assert "journal %s created with schema version %d" % (journal, count) in err, err
+    assert "migrated to schema version" not in err
+    assert "incremental vacuum turned on" not in err
+    assert value(journal, "PRAGMA auto_vacuum") == 2
+    assert value(journal, "PRAGMA user_version") == count
+    # a restart creates nothing again
+    g = Gahp(journal)
+    assert g.quit() == 0
+    assert "created with schema version" not in g.stderr_text()[len(err):]
+
+
+def test_a_version_0_file_with_tables_gets_the_one_time_vacuum(journal):
+    """A file of schema version 0 that is not empty (a foreign table in
+    it) cannot take the vacuum mode before its first page: it is created
+    the same way and then gets the one-time VACUUM."""
+    db = sqlite3.connect(journal)
+    db.execute("CREATE TABLE unrelated (x)")
+    db.commit()
+    db.close()
+    os.chmod(journal, 0o600)
+    g = Gahp(journal)
+    assert g.quit() == 0
+    err = g.stderr_text()
+    assert "created with schema version" in err, err
+    assert "incremental vacuum turned on" in err
+    assert value(journal, "PRAGMA auto_vacuum") == 2
+
+
 def test_a_newer_journal_is_refused_with_what_to_do(journal):
     count = make_journal_at(journal, 8)
     g = Gahp(journal)
