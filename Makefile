@@ -167,7 +167,8 @@ run_pytest = rc=0; side=; \
 	$(if $(3),( $(2) ) > $(3) 2>&1 & side=$$!;) \
 	$(PYTEST) -m serial $(1) || { s=$$?; [ $$s -eq 5 ] || rc=1; }; \
 	if [ -n "$$side" ]; then \
-	  if wait $$side; then cat $(3); else cat $(3); echo "FAILED: the run beside the serial tests (above)"; rc=1; fi; \
+	  wait $$side; s=$$?; cat $(3); \
+	  [ $$s -eq 0 ] || { echo "FAILED: the run beside the serial tests (above)"; rc=1; }; \
 	fi; \
 	$(PYTEST) -n $(PYTEST_JOBS) -m "not serial" $(1) || rc=1; \
 	exit $$rc
@@ -178,7 +179,7 @@ e2e_env = BOINC_GAHP=$(CURDIR)/$(BUILD)/boinc_gahp BOINC_EMU=$(CURDIR)/$(BUILD)/
 check-e2e: all
 	$(e2e_env); $(call run_pytest,$(E2E_IGNORE) tests)
 
-check-suites: all $(UNIT_BIN)
+check-suites: all unit-bins
 	@echo "unit tests ($(BUILD)/unit.log) beside the serial end-to-end tests, then the parallel ones"
 	@$(e2e_env); $(call run_pytest,$(E2E_IGNORE) tests,$(run_unit),$(BUILD)/unit.log)
 
@@ -187,13 +188,11 @@ check-suites: all $(UNIT_BIN)
 # flags (never the sanitized server), so a second run of it under a
 # sanitizer build tests nothing new; it runs in make check.
 SAN_IGNORE := --ignore=tests/real --ignore=tests/e2e_pkg
+ASAN_MAKE = $(MAKE) BUILD=build-asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 check-asan: deps
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  -j$(JOBS) all unit-bins
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  E2E_IGNORE="$(SAN_IGNORE)" check-suites
+	$(ASAN_MAKE) -j$(JOBS) all unit-bins
+	$(ASAN_MAKE) E2E_IGNORE="$(SAN_IGNORE)" check-suites
 
 # ThreadSanitizer: the server built with -fsanitize=thread in build-tsan/
 # runs the end-to-end suites against the ordinary emulator; the suites'

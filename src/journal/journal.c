@@ -49,7 +49,6 @@ struct journal {
     int in_txn;
     int owns_db;                /* 0: a journal_share handle on another
                                    handle's connection */
-    int new_file;               /* opened on an empty file: create_schema */
     char errmsg[256];
     sqlite3_stmt *stmt[JSTMT_COUNT];    /* prepared on first use, kept */
 };
@@ -462,7 +461,8 @@ static void sqlite_setup(void)
         sqlite_alloc_faults();
 }
 
-static int connect_db(journal *j, char **err)
+/* new_file: the journal has no content yet (journal_file_empty). */
+static int connect_db(journal *j, int new_file, char **err)
 {
     pthread_once(&sqlite_setup_once, sqlite_setup);
     int rc = sqlite3_open_v2(j->path, &j->db,
@@ -476,7 +476,7 @@ static int connect_db(journal *j, char **err)
     /* On an empty file only, and before journal_mode=WAL writes its first
      * page: afterwards the mode changes only by a VACUUM, and on a journal
      * that has it already the pragma is a write (SQLite stores it again). */
-    if (j->new_file && exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL", "vacuum mode") != 0) {
+    if (new_file && exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL", "vacuum mode") != 0) {
         *err = str_printf("cannot configure journal %s: %s", j->path, j->errmsg);
         return -1;
     }
@@ -767,11 +767,9 @@ journal *journal_open(const journal_options *opts, char **err)
     j->lock_wait_ms = -1;
     int ok = ensure_private_file(j->path, 1, err) == 0 &&
              (!opts->take_lock || take_server_lock(j, err) == 0);
-    if (ok) {
-        j->new_file = journal_file_empty(j->path);
-        ok = connect_db(j, err) == 0 && fix_sidecar_modes(j, err) == 0 &&
-             apply_migrations(j, err) == 0;
-    }
+    if (ok)
+        ok = connect_db(j, journal_file_empty(j->path), err) == 0 &&
+             fix_sidecar_modes(j, err) == 0 && apply_migrations(j, err) == 0;
     if (!ok) {
         if (*err == NULL)
             *err = str_printf("cannot open journal %s", opts->path);
@@ -794,7 +792,7 @@ journal *journal_connect(const journal *primary, char **err)
         *err = str_printf("out of memory");
         return NULL;
     }
-    if (connect_db(j, err) != 0) {
+    if (connect_db(j, 0, err) != 0) {
         journal_close(j);
         return NULL;
     }
