@@ -13,6 +13,8 @@
  *   journal_blah_abort_done
  *   journal_blah_fetched      outputs delivered into Iwd, with the result
  *   journal_blah_live_batches batches with jobs HTCondor still waits for
+ *   journal_blah_work_projects projects the BLAH scheduler has work for
+ *   journal_blah_done_unfetched DONE jobs whose outputs are not in Iwd
  *   journal_blah_open_groups  groups no leader closed (start-up)
  *   journal_blah_prune        retention (journal_prune.c)
  */
@@ -102,6 +104,21 @@ int journal_blah_live_batches(journal *j, long long project_id, journal_blah_nam
  * (and aborted): fn(batch, 0). */
 int journal_blah_done_batches(journal *j, long long project_id, journal_blah_name_fn fn,
                               void *arg);
+
+/* Every project the BLAH scheduler has work for (a submitted batch not
+ * retired, or an abort owed): fn(project_id, url, authenticator); fn must
+ * not use j (the rows are being read). */
+typedef int (*journal_blah_project_fn)(long long project_id, const char *url,
+                                       const char *authenticator, void *arg);
+int journal_blah_work_projects(journal *j, journal_blah_project_fn fn, void *arg);
+
+/* Jobs of project the server reports DONE, neither fetched nor cancelled:
+ * fn(row, gahp_id, fetch_args), called after the read ended (fn may use
+ * j).  Stops at fn's first non-zero (-1). */
+typedef int (*journal_blah_done_fn)(long long row, const char *gahp_id, const char *fetch_args,
+                                    void *arg);
+int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
+                                void *arg);
 
 /* A group still open (start-up): its project with the authenticator. */
 typedef struct {

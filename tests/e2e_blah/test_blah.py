@@ -186,6 +186,9 @@ def test_cancel_aborts_and_a_release_makes_a_new_boinc_job(client, emu, iwd):
     wait_statuses(client, [job], 2)
     assert client.cancel(job) == (0, "NULL")
     assert client.cancel(job) == (0, "NULL")        # idempotent
+    # the scheduler sends the abort in the background, once
+    assert emu.wait_until(lambda: emu.counters()["rpc"]["abort_jobs"] >= 1)
+    time.sleep(0.5)
     assert emu.counters()["rpc"]["abort_jobs"] == 1
     assert client.status(job)[2] == 3
     # condor_release: the same ad, byte for byte
