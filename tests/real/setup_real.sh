@@ -45,9 +45,9 @@ detached() { setsid -w "$@" < /dev/null; }
 mask() { sed -E 's/(authenticator[=:] *)[^ ]+/\1XXXXXXXX/g'; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (it creates the pool users and starts services)"
-[ -x "$HTC_SETUP" ] && [ -x "$HTC25_SETUP" ] && [ -x "$RS_SETUP" ] ||
+{ [ -x "$HTC_SETUP" ] && [ -x "$HTC25_SETUP" ] && [ -x "$RS_SETUP" ]; } ||
     die "run from the repository root: no $RECIPES/"
-[ -x build/boinc_gahp ] && [ -x build/boinc_emu ] || die "build first (make all)"
+{ [ -x build/boinc_gahp ] && [ -x build/boinc_emu ]; } || die "build first (make all)"
 
 t0=$SECONDS
 # ---------------------------------------------------------------- HTCondor
@@ -62,7 +62,7 @@ log "pool up, build/boinc_gahp installed as /opt/condor9/libexec/boinc_gahp ($((
 detached "$HTC_SETUP" emu_stop > /dev/null 2>&1 || true
 for _ in $(seq 1 50); do
     pid=$(cat /var/lib/boinc-emu-htc.pid 2>/dev/null || true)
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
+    { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } || break
     sleep 0.2
 done
 detached "$HTC_SETUP" emu > /tmp/check-real-emu.log 2>&1 ||

@@ -78,8 +78,8 @@ done
 want() { [[ $PHASES == *" $1 "* ]]; }
 
 # make_project and BOINC's python tools need Debian's python3 (MySQLdb),
-# not another python3 earlier on PATH.
-export PATH=$CLEAN_PATH USER=${USER:-root}
+# not another python3 earlier on PATH (/usr/local/bin's, a pyenv shim's).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/sbin:/usr/local/bin USER=${USER:-root}
 # Nothing the project's programs start may reach beyond loopback: a dead
 # proxy for everything else (apt and the source fetch run without it).
 LOOPBACK_ONLY=(http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9
