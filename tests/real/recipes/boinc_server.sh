@@ -103,6 +103,8 @@ if want source; then
         # git must reach the upstream URL: no dead proxy for it
         online get_source "$BOINC_URL" BOINC_MIRROR "$BOINC_COMMIT" "$BOINC_GIT_CACHE" "$BOINC_SRC" ||
             rdie "source: no BOINC tree in $BOINC_SRC"
+        [ -f "$BOINC_SRC/tools/make_project" ] ||
+            rdie "source: $BOINC_COMMIT gave no BOINC tree in $BOINC_SRC (no tools/make_project)"
     fi
 fi
 BOINC_SRC=$(realpath "$BOINC_SRC")
