@@ -56,15 +56,16 @@ get_source() {
         rlog "source: $ref from $mirror_var=$mirror"
     else
         repo=$cache
-        if ! git -C "$repo" rev-parse -q --verify "$ref^{commit}" > /dev/null 2>&1; then
+        if ! { [ -f "$repo/HEAD" ] && git --git-dir="$repo" rev-parse -q --verify "$ref^{commit}" > /dev/null 2>&1; }; then
             mkdir -p "$repo"
-            git -C "$repo" rev-parse --git-dir > /dev/null 2>&1 || git init -q --bare "$repo"
+            # (a bare repository of its own, even inside another checkout)
+            [ -f "$repo/HEAD" ] || git init -q --bare "$repo"
             rlog "source: fetching $ref of $url into $repo (no $mirror_var given)"
             local spec=$ref
             [[ $ref =~ ^[0-9a-f]{40}$ ]] || spec="refs/tags/$ref:refs/tags/$ref"
-            git -C "$repo" fetch -q --depth 1 "$url" "$spec" ||
+            git --git-dir="$repo" fetch -q --depth 1 "$url" "$spec" ||
                 rdie "cannot fetch $ref from $url (no network?  set $mirror_var to a local clone that has it)"
-            git -C "$repo" rev-parse -q --verify "$ref^{commit}" > /dev/null ||
+            git --git-dir="$repo" rev-parse -q --verify "$ref^{commit}" > /dev/null ||
                 rdie "$url gave no $ref"
         fi
     fi
