@@ -1,7 +1,7 @@
 """A model of the BLAH client of HTCondor 10.0-25.x's grid manager
 (grid_resource = batch boinc), written from what the real 25.0.13 grid
-manager was seen to send and accept (../shared/real/htcondor25/README.md,
-conversation.log): the start-up COMMANDS, ASYNC_MODE_ON, BLAH_PING <id>
+manager was seen to send and accept (doc/htcondor.md, "What the 25.0 grid
+manager does"): the start-up COMMANDS, ASYNC_MODE_ON, BLAH_PING <id>
 boinc; one BLAH_JOB_SUBMIT per job with the ad INFNBatchJob::buildSubmitAd
 makes (attributes in its order, JobDirectory = home_bl_<sandbox id>);
 BLAH_JOB_STATUS per job; BLAH_JOB_CANCEL on condor_rm and condor_hold; and

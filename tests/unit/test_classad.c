@@ -3,7 +3,7 @@
  * the grid manager of HTCondor 10.0-25.x sends with BLAH_JOB_SUBMIT, V2
  * arguments, file lists) and src/wire/blah_request.c (the ad's fields),
  * on the ad the real 25.0.13 grid manager sent
- * (../shared/real/htcondor25/README.md) and on edge cases.
+ * (doc/htcondor.md) and on edge cases.
  */
 #include <stdarg.h>
 #include <stddef.h>
