@@ -139,9 +139,9 @@ typedef struct {
     journal_blah_join_out *out;
 } join_txn;
 
-static int find_live(journal *j, const journal_blah_join_in *in, char **gahp_id)
+static int find_live(journal *j, long long project_id, const char *job_dir, char **gahp_id)
 {
-    int rc = journal_query(j, JSTMT_BLAH_LIVE_JOB, "ti", in->job_dir, in->project_id);
+    int rc = journal_query(j, JSTMT_BLAH_LIVE_JOB, "ti", job_dir, project_id);
     if (rc == 1 && (*gahp_id = dup_col(journal_row(j, JSTMT_BLAH_LIVE_JOB), 0)) == NULL)
         rc = journal_refuse(j, "find BLAH job", "out of memory");
     journal_reset(j, JSTMT_BLAH_LIVE_JOB);
@@ -172,7 +172,7 @@ static int join(journal *j, void *arg)
 {
     join_txn *t = arg;
     const journal_blah_join_in *in = t->in;
-    int rc = find_live(j, in, &t->out->gahp_id);
+    int rc = find_live(j, in->project_id, in->job_dir, &t->out->gahp_id);
     if (rc != 0) {
         t->out->existing = rc == 1;
         return rc == 1 ? 0 : -1;
@@ -504,4 +504,10 @@ int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_d
     }
     free(v);
     return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_live_job(journal *j, long long project_id, const char *job_dir, char **gahp_id)
+{
+    *gahp_id = NULL;
+    return find_live(j, project_id, job_dir, gahp_id);
 }

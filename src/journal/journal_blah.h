@@ -41,6 +41,11 @@ typedef struct {
     long long group_id;         /* the group it joined (0 when existing) */
 } journal_blah_join_out;
 
+/* The live (not cancelled) job of a JobDirectory: 1 with *gahp_id
+ * (malloc'd), 0 when there is none, -1 on error. */
+int journal_blah_live_job(journal *j, long long project_id, const char *job_dir,
+                          char **gahp_id);
+
 /* One write transaction.  0 or -1. */
 int journal_blah_join(journal *j, const journal_blah_join_in *in, journal_blah_join_out *out);
 

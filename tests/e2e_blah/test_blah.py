@@ -142,6 +142,19 @@ def test_a_repeated_submit_gets_the_same_job(client, emu, iwd):
     assert len(emu.counters()["jobs_by_name"]) == 3
 
 
+def test_a_repeat_after_the_input_moved_gets_the_same_job(client, emu, iwd):
+    """The JobDirectory look-up comes before every check: HTCondor repeats
+    a submit whose id it never saw while the first BOINC job may run."""
+    ad = cluster(iwd, 1)[0]
+    rc, err, job = client.submit(ad)
+    assert rc == 0, err
+    wait_batches(emu, 1)
+    (iwd / "in.0").rename(iwd / "moved.0")
+    rc, err, again = client.submit(ad)
+    assert (rc, err, again) == (0, "NULL", job)
+    assert emu.counters()["jobs_by_name"] == {job: 1}
+
+
 # ---- refusals: an error result, the job held with the reason -----------------------
 
 @pytest.mark.parametrize("kw, words", [
