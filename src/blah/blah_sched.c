@@ -297,9 +297,13 @@ static void send_aborts(exec_ctx *ctx, const gahp_request *like)
     aborts_free(&a);
 }
 
-/* 4. Fetch a DONE job's outputs into Iwd.  0, or -1 when it failed (tried
- * again at the next pass). */
-static int fetch_one(long long row, const char *gahp_id, const char *fetch_args, void *arg)
+/* 4. Deliver an ended job into Iwd: a DONE job's outputs and stderr, a
+ * failed job's stderr (when an instance reported an exit status), and its
+ * end journaled: the exit code and times, or why a failed job's end is
+ * known no better.  A failure that may pass (the network, a local file)
+ * is tried again at the next pass. */
+static int fetch_one(long long row, const char *gahp_id, const char *fetch_args, int failed,
+                     void *arg)
 {
     const void *const *pair = arg;
     exec_ctx *ctx = (exec_ctx *)pair[0];
@@ -312,23 +316,31 @@ static int fetch_one(long long row, const char *gahp_id, const char *fetch_args,
         return 0;
     }
     gahp_request *freq = fetch_request(gahp_id, fetch_args, like);
-    char *tail = freq != NULL ? exec_fetch_output(ctx, freq) : NULL;
+    exec_fetch_outcome o;
+    exec_err e = { 0 };
+    int rc = freq != NULL ? exec_fetch_job(ctx, freq, &o, &e) : exec_err_nomem(&e);
     gahp_request_free(freq);
     testpoint("blah.fetched");
-    if (!blah_tail_ok(tail)) {
-        char *msg = blah_tail_message(tail);
-        log_warn("BLAH: job %s: outputs not fetched (tried again at the next pass): %s",
-                 gahp_id, msg ? msg : "out of memory");
-        free(msg);
-        free(tail);
+    char *result = NULL;
+    if (rc == 0)
+        result = str_printf("NULL %ld %.6f %.6f", o.exit_code, o.elapsed_s, o.cpu_s);
+    else if (failed && e.code == EXEC_E_REFUSED)
+        result = strdup(e.msg);     /* failed, no instance said how: final */
+    if (result == NULL) {
+        log_warn("BLAH: job %s: %s not delivered (tried again at the next pass): %s", gahp_id,
+                 failed ? "its failure" : "its outputs", e.msg ? e.msg : EXEC_NOMEM_MSG);
+        exec_err_clear(&e);
         return 0;
     }
-    if (journal_blah_fetched(ctx->journal, row, tail, journal_now()) != 0)
-        log_error("BLAH: job %s: its fetched outputs cannot be recorded: %s", gahp_id,
+    exec_err_clear(&e);
+    if (journal_blah_fetched(ctx->journal, row, result, journal_now()) != 0)
+        log_error("BLAH: job %s: its end cannot be recorded: %s", gahp_id,
                   journal_errmsg(ctx->journal));
+    else if (failed)
+        log_info("BLAH: job %s failed on the project (%s): held", gahp_id, result);
     else
         log_info("BLAH: job %s done: outputs in its Iwd", gahp_id);
-    free(tail);
+    free(result);
     return 0;
 }
 

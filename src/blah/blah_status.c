@@ -43,14 +43,44 @@ static char *status_tail(const char *job, int status, const char *extra)
     return out;
 }
 
-static char *held(const char *job, const char *reason)
+/* A hold reason as a person reads it in condor_q -hold: one line (control
+ * characters become spaces), at most BLAH_REASON_MAX bytes, cut at a UTF-8
+ * character boundary with "..." (a server's error may quote a 2 KB
+ * request).  NULL on ENOMEM. */
+#define BLAH_REASON_MAX 300
+static char *plain_reason(const char *text)
+{
+    size_t n = strlen(text), keep = n;
+    if (n > BLAH_REASON_MAX) {
+        keep = BLAH_REASON_MAX - 3;
+        while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+            keep--;         /* not inside a character */
+    }
+    char *out = malloc(keep + 4);
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < keep; i++)
+        out[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? ' ' : text[i];
+    memcpy(out + keep, keep < n ? "..." : "", keep < n ? 4 : 1);
+    return out;
+}
+
+/* Held, with the reason (plain, see above) and extra attributes. */
+static char *held_with(const char *job, const char *reason, const char *extra)
 {
     strbuf sb = STRBUF_INIT;
-    char *out = NULL;
-    if (strbuf_puts(&sb, "; HoldReason = ") == 0 && classad_put_string(&sb, reason) == 0)
+    char *plain = plain_reason(reason), *out = NULL;
+    if (plain != NULL && strbuf_puts(&sb, "; HoldReason = ") == 0 &&
+        classad_put_string(&sb, plain) == 0 && strbuf_puts(&sb, extra ? extra : "") == 0)
         out = status_tail(job, JS_HELD, sb.data);
+    free(plain);
     strbuf_free(&sb);
     return out;
+}
+
+static char *held(const char *job, const char *reason)
+{
+    return held_with(job, reason, NULL);
 }
 
 /* The numbers of the fetch's result "NULL <exit> <elapsed> <cpu>", read up
@@ -95,33 +125,61 @@ static char *completed(const char *job, const char *fetch_result)
 static char *server_status(const journal_blah_job *job)
 {
     const char *s = job->boinc_status;
-    /* DONE: it ran; completed once the scheduler put its outputs in Iwd */
-    if (s != NULL && (strcmp(s, "DONE") == 0 || strcmp(s, "IN_PROGRESS") == 0))
+    /* DONE or ERROR: it ran; completed or held once the scheduler put its
+     * outputs or its stderr in Iwd */
+    if (s != NULL && (strcmp(s, "DONE") == 0 || strcmp(s, "ERROR") == 0 ||
+                      strcmp(s, "IN_PROGRESS") == 0))
         return status_tail(job->gahp_id, JS_RUNNING, NULL);
-    if (s != NULL && strcmp(s, "ERROR") == 0) {
-        char *why = str_printf("BOINC job %s ended in error on the project (its app failed, "
-                               "or too many of its results did); condor_release submits it "
-                               "again", job->gahp_id);
-        char *out = why != NULL ? held(job->gahp_id, why) : NULL;
-        free(why);
-        return out;
-    }
     return status_tail(job->gahp_id, JS_IDLE, NULL);
+}
+
+/* A job that failed on the project, its end delivered: held with its exit
+ * code (its stderr is in Err), or with why no instance said one. */
+static char *failed_on_project(const journal_blah_job *job)
+{
+    const char *r = job->fetch_result != NULL ? job->fetch_result : "";
+    char *why, *extra = NULL;
+    if (strncmp(r, "NULL ", 5) == 0) {
+        long exit_code = 0;
+        double elapsed = 0, cpu = 0;
+        fetch_numbers(r, &exit_code, &elapsed, &cpu);
+        why = str_printf("BOINC job %s failed on the project with exit code %ld (its stderr, "
+                         "when the server gives it, is in the job's error file); "
+                         "condor_release submits it again",
+                         job->gahp_id, exit_code);
+        extra = str_printf("; ExitCode = %ld; RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",
+                           exit_code, elapsed, cpu);
+    } else {
+        why = str_printf("BOINC job %s failed on the project: %s; condor_release submits it "
+                         "again", job->gahp_id, r);
+    }
+    int numbers = strncmp(r, "NULL ", 5) == 0;
+    char *out = why != NULL && (extra != NULL || !numbers)
+        ? held_with(job->gahp_id, why, extra) : NULL;
+    free(why);
+    free(extra);
+    return out;
 }
 
 static char *answer(const journal_blah_job *job)
 {
     if (job->cancelled)
         return status_tail(job->gahp_id, JS_REMOVED, NULL);
+    if (job->fetched && job->boinc_status != NULL && strcmp(job->boinc_status, "ERROR") == 0)
+        return failed_on_project(job);
     if (job->fetched)
         return completed(job->gahp_id, job->fetch_result);
     if (strcmp(job->group_state, "closed") != 0 || job->batch_state < 0)
         return status_tail(job->gahp_id, JS_IDLE, NULL);       /* gathering, submitting */
     if (job->batch_state == 8) {
+        /* the journal keeps the error as the 9.0 client was given it: one
+         * escaped token */
+        char *msg = job->batch_error != NULL ? blah_tail_message(job->batch_error) : NULL;
         char *why = str_printf("BOINC batch %s could not be submitted: %s", job->batch,
-                               job->batch_error ? job->batch_error : "unknown error");
+                               msg != NULL ? msg : "unknown error");
         char *out = why != NULL ? held(job->gahp_id, why) : NULL;
         free(why);
+        free(msg);
         return out;
     }
     if (job->batch_state != 7)

@@ -110,13 +110,14 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " OR EXISTS (SELECT 1 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         "            WHERE g.project_id = p.id AND bj.abort_state = 1)"
         " ORDER BY p.id" },
-    /* Jobs the server reports DONE whose outputs are not in Iwd yet. */
+    /* Jobs the server reports ended (DONE or ERROR) whose end is not
+     * delivered yet (outputs or stderr in Iwd, exit code journaled). */
     [JSTMT_BLAH_DONE_UNFETCHED] = { "read finished BLAH jobs",
-        "SELECT DISTINCT bj.id, bj.gahp_id, bj.fetch_args FROM blah_jobs bj"
+        "SELECT DISTINCT bj.id, bj.gahp_id, bj.fetch_args, jb.status = 'ERROR' FROM blah_jobs bj"
         " JOIN blah_groups g ON g.id = bj.group_id"
         " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name AND b.state = 7"
         " JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id"
-        " WHERE g.project_id = ?1 AND g.state = 'closed' AND jb.status = 'DONE'"
+        " WHERE g.project_id = ?1 AND g.state = 'closed' AND jb.status IN ('DONE', 'ERROR')"
         " AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL ORDER BY bj.id" },
     [JSTMT_BLAH_JOBS_PRUNE] = { "prune BLAH jobs",
         "DELETE FROM blah_jobs WHERE (fetched_at IS NOT NULL AND fetched_at < ?1)"
@@ -469,7 +470,7 @@ int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_d
 {
     /* Rows are copied first: fn fetches and writes the journal, which
      * must not happen while this statement holds its read. */
-    typedef struct { long long row; char *id, *fetch_args; } done_job;
+    typedef struct { long long row; char *id, *fetch_args; int failed; } done_job;
     done_job *v = NULL;
     size_t n = 0, cap = 0;
     int rc = journal_query(j, JSTMT_BLAH_DONE_UNFETCHED, "i", project_id);
@@ -485,7 +486,8 @@ int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_d
             v = nv;
             cap = ncap;
         }
-        v[n] = (done_job){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2) };
+        v[n] = (done_job){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                           sqlite3_column_int(st, 3) };
         if (v[n].id == NULL || v[n].fetch_args == NULL) {
             free(v[n].id);
             free(v[n].fetch_args);
@@ -497,7 +499,7 @@ int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_d
     }
     journal_reset(j, JSTMT_BLAH_DONE_UNFETCHED);
     for (size_t i = 0; i < n; i++) {
-        if (rc >= 0 && fn(v[i].row, v[i].id, v[i].fetch_args, arg) != 0)
+        if (rc >= 0 && fn(v[i].row, v[i].id, v[i].fetch_args, v[i].failed, arg) != 0)
             rc = -1;
         free(v[i].id);
         free(v[i].fetch_args);

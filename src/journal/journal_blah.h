@@ -14,7 +14,7 @@
  *   journal_blah_fetched      outputs delivered into Iwd, with the result
  *   journal_blah_live_batches batches with jobs HTCondor still waits for
  *   journal_blah_work_projects projects the BLAH scheduler has work for
- *   journal_blah_done_unfetched DONE jobs whose outputs are not in Iwd
+ *   journal_blah_done_unfetched ended jobs whose end is not delivered
  *   journal_blah_open_groups  groups no leader closed (start-up)
  *   journal_blah_prune        retention (journal_prune.c)
  */
@@ -93,6 +93,8 @@ typedef int (*journal_blah_abort_fn)(long long row, const char *gahp_id, const c
 int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg);
 int journal_blah_abort_done(journal *j, long long row);
 
+/* The job's end delivered: result is "NULL <exit> <elapsed> <cpu>", or
+ * the plain-text reason a failed job's end is known no better. */
 int journal_blah_fetched(journal *j, long long row, const char *result, double now);
 /* Before a fetch writes into Iwd: what start-up cleans after a crash. */
 int journal_blah_fetch_started(journal *j, long long row, double now);
@@ -117,11 +119,12 @@ typedef int (*journal_blah_project_fn)(long long project_id, const char *url,
                                        const char *authenticator, void *arg);
 int journal_blah_work_projects(journal *j, journal_blah_project_fn fn, void *arg);
 
-/* Jobs of project the server reports DONE, neither fetched nor cancelled:
- * fn(row, gahp_id, fetch_args), called after the read ended (fn may use
- * j).  Stops at fn's first non-zero (-1). */
+/* Jobs of project the server reports ended (DONE, or ERROR: failed = 1),
+ * neither fetched nor cancelled: fn(row, gahp_id, fetch_args, failed),
+ * called after the read ended (fn may use j).  Stops at fn's first
+ * non-zero (-1). */
 typedef int (*journal_blah_done_fn)(long long row, const char *gahp_id, const char *fetch_args,
-                                    void *arg);
+                                    int failed, void *arg);
 int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
                                 void *arg);
 

@@ -228,14 +228,28 @@ def test_cancel_before_the_batch_closes_leaves_the_job_out(make_client, emu, iwd
     assert emu.counters()["rpc"]["abort_jobs"] == 0
 
 
-def test_a_failed_boinc_job_is_held_with_a_reason(client, emu, iwd):
+@pytest.mark.parametrize("server", ["stock", "fixed_qcj"])
+def test_a_failed_boinc_job_is_held_with_a_reason(client, emu, iwd, server):
+    """Its exit code in ExitCode and the hold reason, plain; its stderr in
+    Err where the server gives it (a stock 8.3 server's
+    query_completed_job dies for a job without a canonical result: the exit
+    code then comes from query_batch, and no stderr)."""
     ad = cluster(iwd, 1)[0]
+    if server == "fixed_qcj":
+        emu.set_quirks("php-warnings,sql-backslash")
     emu.default_behaviour("crash")
     rc, _, job = client.submit(ad)
     wait_batches(emu, 1)
     got = wait_statuses(client, [job], 5, emu=emu)
     rc, err, status, sad = got[job]
-    assert rc == 0 and "ended in error" in sad["HoldReason"] and job in sad["HoldReason"]
+    reason = sad["HoldReason"]
+    # plain, one line, with the job and its exit code
+    assert rc == 0 and "failed on the project with exit code 1" in reason and job in reason
+    assert "\\" not in reason and "\n" not in reason and len(reason) <= 300
+    assert sad["ExitCode"] == "1"
+    if server == "fixed_qcj":
+        # the app's stderr is in the job's Err before the hold
+        assert "simulated crash" in (iwd / "err.txt.0").read_text()
 
 
 # ---- status at scale -------------------------------------------------------------------
