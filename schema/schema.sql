@@ -112,6 +112,9 @@ CREATE TABLE batches (
     unchanged_seq   INTEGER,             -- (0013) change number of its jobs whose status has not
                                          -- changed since the submit (status_seq 0); NULL until a
                                          -- query first recorded a group of its jobs
+    may_pass        INTEGER NOT NULL DEFAULT 0,  -- (0017) 1: the last failure was the project
+                                         -- not answering (it may pass; a BLAH group is
+                                         -- submitted again), 0: final or none
     UNIQUE (project_id, name)
 );
 

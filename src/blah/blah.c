@@ -505,8 +505,12 @@ static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
                   journal_errmsg(ctx->journal));
     if (blah_tail_ok(tail))
         log_info("BLAH: batch %s submitted", batch);
-    else
-        log_warn("BLAH: batch %s failed: %s (its jobs are held)", batch, tail ? tail : "ENOMEM");
+    else {
+        char *msg = blah_tail_message(tail);
+        log_warn("BLAH: batch %s not submitted: %s (its jobs wait when the project did not "
+                 "answer, else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
+        free(msg);
+    }
     free(tail);
     blah_send_aborts(ctx, sreq);
 }

@@ -373,10 +373,49 @@ static void retire_done(exec_ctx *ctx, const gahp_request *like)
     names_free(&l);
 }
 
+/* 0. A group whose submit failed with the project not answering: its
+ * journaled request run again (the submit engine resumes where the last
+ * attempt stopped, and never creates the batch twice).  0, or 1 when the
+ * project did not answer again. */
+static int submit_again(long long group_id, const char *batch, long long request_row,
+                        const char *args, void *arg)
+{
+    const void *const *pair = arg;
+    exec_ctx *ctx = (exec_ctx *)pair[0];
+    const gahp_request *like = pair[1];
+    (void)group_id;
+    gahp_request *req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT,
+                                     args, like);
+    if (req == NULL)
+        return 0;                   /* logged; tried again at the next pass */
+    req->journal_id = request_row;
+    req->background = 1;            /* no client waits: no deadline, no RESULTS */
+    log_info("BLAH: batch %s: submitted again (the project did not answer last time)", batch);
+    char *tail = exec_submit(ctx, req);
+    gahp_request_free(req);
+    int ok = blah_tail_ok(tail);
+    if (ok) {
+        log_info("BLAH: batch %s submitted", batch);
+    } else {
+        char *msg = blah_tail_message(tail);
+        log_warn("BLAH: batch %s not submitted: %s", batch, msg ? msg : EXEC_NOMEM_MSG);
+        free(msg);
+    }
+    free(tail);
+    return ok ? 0 : 1;
+}
+
 /* One pass over like's project.  0, or -1 when the project did not
  * answer (nothing after the query was tried). */
 static int project_pass(exec_ctx *ctx, const gahp_request *like)
 {
+    const void *pair[2] = { ctx, like };
+    int again = journal_blah_retry_groups(ctx->journal, like->project_id, submit_again, pair);
+    if (again < 0)
+        log_error("BLAH: groups to submit again cannot be read: %s",
+                  journal_errmsg(ctx->journal));
+    if (again > 0)
+        return -1;                  /* still unreachable (or refused: then held) */
     name_list l = { 0 };
     if (journal_blah_live_batches(ctx->journal, like->project_id, collect_name, &l) != 0)
         log_error("BLAH: live batches cannot be read: %s", journal_errmsg(ctx->journal));

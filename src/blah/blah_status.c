@@ -171,6 +171,8 @@ static char *answer(const journal_blah_job *job)
         return completed(job->gahp_id, job->fetch_result);
     if (strcmp(job->group_state, "closed") != 0 || job->batch_state < 0)
         return status_tail(job->gahp_id, JS_IDLE, NULL);       /* gathering, submitting */
+    if (job->batch_state == 8 && job->batch_may_pass)
+        return status_tail(job->gahp_id, JS_IDLE, NULL);   /* submitted again when it answers */
     if (job->batch_state == 8) {
         /* the journal keeps the error as the 9.0 client was given it: one
          * escaped token */

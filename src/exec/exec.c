@@ -43,7 +43,17 @@ void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err)
     int has_msg = err->msg != NULL && err->msg[0] != '\0';
     e->msg = str_printf("%s failed: %s%s%s", what, boinc_code_name(err->code),
                         has_msg ? ": " : "", has_msg ? err->msg : "");
-    e->code = e->msg != NULL && err->code != BOINC_E_NOMEM ? EXEC_E_RPC : EXEC_E_NOMEM;
+    if (e->msg == NULL || err->code == BOINC_E_NOMEM)
+        e->code = EXEC_E_NOMEM;
+    else if (err->code == BOINC_E_TRANSPORT || err->code == BOINC_E_HTTP)
+        e->code = EXEC_E_UNREACHABLE;
+    else
+        e->code = EXEC_E_RPC;
+}
+
+int exec_err_may_pass(const exec_err *e)
+{
+    return e->code == EXEC_E_UNREACHABLE;
 }
 
 char *exec_err_result(exec_err *e)

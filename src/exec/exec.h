@@ -81,6 +81,9 @@ typedef struct {
  * An RPC that ran out of memory (BOINC_E_NOMEM) is EXEC_E_NOMEM too, with
  * its step in the message like any failed RPC: "<step> failed: out of
  * memory: <message>".
+ *
+ * exec_err_may_pass() says whether a failure is the kind that may pass by
+ * itself (EXEC_E_UNREACHABLE): what a background retry waits out.
  */
 #define EXEC_NOMEM_MSG "out of memory"
 /* The same as its escaped token, for where nothing can be allocated. */
@@ -91,7 +94,12 @@ typedef enum {
     EXEC_E_REFUSED,     /* the request cannot be carried out as given */
     EXEC_E_LOCAL,       /* a local file could not be read or written */
     EXEC_E_JOURNAL,     /* the journal could not be read or written */
-    EXEC_E_RPC,         /* a BOINC RPC failed (message from the client) */
+    EXEC_E_RPC,         /* a BOINC RPC failed: the server answered with an
+                           error or a reply we cannot use (message from the
+                           client) */
+    EXEC_E_UNREACHABLE, /* a BOINC RPC failed because the project did not
+                           answer (connection, time-out, an HTTP status
+                           other than 200): it may pass */
     EXEC_E_INTERNAL     /* a bug caught by a check (an illegal submit state
                            transition): refused, nothing written */
 } exec_code;
@@ -111,12 +119,14 @@ char *exec_nomem_result(void);
  * memory when the message cannot be made. */
 void exec_err_set(exec_err *e, exec_code code, const char *what, const char *detail);
 /* Set *e from a failed RPC: "<what> failed: <boinc code name>: <message>"
- * (EXEC_E_NOMEM for BOINC_E_NOMEM, else EXEC_E_RPC). */
+ * (EXEC_E_NOMEM for BOINC_E_NOMEM, EXEC_E_UNREACHABLE for
+ * BOINC_E_TRANSPORT and BOINC_E_HTTP, else EXEC_E_RPC). */
 void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
 /* The escaped one-token result for *e (EXEC_NOMEM_MSG when it has no
  * message; NULL when the token cannot be allocated); *e is cleared. */
 char *exec_err_result(exec_err *e);
 void exec_err_clear(exec_err *e);
+int exec_err_may_pass(const exec_err *e);
 
 /* Shorthands of the same convention: one escaped error token
  * "<step>: <detail>" (exec_err_set, code EXEC_E_REFUSED) or "<step>

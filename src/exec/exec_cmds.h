@@ -29,8 +29,9 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
  * ended, its outputs (when it has a canonical result) and stderr (when an
  * instance reported an exit status) delivered.  0 with *out, or -1 with
  * *e set (EXEC_E_REFUSED: the job failed without an exit status, or is
- * not finished; EXEC_E_RPC: the server did not answer; EXEC_E_LOCAL: a
- * file could not be written). */
+ * not finished; EXEC_E_UNREACHABLE: the project did not answer;
+ * EXEC_E_RPC: it answered with an error; EXEC_E_LOCAL: a file could not
+ * be written). */
 typedef struct {
     long exit_code;             /* 0 when no instance reported one */
     double elapsed_s, cpu_s;    /* >= 0, finite */

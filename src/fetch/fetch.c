@@ -536,7 +536,7 @@ static int fetch_done(fetch_ctx *fc, long long project_id,
     int rc = fetch_templates_get(fc, project_id, &ft, e);
     if (rc == 0)
         rc = deliver(fc, &ft.t, e);
-    if (rc != 0 && e->code == EXEC_E_RPC && ft.cached &&
+    if (rc != 0 && (e->code == EXEC_E_RPC || e->code == EXEC_E_UNREACHABLE) && ft.cached &&
         fetch_templates_refresh(fc, &ft) == 1) {
         exec_err_clear(e);
         fc->fetched = 0;        /* the failed attempt's files are gone */

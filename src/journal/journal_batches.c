@@ -46,12 +46,12 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         " request_id, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
     [JSTMT_BATCH_SET_STATE] = { "batch state",
-        "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL,"
+        "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL, may_pass = 0,"
         " server_batch_id = CASE WHEN ?2 > 0 THEN ?2 ELSE server_batch_id END,"
         " updated_at = ?3 WHERE id = ?4" },
     [JSTMT_BATCH_SET_FAILED] = { "batch failed",
         "UPDATE batches SET state = ?1, resume_state = ?2,"
-        " error = ?3, updated_at = ?4 WHERE id = ?5" },
+        " error = ?3, updated_at = ?4, may_pass = ?6 WHERE id = ?5" },
     [JSTMT_BATCH_SET_OWNER] = { "batch owner",
         "UPDATE batches SET request_id = ?1, updated_at = ?2 WHERE id = ?3" },
     [JSTMT_BATCH_SET_JOB_SET] = { "batch job set",
@@ -298,10 +298,11 @@ int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
 }
 
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error)
+                             batch_state resume_state, const char *error, int may_pass)
 {
-    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdi", (long long)BATCH_FAILED,
-                           (long long)resume_state, error, journal_now(), batch_row);
+    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdii", (long long)BATCH_FAILED,
+                           (long long)resume_state, error, journal_now(), batch_row,
+                           (long long)(may_pass != 0));
 }
 
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id)

@@ -53,9 +53,10 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
  * sets it. */
 int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
                             long long server_batch_id);
-/* state = BATCH_FAILED, to be resumed at resume_state. */
+/* state = BATCH_FAILED, to be resumed at resume_state; may_pass: the
+ * failure was the project not answering (batches.may_pass). */
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error);
+                             batch_state resume_state, const char *error, int may_pass);
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
 /* Record the batch's job-set fingerprint (batches.job_set_md5). */
 int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5);

@@ -23,6 +23,16 @@
     " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
     " || substr(p.url, instr(p.url, ':***@') + 4) END"
 
+/* Closed groups whose submit failed with the project not answering
+ * (batches.may_pass), with a job HTCondor still waits for: the scheduler
+ * submits them again (doc/blah-core.md). */
+#define BLAH_RETRY_GROUPS_SQL \
+    "SELECT g.id FROM blah_groups g JOIN batches b" \
+    " ON b.project_id = g.project_id AND b.name = g.batch_name" \
+    " WHERE g.state = 'closed' AND b.state = 8 AND b.may_pass = 1" \
+    " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id" \
+    "             AND bj.cancelled_at IS NULL)"
+
 const journal_sql journal_sql_blah[JSTMT_COUNT] = {
     /* A JobDirectory's live job: the newest not cancelled. */
     [JSTMT_BLAH_LIVE_JOB] = { "find BLAH job",
@@ -51,7 +61,7 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state,"
         " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state,"
         " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status,"
-        PROJECT_URL_SQL ", p.authenticator"
+        PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0)"
         " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         " JOIN projects p ON p.id = g.project_id"
         " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
@@ -109,7 +119,12 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "               AND b.state = 7 AND b.retired = 0)"
         " OR EXISTS (SELECT 1 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         "            WHERE g.project_id = p.id AND bj.abort_state = 1)"
+        " OR EXISTS (" BLAH_RETRY_GROUPS_SQL " AND g.project_id = p.id)"
         " ORDER BY p.id" },
+    [JSTMT_BLAH_RETRY_GROUPS] = { "read BLAH groups to submit again",
+        "SELECT g.id, g.batch_name, r.id, r.args FROM (" BLAH_RETRY_GROUPS_SQL
+        " AND g.project_id = ?1) AS t JOIN blah_groups g ON g.id = t.id"
+        " JOIN requests r ON r.id = g.request_id ORDER BY g.id" },
     /* Jobs the server reports ended (DONE or ERROR) whose end is not
      * delivered yet (outputs or stderr in Iwd, exit code journaled). */
     [JSTMT_BLAH_DONE_UNFETCHED] = { "read finished BLAH jobs",
@@ -299,6 +314,7 @@ static int read_job(sqlite3_stmt *st, journal_blah_job *out)
     out->boinc_status = dup_col(st, 13);
     out->project_url = dup_col(st, 14);
     out->authenticator = dup_col(st, 15);
+    out->batch_may_pass = sqlite3_column_int(st, 16);
     /* NOT NULL columns: a NULL copy is out of memory */
     return out->gahp_id && out->batch && out->group_state && out->fetch_args &&
            out->project_url && out->authenticator ? 0 : -1;
@@ -512,4 +528,50 @@ int journal_blah_live_job(journal *j, long long project_id, const char *job_dir,
 {
     *gahp_id = NULL;
     return find_live(j, project_id, job_dir, gahp_id);
+}
+
+int journal_blah_retry_groups(journal *j, long long project_id, journal_blah_retry_fn fn,
+                              void *arg)
+{
+    /* Rows are copied first: fn submits, which writes the journal. */
+    typedef struct { long long group, request; char *batch, *args; } retry;
+    retry *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = journal_query(j, JSTMT_BLAH_RETRY_GROUPS, "i", project_id);
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_RETRY_GROUPS);
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            retry *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL) {
+                rc = -1;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[n] = (retry){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+                        dup_col(st, 1), dup_col(st, 3) };
+        if (v[n].batch == NULL || v[n].args == NULL) {
+            free(v[n].batch);
+            free(v[n].args);
+            rc = -1;
+            break;
+        }
+        n++;
+        rc = journal_next(j, JSTMT_BLAH_RETRY_GROUPS);
+    }
+    journal_reset(j, JSTMT_BLAH_RETRY_GROUPS);
+    int result = rc < 0 ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (result == 0) {
+            int r = fn(v[i].group, v[i].batch, v[i].request, v[i].args, arg);
+            if (r != 0)
+                result = r;
+        }
+        free(v[i].batch);
+        free(v[i].args);
+    }
+    free(v);
+    return result;
 }

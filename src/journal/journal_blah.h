@@ -14,6 +14,7 @@
  *   journal_blah_fetched      outputs delivered into Iwd, with the result
  *   journal_blah_live_batches batches with jobs HTCondor still waits for
  *   journal_blah_work_projects projects the BLAH scheduler has work for
+ *   journal_blah_retry_groups groups to submit again after an outage
  *   journal_blah_done_unfetched ended jobs whose end is not delivered
  *   journal_blah_open_groups  groups no leader closed (start-up)
  *   journal_blah_prune        retention (journal_prune.c)
@@ -78,6 +79,7 @@ typedef struct {
     char *boinc_status;         /* jobs.status, NULL = not known */
     char *project_url;          /* the job's project (secret: never logged) */
     char *authenticator;
+    int batch_may_pass;         /* batches.may_pass: a failure that may pass */
 } journal_blah_job;
 
 /* 0 with *found, or -1. */
@@ -127,6 +129,15 @@ typedef int (*journal_blah_done_fn)(long long row, const char *gahp_id, const ch
                                     int failed, void *arg);
 int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
                                 void *arg);
+
+/* Closed groups of project whose submit failed with the project not
+ * answering, with a job still wanted: fn(group_id, batch, request_row,
+ * request_args), called after the read ended (fn may use j).  Stops at
+ * fn's first non-zero, which it returns (-1 for a read error). */
+typedef int (*journal_blah_retry_fn)(long long group_id, const char *batch,
+                                     long long request_row, const char *args, void *arg);
+int journal_blah_retry_groups(journal *j, long long project_id, journal_blah_retry_fn fn,
+                              void *arg);
 
 /* A group still open (start-up): its project with the authenticator. */
 typedef struct {

@@ -114,7 +114,7 @@ static int journal_failure(submit_run *r, int resume)
         /* The journal keeps the error exactly as the client is given it. */
         if (tok != NULL &&
             journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume,
-                                     tok) == 0) {
+                                     tok, exec_err_may_pass(&r->error)) == 0) {
             /* what the row now says: a later failure is checked from here */
             engine_row_written(r, BATCH_FAILED, (batch_state)resume, 0, tok);
             tok = NULL;
