@@ -89,16 +89,18 @@ static void print_schema(int version, FILE *out)
             : version < mine ? "; a server would migrate it at start-up" : "");
 }
 
-/* A journal a newer boinc_gahp wrote: its tables may mean what this
- * program does not know, so status and verify refuse it, with the exit
- * status --check-config gives (issue 28).  1 when refused. */
-static int refuse_newer(const gahp_config *cfg, int version)
+/* A journal the server would refuse (a newer boinc_gahp wrote it, or
+ * its version is negative: damaged): its tables may mean what this
+ * program does not know, so --check-config, status and verify refuse it
+ * too, with the server's words and exit status 1 (issue 28, issue 41).
+ * 1 when refused. */
+static int refuse_version(const gahp_config *cfg, int version)
 {
-    if (version <= journal_migration_count())
+    char *why = journal_version_problem(cfg->journal_path, version);
+    if (why == NULL && version >= 0 && version <= journal_migration_count())
         return 0;
-    fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than this "
-            "program (%d): a newer boinc_gahp wrote it; use that version's journal "
-            "commands\n", cfg->journal_path, version, journal_migration_count());
+    fprintf(stderr, "boinc_gahp: %s\n", why ? why : "out of memory");
+    free(why);
     return 1;
 }
 
@@ -217,15 +219,7 @@ static int check_journal(const gahp_config *cfg, FILE *out)
     print_schema(version, out);
     print_server(a, cfg->journal_path, out);
     jadmin_close(a);
-    if (version > journal_migration_count()) {
-        fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than "
-                "this program (%d): a newer boinc_gahp wrote it; install it again, or "
-                "restore the copy made before the upgrade (<journal>.v<N>.bak; "
-                "doc/journal.md, \"Upgrades\")\n", cfg->journal_path, version,
-                journal_migration_count());
-        return 1;
-    }
-    return 0;
+    return refuse_version(cfg, version);
 }
 
 /* The journal's placement: under which grid manager, and on which kind of
@@ -303,7 +297,7 @@ static int journal_status(const gahp_config *cfg)
         return 1;
     fprintf(out, "journal: %s\n", cfg->journal_path);
     print_schema(version, out);
-    if (refuse_newer(cfg, version)) {
+    if (refuse_version(cfg, version)) {
         jadmin_close(a);
         return 1;
     }
@@ -356,7 +350,7 @@ static int journal_verify(const gahp_config *cfg)
     journal_admin *a = open_checked(cfg, &version);
     if (a == NULL)
         return 1;
-    if (refuse_newer(cfg, version)) {
+    if (refuse_version(cfg, version)) {
         jadmin_close(a);
         return 1;
     }
