@@ -107,6 +107,39 @@ static int refuse_version(const gahp_config *cfg, int version)
 /* ---- --check-config ---------------------------------------------------- */
 
 /*
+ * --check-config --user NAME (issue 41): root's access() says nothing
+ * about NAME, so what NAME's server must open is checked from the mode
+ * bits and NAME's groups (config_user_access).  path must let NAME do
+ * want (4 read, 2 write); a path that does not exist yet is made by the
+ * server, so its nearest existing directory must let NAME write there.
+ * 1 (message on stderr) when NAME cannot.
+ */
+static int user_cannot(const gahp_config *cfg, const char *path, unsigned want,
+                       const char *what, const char *consequence)
+{
+    if (cfg->user == NULL)
+        return 0;
+    char *p = strdup(path), *why = NULL;
+    struct stat st;
+    if (p == NULL)
+        return 1;
+    while (stat(p, &st) != 0 && errno == ENOENT) {
+        char *slash = strrchr(p, '/');
+        if (slash == NULL || slash == p)
+            break;
+        *slash = '\0';
+        want = 3;                   /* a directory to make things in */
+    }
+    int rc = config_user_access(cfg->user, p, want, &why) != 0;
+    if (rc)
+        fprintf(stderr, "boinc_gahp: %s %s: user %s %s: %s\n", what, path,
+                config_user_name(cfg->user), consequence, why ? why : "out of memory");
+    free(why);
+    free(p);
+    return rc;
+}
+
+/*
  * The log the server would use: the first of config_log_paths that
  * log_open would accept, checked without creating anything.  One it
  * would have to skip is a problem (issue 28: a refused log file meant
@@ -129,6 +162,9 @@ static int check_log(const gahp_config *cfg, FILE *out)
         rc |= why != NULL;
         free(why);
     }
+    if (chosen >= 0)
+        rc |= user_cannot(cfg, paths[chosen], 2, "log file",
+                          "would log to stderr only (the server skips this file)");
     if (chosen >= 0)
         fprintf(out, "log: %s%s\n", paths[chosen], chosen > 0 ? " and stderr" : "");
     else {
@@ -191,7 +227,11 @@ static int check_journal_location(const gahp_config *cfg, FILE *out)
         fprintf(stderr, "boinc_gahp: journal directory %s is not a writable "
                 "directory (%s): the server could not make its journal files there\n",
                 dir, why);
+    if (rc == 0 && why == NULL)
+        rc |= user_cannot(cfg, dir, 3, "journal directory", "cannot start");
     free(dir);
+    if (rc == 0)
+        rc |= user_cannot(cfg, cfg->journal_path, 6, "journal", "cannot start");
     rc |= check_writable_file(cfg->journal_path, "");
     rc |= check_writable_file(cfg->journal_path, "-wal");
     rc |= check_writable_file(cfg->journal_path, "-shm");
@@ -244,6 +284,9 @@ int admin_check_config(const gahp_config *cfg)
 {
     FILE *out = stdout;
     fprintf(out, "version: %s\n", GAHP_VERSION_FULL);
+    if (cfg->user != NULL)
+        fprintf(out, "checked for user: %s (HOME %s)\n", config_user_name(cfg->user),
+                getenv("HOME") ? getenv("HOME") : "unset");
     fprintf(out, "configuration file: %s\n", cfg->config_file ? cfg->config_file : "none");
     if (cfg->warnings != NULL)
         for (const char *p = cfg->warnings; *p != '\0'; ) {
