@@ -164,7 +164,7 @@ static int check_log(const gahp_config *cfg, FILE *out)
     }
     if (chosen >= 0)
         rc |= user_cannot(cfg, paths[chosen], 2, "log file",
-                          "would log to stderr only (the server skips this file)");
+                          "cannot use it (the server would skip it for the next one)");
     if (chosen >= 0)
         fprintf(out, "log: %s%s\n", paths[chosen], chosen > 0 ? " and stderr" : "");
     else {
@@ -262,6 +262,31 @@ static int check_journal(const gahp_config *cfg, FILE *out)
     return refuse_version(cfg, version);
 }
 
+/*
+ * An authenticator file every local user may read gives the account to
+ * each of them.  The server reads it all the same (refusing would hold
+ * every job of the site), so it is a problem here only.  1 when one is.
+ */
+static int check_authenticator_file(const char *name, const char *path)
+{
+    struct stat st;
+    if (path == NULL || stat(path, &st) != 0 || !(st.st_mode & S_IROTH))
+        return 0;
+    fprintf(stderr, "boinc_gahp: authenticator_file%s%s %s is readable by every local "
+            "user (mode %04o): each of them can use the account; make it 0600 per user "
+            "(%%u) or 0640 for a trusted group (doc/htcondor.md)\n", name ? "." : "",
+            name ? name : "", path, (unsigned)(st.st_mode & 07777));
+    return 1;
+}
+
+static int check_authenticator_files(const gahp_config *cfg)
+{
+    int rc = check_authenticator_file(NULL, cfg->authenticator_file);
+    for (const config_project *pr = cfg->projects; pr != NULL; pr = pr->next)
+        rc |= check_authenticator_file(pr->name, pr->authenticator_file);
+    return rc;
+}
+
 /* The journal's placement: under which grid manager, and on which kind of
  * file system.  1 when the directory is on a network file system. */
 static int check_placement(const gahp_config *cfg, FILE *out)
@@ -296,7 +321,8 @@ int admin_check_config(const gahp_config *cfg)
             p += n + (nl != NULL);
         }
     config_print_effective(cfg, out);
-    int rc = check_log(cfg, out);
+    int rc = check_authenticator_files(cfg);
+    rc |= check_log(cfg, out);
     rc |= check_journal_location(cfg, out);
     rc |= check_journal(cfg, out);
     rc |= check_placement(cfg, out);

@@ -79,6 +79,7 @@ def test_check_config_shows_the_authenticator_files_never_their_content(home, tm
     (auth / whoami).write_text("SECRET-main-4711\n")
     (auth / "climate").write_text("SECRET-climate-0815\n")
     os.chmod(str(auth / whoami), 0o600)
+    os.chmod(str(auth / "climate"), 0o640)
     conf = tmp_path / "g.conf"
     conf.write_text("project_url = http://127.0.0.1:9/main/\n"
                     "authenticator_file = %s/%%u\n"
@@ -96,6 +97,13 @@ def test_check_config_shows_the_authenticator_files_never_their_content(home, tm
             " = %s/climate)" % auth) in out
     assert "project bio = http://127.0.0.1:9/bio/" in out
     assert out.index("project climate") < out.index("project bio")   # the file's order
+    # a file every local user may read is a problem (the server still reads it)
+    os.chmod(str(auth / "climate"), 0o644)
+    p = run(home, "--journal", str(tmp_path / "j.db"), "--check-config",
+            env={"BOINC_GAHP_CONFIG": str(conf)})
+    assert p.returncode == 1, p.stderr
+    assert ("authenticator_file.climate %s/climate is readable by every local user "
+            "(mode 0644)" % auth).encode() in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("escape_", ["%d", "%", "%U"])
