@@ -844,6 +844,7 @@ static int choose_user(gahp_config *cfg, const cli_setting *settings, size_t cou
         if (settings[i].row->field == offsetof(gahp_config, check_config))
             check = 1;
     }
+    cfg->check_config = check;      /* an error below must open no log */
     if (name == NULL)
         return 0;
     if (!check) {

@@ -123,6 +123,12 @@ def test_user_is_for_check_config_only(home, tmp_path):
     assert p.returncode == 2 and b"--user is for --check-config only" in p.stderr
 
 
+def test_an_unknown_user_is_a_bad_option_and_writes_no_log(home, tmp_path):
+    p = run(home, "--check-config", "--user", "no-such-user-41")
+    assert p.returncode == 2 and b"no user called 'no-such-user-41'" in p.stderr
+    assert os.listdir(str(home)) == []
+
+
 # ---- the harness: no server writes into the real HOME ---------------------
 
 def test_a_server_started_by_the_harness_logs_into_a_scratch_home(tmp_path, journal):
