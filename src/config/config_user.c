@@ -131,10 +131,8 @@ int config_user_access(const config_user *u, const char *path, unsigned want,
     *why = NULL;
     size_t len = strlen(path);
     char *p = malloc(len + 1);
-    if (p == NULL) {
-        *why = NULL;
+    if (p == NULL)
         return -1;
-    }
     memcpy(p, path, len + 1);
     strbuf sb = STRBUF_INIT;
     struct stat st;
