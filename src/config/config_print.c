@@ -143,6 +143,15 @@ void config_print_example(FILE *out)
 
 /* ---- --check-config ---------------------------------------------------- */
 
+/* A project URL with its password ("user:PASS@") as "***": a secret
+ * like the authenticator (doc/security.md #11). */
+static void print_url(const char *url, FILE *out)
+{
+    char *shown = url != NULL ? log_redact_url(url) : NULL;
+    fputs(shown != NULL ? shown : url != NULL ? "(out of memory)" : "", out);
+    free(shown);
+}
+
 static void print_value(const gahp_config *cfg, const option_row *row, FILE *out)
 {
     const void *v = (const char *)cfg + row->field;
@@ -165,6 +174,9 @@ static void print_value(const gahp_config *cfg, const option_row *row, FILE *out
         break;
     case OT_SECRET:
         fputs(*str != NULL ? "***" : "", out);      /* never the secret */
+        break;
+    case OT_PROJECT_URL:
+        print_url(*str, out);
         break;
     case OT_SECRET_FILE:
         /* the file's name ("%u" expanded), never its content */
@@ -214,8 +226,9 @@ void config_print_effective(const gahp_config *cfg, FILE *out)
         const config_project *pr = cfg->projects;
         for (size_t i = 1; i < k; i++)
             pr = pr->next;
-        fprintf(out, "project %s = %s  (authenticator_file.%s = %s)\n", pr->name,
-                pr->url ? pr->url : "", pr->name,
+        fprintf(out, "project %s = ", pr->name);
+        print_url(pr->url, out);
+        fprintf(out, "  (authenticator_file.%s = %s)\n", pr->name,
                 pr->authenticator_file ? pr->authenticator_file : "");
     }
     if (n == 0)

@@ -85,7 +85,7 @@ def test_check_config_shows_the_authenticator_files_never_their_content(home, tm
                     "authenticator_file = %s/%%u\n"
                     "project_url.climate = http://127.0.0.1:9/climate/\n"
                     "authenticator_file.climate = %s/climate\n"
-                    "project_url.bio = http://127.0.0.1:9/bio/\n"
+                    "project_url.bio = http://user:SECRET-pw@127.0.0.1:9/bio/\n"
                     "authenticator_file.bio = %s/climate\n" % (auth, auth, auth))
     p = run(home, "--journal", str(tmp_path / "j.db"), "--check-config",
             env={"BOINC_GAHP_CONFIG": str(conf)})
@@ -95,7 +95,7 @@ def test_check_config_shows_the_authenticator_files_never_their_content(home, tm
     assert "authenticator_file = %s/%s  (%s:2)" % (auth, whoami, conf) in out, out
     assert ("project climate = http://127.0.0.1:9/climate/  (authenticator_file.climate"
             " = %s/climate)" % auth) in out
-    assert "project bio = http://127.0.0.1:9/bio/" in out
+    assert "project bio = http://user:***@127.0.0.1:9/bio/" in out     # a URL's password
     assert out.index("project climate") < out.index("project bio")   # the file's order
     # a file every local user may read is a problem (the server still reads it)
     os.chmod(str(auth / "climate"), 0o644)
