@@ -326,6 +326,9 @@ int admin_check_config(const gahp_config *cfg)
     rc |= check_journal_location(cfg, out);
     rc |= check_journal(cfg, out);
     rc |= check_placement(cfg, out);
+    if (cfg->user == NULL && geteuid() == 0)
+        fputs("note: checked as root; under HTCondor each user's server runs as that "
+              "user: check them with --check-config --user NAME\n", out);
     fputs(rc == 0 ? "configuration OK\n" : "configuration has problems (see above)\n", out);
     return rc;
 }

@@ -280,6 +280,11 @@ def test_check_config_user_names_the_user_who_cannot_read_the_file(site):
     os.chown(os.path.join(etc, "auth", b), 0, 0)      # root's own 0600 file
     rc, out, err = check_as_root(conf, top, a)
     assert rc == 0, err
+    assert "checked for user: %s" % a in out and "note: checked as root" not in out
+    per_user_auth(etc, "root", "key-root")
+    p = run(os.path.join(top, "root-home"), "--check-config", "--journal",
+            os.path.join(top, "root.db"), env={"BOINC_GAHP_CONFIG": conf})
+    assert "note: checked as root" in p.stdout.decode() and "--user NAME" in p.stdout.decode()
     rc, out, err = check_as_root(conf, top, b)
     assert rc == 2, (out, err)
     assert "user %s cannot start" % b in err and "mode 0600" in err, err
