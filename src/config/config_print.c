@@ -63,6 +63,7 @@ void config_print_help(FILE *out)
             print_row_help(&option_table[i], out);
     fputs("\nOperator commands (the journal the server would use; boinc_gahp(1)):\n"
           "  boinc_gahp [options] --check-config     check settings, journal, log; exit\n"
+          "  boinc_gahp [options] --check-config --user NAME   the same for NAME (root)\n"
           "  boinc_gahp [options] journal status      who holds it, pending work, sizes\n"
           "  boinc_gahp [options] journal backup FILE a consistent copy, beside a server\n"
           "  boinc_gahp [options] journal verify      integrity and foreign keys\n"
