@@ -16,6 +16,21 @@ from submit_client import Client
 gahp_client.DEFAULTS.update(gahp_client.TEST_CLOCK)
 
 
+@pytest.fixture(autouse=True)
+def scratch_home(tmp_path, monkeypatch):
+    """Every test, and every server or tool it starts, gets a HOME of its
+    own and no XDG_* directories (issue 41): a server whose journal or
+    log cannot be used falls back to ~/.local/state/boinc_gahp, which must
+    never be the invoking user's real one.  A test that wants a HOME of
+    its own still sets one in the server's environment."""
+    home = tmp_path / ".scratch-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for k in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(k, raising=False)
+    return home
+
+
 @pytest.fixture
 def journal(tmp_path):
     """Path of this test's journal (not created)."""

@@ -89,20 +89,55 @@ static void print_schema(int version, FILE *out)
             : version < mine ? "; a server would migrate it at start-up" : "");
 }
 
-/* A journal a newer boinc_gahp wrote: its tables may mean what this
- * program does not know, so status and verify refuse it, with the exit
- * status --check-config gives (issue 28).  1 when refused. */
-static int refuse_newer(const gahp_config *cfg, int version)
+/* A journal the server would refuse (a newer boinc_gahp wrote it, or
+ * its version is negative: damaged): its tables may mean what this
+ * program does not know, so --check-config, status and verify refuse it
+ * too, with the server's words and exit status 1 (issue 28, issue 41).
+ * 1 when refused. */
+static int refuse_version(const gahp_config *cfg, int version)
 {
-    if (version <= journal_migration_count())
+    char *why = journal_version_problem(cfg->journal_path, version);
+    if (why == NULL && version >= 0 && version <= journal_migration_count())
         return 0;
-    fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than this "
-            "program (%d): a newer boinc_gahp wrote it; use that version's journal "
-            "commands\n", cfg->journal_path, version, journal_migration_count());
+    fprintf(stderr, "boinc_gahp: %s\n", why ? why : "out of memory");
+    free(why);
     return 1;
 }
 
 /* ---- --check-config ---------------------------------------------------- */
+
+/*
+ * --check-config --user NAME (issue 41): root's access() says nothing
+ * about NAME, so what NAME's server must open is checked from the mode
+ * bits and NAME's groups (config_user_access).  path must let NAME do
+ * want (4 read, 2 write); a path that does not exist yet is made by the
+ * server, so its nearest existing directory must let NAME write there.
+ * 1 (message on stderr) when NAME cannot.
+ */
+static int user_cannot(const gahp_config *cfg, const char *path, unsigned want,
+                       const char *what, const char *consequence)
+{
+    if (cfg->user == NULL)
+        return 0;
+    char *p = strdup(path), *why = NULL;
+    struct stat st;
+    if (p == NULL)
+        return 1;
+    while (stat(p, &st) != 0 && errno == ENOENT) {
+        char *slash = strrchr(p, '/');
+        if (slash == NULL || slash == p)
+            break;
+        *slash = '\0';
+        want = 3;                   /* a directory to make things in */
+    }
+    int rc = config_user_access(cfg->user, p, want, &why) != 0;
+    if (rc)
+        fprintf(stderr, "boinc_gahp: %s %s: user %s %s: %s\n", what, path,
+                config_user_name(cfg->user), consequence, why ? why : "out of memory");
+    free(why);
+    free(p);
+    return rc;
+}
 
 /*
  * The log the server would use: the first of config_log_paths that
@@ -127,6 +162,9 @@ static int check_log(const gahp_config *cfg, FILE *out)
         rc |= why != NULL;
         free(why);
     }
+    if (chosen >= 0)
+        rc |= user_cannot(cfg, paths[chosen], 2, "log file",
+                          "cannot use it (the server would skip it for the next one)");
     if (chosen >= 0)
         fprintf(out, "log: %s%s\n", paths[chosen], chosen > 0 ? " and stderr" : "");
     else {
@@ -189,7 +227,11 @@ static int check_journal_location(const gahp_config *cfg, FILE *out)
         fprintf(stderr, "boinc_gahp: journal directory %s is not a writable "
                 "directory (%s): the server could not make its journal files there\n",
                 dir, why);
+    if (rc == 0 && why == NULL)
+        rc |= user_cannot(cfg, dir, 3, "journal directory", "cannot start");
     free(dir);
+    if (rc == 0)
+        rc |= user_cannot(cfg, cfg->journal_path, 6, "journal", "cannot start");
     rc |= check_writable_file(cfg->journal_path, "");
     rc |= check_writable_file(cfg->journal_path, "-wal");
     rc |= check_writable_file(cfg->journal_path, "-shm");
@@ -217,15 +259,32 @@ static int check_journal(const gahp_config *cfg, FILE *out)
     print_schema(version, out);
     print_server(a, cfg->journal_path, out);
     jadmin_close(a);
-    if (version > journal_migration_count()) {
-        fprintf(stderr, "boinc_gahp: journal %s has schema version %d, newer than "
-                "this program (%d): a newer boinc_gahp wrote it; install it again, or "
-                "restore the copy made before the upgrade (<journal>.v<N>.bak; "
-                "doc/journal.md, \"Upgrades\")\n", cfg->journal_path, version,
-                journal_migration_count());
-        return 1;
-    }
-    return 0;
+    return refuse_version(cfg, version);
+}
+
+/*
+ * An authenticator file every local user may read gives the account to
+ * each of them.  The server reads it all the same (refusing would hold
+ * every job of the site), so it is a problem here only.  1 when one is.
+ */
+static int check_authenticator_file(const char *name, const char *path)
+{
+    struct stat st;
+    if (path == NULL || stat(path, &st) != 0 || !(st.st_mode & S_IROTH))
+        return 0;
+    fprintf(stderr, "boinc_gahp: authenticator_file%s%s %s is readable by every local "
+            "user (mode %04o): each of them can use the account; make it 0600 per user "
+            "(%%u) or 0640 for a trusted group (doc/htcondor.md)\n", name ? "." : "",
+            name ? name : "", path, (unsigned)(st.st_mode & 07777));
+    return 1;
+}
+
+static int check_authenticator_files(const gahp_config *cfg)
+{
+    int rc = check_authenticator_file(NULL, cfg->authenticator_file);
+    for (const config_project *pr = cfg->projects; pr != NULL; pr = pr->next)
+        rc |= check_authenticator_file(pr->name, pr->authenticator_file);
+    return rc;
 }
 
 /* The journal's placement: under which grid manager, and on which kind of
@@ -250,6 +309,9 @@ int admin_check_config(const gahp_config *cfg)
 {
     FILE *out = stdout;
     fprintf(out, "version: %s\n", GAHP_VERSION_FULL);
+    if (cfg->user != NULL)
+        fprintf(out, "checked for user: %s (HOME %s)\n", config_user_name(cfg->user),
+                getenv("HOME") ? getenv("HOME") : "unset");
     fprintf(out, "configuration file: %s\n", cfg->config_file ? cfg->config_file : "none");
     if (cfg->warnings != NULL)
         for (const char *p = cfg->warnings; *p != '\0'; ) {
@@ -259,10 +321,14 @@ int admin_check_config(const gahp_config *cfg)
             p += n + (nl != NULL);
         }
     config_print_effective(cfg, out);
-    int rc = check_log(cfg, out);
+    int rc = check_authenticator_files(cfg);
+    rc |= check_log(cfg, out);
     rc |= check_journal_location(cfg, out);
     rc |= check_journal(cfg, out);
     rc |= check_placement(cfg, out);
+    if (cfg->user == NULL && geteuid() == 0)
+        fputs("note: checked as root; under HTCondor each user's server runs as that "
+              "user: check them with --check-config --user NAME\n", out);
     fputs(rc == 0 ? "configuration OK\n" : "configuration has problems (see above)\n", out);
     return rc;
 }
@@ -303,7 +369,7 @@ static int journal_status(const gahp_config *cfg)
         return 1;
     fprintf(out, "journal: %s\n", cfg->journal_path);
     print_schema(version, out);
-    if (refuse_newer(cfg, version)) {
+    if (refuse_version(cfg, version)) {
         jadmin_close(a);
         return 1;
     }
@@ -356,7 +422,7 @@ static int journal_verify(const gahp_config *cfg)
     journal_admin *a = open_checked(cfg, &version);
     if (a == NULL)
         return 1;
-    if (refuse_newer(cfg, version)) {
+    if (refuse_version(cfg, version)) {
         jadmin_close(a);
         return 1;
     }

@@ -96,8 +96,9 @@ const option_row option_table[] = {
     { "config",              "BOINC_GAHP_CONFIG",            NULL,                  OT_CONFIG,      F(config_file),              0,  0,        NULL,       NULL,   "FILE",    "configuration file (default: the first of the FILES below that exists)" },
     { NULL,                  NULL,                           "project_url",         OT_PROJECT_URL, F(project_url),              0,  0,        NULL,       NULL,   "URL",     "project selected before the client's first line" },
     { NULL,                  NULL,                           "authenticator",       OT_SECRET,      F(authenticator),            0,  0,        NULL,       NULL,   "KEY",     "that project's authenticator (the file must then be mode 0600)" },
-    { NULL,                  NULL,                           "authenticator_file",  OT_SECRET_FILE, F(authenticator),            0,  0,        NULL,       NULL,   "FILE",    "a file holding that authenticator" },
+    { NULL,                  NULL,                           "authenticator_file",  OT_SECRET_FILE, F(authenticator),            0,  0,        NULL,       NULL,   "FILE",    "a file holding that authenticator; %u in its name is the user's name (a file per user, e.g. /etc/boinc_gahp/auth/%u)" },
     { "check-config",        NULL,                           NULL,                  OT_FLAG,        F(check_config),             0,  0,        NULL,       NULL,   NULL,      "check the settings and the journal, print each setting and its source, exit" },
+    { "user",                NULL,                           NULL,                  OT_STRING,      F(check_user),               0,  0,        NULL,       NULL,   "NAME",    "with --check-config: check as user NAME would start (%u is NAME, HOME is NAME's home, and NAME must be able to read the configuration and authenticator files); for root, to find the users who cannot start" },
     { "example-config",      NULL,                           NULL,                  OT_EXAMPLE,     NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "print an example configuration file (every key, commented out) and exit" },
     { "help",                NULL,                           NULL,                  OT_HELP,        NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "this text" },
     { "version",             NULL,                           NULL,                  OT_VERSION,     NO_FIELD,                    0,  0,        NULL,       NULL,   NULL,      "print the version banner" },
@@ -278,6 +279,40 @@ static char *read_secret_file(const char *path, const char *src, FILE *err)
     return secret;
 }
 
+/*
+ * authenticator_file's value: "~/" expanded, then "%u" (the user's name;
+ * /etc/boinc_gahp/auth/%u gives each user a file of their own, issue 41)
+ * and "%%"; the file read.  Under --check-config --user the named user
+ * must be able to read it too (root can read anything).  The secret
+ * (malloc'd) and *path (malloc'd), or NULL (message printed).
+ */
+static char *read_authenticator_file(const gahp_config *cfg, const char *value,
+                                     const char *src, char **path, FILE *err)
+{
+    *path = NULL;
+    char *file = expand_path(value, src, err);
+    if (file == NULL || config_expand_user(cfg, &file, 1, src, err) != 0) {
+        free(file);
+        return NULL;
+    }
+    char *secret = read_secret_file(file, src, err);
+    char *why = NULL;
+    if (secret != NULL && cfg->user != NULL &&
+        config_user_access(cfg->user, file, 4, &why) != 0) {
+        fprintf(err, "boinc_gahp: %s: user %s cannot start: %s\n", src,
+                config_user_name(cfg->user), why ? why : "out of memory");
+        free(why);
+        memset(secret, 0, strlen(secret));
+        free(secret);
+        secret = NULL;
+    }
+    if (secret == NULL)
+        free(file);
+    else
+        *path = file;
+    return secret;
+}
+
 static int set_project_url(char **dst, const char *value, const char *src, FILE *err)
 {
     const char *why = NULL;
@@ -299,8 +334,13 @@ static int apply_value(gahp_config *cfg, const option_row *row, const char *valu
 {
     char **str = field_of(cfg, row);
     switch (row->type) {
-    case OT_STRING:
     case OT_SECRET:
+        if (set_string(str, value, src, err) != 0)
+            return -1;
+        free(cfg->authenticator_file);      /* not from a file now */
+        cfg->authenticator_file = NULL;
+        return 0;
+    case OT_STRING:
     case OT_CONFIG:
         return set_string(str, value, src, err);
     case OT_PATH:
@@ -320,15 +360,16 @@ static int apply_value(gahp_config *cfg, const option_row *row, const char *valu
     case OT_PROJECT_URL:
         return set_project_url(str, value, src, err);
     case OT_SECRET_FILE: {
-        char *file = expand_path(value, src, err);
-        char *secret = file != NULL ? read_secret_file(file, src, err) : NULL;
-        free(file);
+        char *file = NULL;
+        char *secret = read_authenticator_file(cfg, value, src, &file, err);
         if (secret == NULL)
             return -1;
         if (*str != NULL)
             memset(*str, 0, strlen(*str));
         free(*str);
         *str = secret;
+        free(cfg->authenticator_file);
+        cfg->authenticator_file = file;
         return 0;
     }
     case OT_HELP:
@@ -393,6 +434,7 @@ void config_free(gahp_config *cfg)
         if (pr->authenticator != NULL)
             memset(pr->authenticator, 0, strlen(pr->authenticator));
         free(pr->authenticator);
+        free(pr->authenticator_file);
         free(pr->url);
         free(pr->name);
         free(pr);
@@ -402,6 +444,8 @@ void config_free(gahp_config *cfg)
             free(cfg->sources[i]);
     free(cfg->sources);
     free(cfg->warnings);
+    free(cfg->authenticator_file);
+    config_user_free(cfg->user);
     free(cfg->gridmanager_value);
     free(cfg->journal_suffix);
     memset(cfg, 0, sizeof *cfg);
@@ -579,15 +623,16 @@ static int named_project_line(gahp_config *cfg, const char *key, const char *val
     }
     if (is_url)
         return set_project_url(&pr->url, value, src, err);
-    char *file = expand_path(value, src, err);
-    char *secret = file != NULL ? read_secret_file(file, src, err) : NULL;
-    free(file);
+    char *file = NULL;
+    char *secret = read_authenticator_file(cfg, value, src, &file, err);
     if (secret == NULL)
         return -1;
     if (pr->authenticator != NULL)
         memset(pr->authenticator, 0, strlen(pr->authenticator));
     free(pr->authenticator);
     pr->authenticator = secret;
+    free(pr->authenticator_file);
+    pr->authenticator_file = file;
     return 0;
 }
 
@@ -681,6 +726,14 @@ static int read_config_file(gahp_config *cfg, const char *path, FILE *err)
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, rc = 0, has_secret = 0;
+    char *why = NULL;
+    if (cfg->user != NULL && config_user_access(cfg->user, path, 4, &why) != 0) {
+        fprintf(err, "boinc_gahp: config file %s: user %s cannot start: %s\n", path,
+                config_user_name(cfg->user), why ? why : "out of memory");
+        free(why);
+        fclose(fp);
+        return -1;
+    }
     while (rc == 0 && getline(&line, &cap, fp) >= 0)
         rc = config_file_line(cfg, line, path, ++lineno, &has_secret, err);
     if (rc == 0 && ferror(fp)) {
@@ -770,6 +823,47 @@ static int choose_config_file(gahp_config *cfg, const cli_setting *settings,
 
 /* ---- journal path ------------------------------------------------------ */
 
+/* ---- --check-config --user NAME --------------------------------------- */
+
+/*
+ * --user NAME (with --check-config only): the configuration as NAME's
+ * server would see it.  Looked up before the file is read, since "%u" in
+ * it is NAME; HOME becomes NAME's home directory (the default file search,
+ * "~/", the default journal and log), and the caller's XDG_CONFIG_HOME and
+ * XDG_STATE_HOME are dropped: they are the operator's, not NAME's.  This
+ * process only reports, so changing its environment is safe.
+ */
+static int choose_user(gahp_config *cfg, const cli_setting *settings, size_t count,
+                       FILE *err)
+{
+    const char *name = NULL;
+    int check = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (settings[i].row->field == offsetof(gahp_config, check_user))
+            name = settings[i].value;
+        if (settings[i].row->field == offsetof(gahp_config, check_config))
+            check = 1;
+    }
+    cfg->check_config = check;      /* an error below must open no log */
+    if (name == NULL)
+        return 0;
+    if (!check) {
+        fprintf(err, "boinc_gahp: --user is for --check-config only (a server "
+                "runs as the user who starts it)\n");
+        return -1;
+    }
+    cfg->user = config_user_lookup(name, err);
+    if (cfg->user == NULL)
+        return -1;
+    if (setenv("HOME", config_user_home(cfg->user), 1) != 0 ||
+        unsetenv("XDG_CONFIG_HOME") != 0 || unsetenv("XDG_STATE_HOME") != 0) {
+        fprintf(err, "boinc_gahp: --user %s: cannot set HOME: %s\n", name,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- all together ------------------------------------------------------ */
 
 /*
@@ -800,6 +894,8 @@ int config_parse(int argc, char **argv, gahp_config *cfg, FILE *out, FILE *err)
     }
     size_t count = 0;
     int rc = scan_command_line(argc, argv, cfg, settings, &count, out, err);
+    if (rc == CONFIG_OK && choose_user(cfg, settings, count, err) != 0)
+        rc = CONFIG_ERROR;
     if (rc == CONFIG_OK) {
         char *file = NULL;
         int bad = apply_defaults(cfg, err) != 0 ||

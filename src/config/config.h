@@ -11,12 +11,16 @@
 
 #define CONFIG_MAX_WORKERS 256
 
+/* A user the configuration is evaluated for (config_user.c). */
+typedef struct config_user config_user;
+
 /* A project named in the configuration file (project_url.NAME and
  * authenticator_file.NAME): what a BLAH job's batch_project may name. */
 typedef struct config_project {
     char *name;
     char *url;                  /* normalised */
     char *authenticator;
+    char *authenticator_file;   /* the file it was read from ("%u" expanded) */
     struct config_project *next;
 } config_project;
 
@@ -63,7 +67,12 @@ typedef struct {
     char *config_file;          /* the file read (named or found), NULL = none */
     char *project_url;          /* pre-selected project (config file), normalised */
     char *authenticator;
+    char *authenticator_file;   /* the file authenticator_file named ("%u"
+                                   expanded), NULL = none or an inline one */
     int check_config;           /* --check-config: report, do not serve */
+    char *check_user;           /* --user NAME (with --check-config only) */
+    config_user *user;          /* that user, looked up; NULL = the running
+                                   user (whose name "%u" is then) */           /* --check-config: report, do not serve */
     int journal_default;        /* journal_path is the built-in default: its
                                    directory is made by config_make_journal_dir */
     char *warnings;             /* lines for the log once it is open (unknown
@@ -136,6 +145,15 @@ void config_print_effective(const gahp_config *cfg, FILE *out);
 /* --example-config: the example configuration file, every key commented
  * out with its default and help (examples/boinc_gahp.conf). */
 void config_print_example(FILE *out);
+
+/* --check-config --user NAME: the user's name; whether u may open path
+ * for reading (want 4) or writing (want 2), every directory on the way
+ * searchable, decided from stat(), the mode bits and the user's groups
+ * (no setuid; POSIX ACLs not looked at).  0 yes; -1 no, *why malloc'd
+ * (NULL when out of memory). */
+const char *config_user_name(const config_user *u);
+int config_user_access(const config_user *u, const char *path, unsigned want,
+                       char **why);
 
 /* The version banner, "$GahpVersion: ... $", a literal in the binary. */
 extern const char GAHP_VERSION_STRING[];

@@ -60,6 +60,15 @@ extern const size_t option_count;
  * the default, with the grid manager's suffix; 0 or -1 (message on err). */
 int config_resolve_journal(gahp_config *cfg, FILE *err);
 
+/* config_user.c: --user NAME looked up (message on err, NULL); freed;
+ * its home directory; "%u" and "%%" expanded in *path (strict: any other
+ * '%' is an error naming src). */
+config_user *config_user_lookup(const char *name, FILE *err);
+void config_user_free(config_user *u);
+const char *config_user_home(const config_user *u);
+int config_expand_user(const gahp_config *cfg, char **path, int strict,
+                       const char *src, FILE *err);
+
 /* --help */
 void config_print_help(FILE *out);
 

@@ -51,44 +51,8 @@ static const char *journal_source(const gahp_config *cfg)
  * "%u" in a journal path from a file or the environment is the user's
  * login name, so that one line in the system-wide file gives each user a
  * journal of their own (doc/operating.md, "Home directories on NFS");
- * "%%" is a '%'.  Any other '%' is kept as it is.
+ * "%%" is a '%'.  Any other '%' is kept as it is (config_expand_user).
  */
-static int expand_user(char **path, FILE *err)
-{
-    if (strchr(*path, '%') == NULL)
-        return 0;
-    struct passwd *pw = getpwuid(geteuid());
-    strbuf sb = STRBUF_INIT;
-    int rc = 0;
-    for (const char *p = *path; *p != '\0' && rc == 0; p++) {
-        if (p[0] == '%' && p[1] == 'u') {
-            if (pw == NULL || pw->pw_name == NULL || pw->pw_name[0] == '\0') {
-                fprintf(err, "boinc_gahp: journal '%s': %%u needs the user's "
-                        "login name, and uid %ld has none\n", *path, (long)geteuid());
-                strbuf_free(&sb);
-                return -1;
-            }
-            rc = strbuf_puts(&sb, pw->pw_name);
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            rc = strbuf_puts(&sb, "%");
-            p++;
-        } else {
-            char c[2] = { *p, '\0' };
-            rc = strbuf_puts(&sb, c);
-        }
-    }
-    char *out = rc == 0 ? strbuf_detach(&sb) : NULL;
-    strbuf_free(&sb);
-    if (out == NULL) {
-        fprintf(err, "boinc_gahp: out of memory\n");
-        return -1;
-    }
-    free(*path);
-    *path = out;
-    return 0;
-}
-
 /*
  * Under a grid manager started for one value of GRIDMANAGER_SELECTION_EXPR
  * (config/gridmanager.h), the journal's name gets that value as a suffix,
@@ -151,7 +115,8 @@ static int default_journal(gahp_config *cfg, FILE *err)
  * grid manager's suffix. */
 int config_resolve_journal(gahp_config *cfg, FILE *err)
 {
-    int rc = cfg->journal_path != NULL ? expand_user(&cfg->journal_path, err)
+    int rc = cfg->journal_path != NULL
+             ? config_expand_user(cfg, &cfg->journal_path, 0, "journal", err)
                                        : default_journal(cfg, err);
     return rc == 0 ? apply_gridmanager_suffix(cfg, err) : rc;
 }

@@ -63,6 +63,7 @@ void config_print_help(FILE *out)
             print_row_help(&option_table[i], out);
     fputs("\nOperator commands (the journal the server would use; boinc_gahp(1)):\n"
           "  boinc_gahp [options] --check-config     check settings, journal, log; exit\n"
+          "  boinc_gahp [options] --check-config --user NAME   the same for NAME (root)\n"
           "  boinc_gahp [options] journal status      who holds it, pending work, sizes\n"
           "  boinc_gahp [options] journal backup FILE a consistent copy, beside a server\n"
           "  boinc_gahp [options] journal verify      integrity and foreign keys\n"
@@ -128,9 +129,12 @@ void config_print_example(FILE *out)
         fputc('\n', out);
         print_row_comment(row, out);
         if (row->type == OT_PROJECT_URL)
-            fputs("# Optional, per-user files only: a project selected before the\n"
-                  "# client's first line, with project_url and authenticator or\n"
-                  "# authenticator_file together.\n", out);
+            fputs("# Optional: a project selected before the client's first line\n"
+                  "# (what grid_resource = batch boinc needs), with project_url and\n"
+                  "# authenticator or authenticator_file together.  In the\n"
+                  "# system-wide file use authenticator_file with %u, e.g.\n"
+                  "# /etc/boinc_gahp/auth/%u: each user's GAHP reads its own file\n"
+                  "# (doc/htcondor.md, \"A site set-up for many users\").\n", out);
         if (row->def != NULL)
             fprintf(out, "#%s = %s\n", row->key, row->def);
         else
@@ -139,6 +143,15 @@ void config_print_example(FILE *out)
 }
 
 /* ---- --check-config ---------------------------------------------------- */
+
+/* A project URL with its password ("user:PASS@") as "***": a secret
+ * like the authenticator (doc/security.md #11). */
+static void print_url(const char *url, FILE *out)
+{
+    char *shown = url != NULL ? log_redact_url(url) : NULL;
+    fputs(shown != NULL ? shown : url != NULL ? "(out of memory)" : "", out);
+    free(shown);
+}
 
 static void print_value(const gahp_config *cfg, const option_row *row, FILE *out)
 {
@@ -161,8 +174,14 @@ static void print_value(const gahp_config *cfg, const option_row *row, FILE *out
         fputs(*(const int *)v ? "yes" : "no", out);
         break;
     case OT_SECRET:
-    case OT_SECRET_FILE:
         fputs(*str != NULL ? "***" : "", out);      /* never the secret */
+        break;
+    case OT_PROJECT_URL:
+        print_url(*str, out);
+        break;
+    case OT_SECRET_FILE:
+        /* the file's name ("%u" expanded), never its content */
+        fputs(cfg->authenticator_file != NULL ? cfg->authenticator_file : "", out);
         break;
     default:
         fputs(*str != NULL ? *str : "", out);
@@ -200,4 +219,19 @@ void config_print_effective(const gahp_config *cfg, FILE *out)
         fprintf(out, "  (%s)\n", src != NULL ? src :
                 row->type == OT_CONFIG ? "found by the default search" : "not set");
     }
+    /* every named project (batch_project), in the file's order */
+    size_t n = 0;
+    for (const config_project *pr = cfg->projects; pr != NULL; pr = pr->next)
+        n++;
+    for (size_t k = n; k > 0; k--) {
+        const config_project *pr = cfg->projects;
+        for (size_t i = 1; i < k; i++)
+            pr = pr->next;
+        fprintf(out, "project %s = ", pr->name);
+        print_url(pr->url, out);
+        fprintf(out, "  (authenticator_file.%s = %s)\n", pr->name,
+                pr->authenticator_file ? pr->authenticator_file : "");
+    }
+    if (n == 0)
+        fputs("named projects: none\n", out);
 }

@@ -558,12 +558,12 @@ static int backup_before_migration(journal *j, int version, char **err)
 
 /* The message for a journal written by a newer boinc_gahp: which version
  * it is, and the two ways out (doc/journal.md, "Upgrades"). */
-static char *newer_journal_message(const journal *j, int version)
+static char *newer_journal_message(const char *path, int version)
 {
     /* the newest backup copy an upgrade left, if any */
     char *bak = NULL;
     for (int v = MIGRATION_COUNT; v >= 1 && bak == NULL; v--) {
-        char *p = str_printf("%s.v%d.bak", j->path, v);
+        char *p = str_printf("%s.v%d.bak", path, v);
         if (p != NULL && access(p, F_OK) == 0)
             bak = p;
         else
@@ -573,11 +573,26 @@ static char *newer_journal_message(const journal *j, int version)
         "journal %s has schema version %d, but this boinc_gahp knows schema "
         "versions up to %d only: a newer boinc_gahp wrote it.  Install that "
         "newer boinc_gahp again, or stop here and restore the copy made before "
-        "the upgrade%s%s%s (doc/journal.md, \"Upgrades\")", j->path, version,
+        "the upgrade%s%s%s (doc/journal.md, \"Upgrades\")", path, version,
         MIGRATION_COUNT, bak ? " (" : ", <journal>.v<N>.bak beside it,",
         bak ? bak : "", bak ? ") over the journal" : " over the journal");
     free(bak);
     return msg;
+}
+
+/* journal.h: the server's refusal of a schema version, in its words. */
+char *journal_version_problem(const char *path, int version)
+{
+    if (version > MIGRATION_COUNT)
+        return newer_journal_message(path, version);
+    /* No boinc_gahp writes a negative version: a damaged file (issue 29:
+     * flipped bytes made the migration loop index its table out of bounds). */
+    if (version < 0)
+        return str_printf("journal %s has schema version %d, which no boinc_gahp "
+                          "writes: the file is damaged.  Restore it from a backup "
+                          "(doc/operating.md) or move it away to start a new one",
+                          path, version);
+    return NULL;
 }
 
 /*
@@ -650,17 +665,8 @@ static int apply_migrations(journal *j, char **err)
         *err = str_printf("cannot read schema version: %s", j->errmsg);
         return -1;
     }
-    if (version > MIGRATION_COUNT) {
-        *err = newer_journal_message(j, version);
-        return -1;
-    }
-    /* No boinc_gahp writes a negative version: a damaged file (issue 29:
-     * flipped bytes made the loop below index its table out of bounds). */
-    if (version < 0) {
-        *err = str_printf("journal %s has schema version %d, which no boinc_gahp "
-                          "writes: the file is damaged.  Restore it from a backup "
-                          "(doc/operating.md) or move it away to start a new one",
-                          j->path, version);
+    if (version < 0 || version > MIGRATION_COUNT) {
+        *err = journal_version_problem(j->path, version);
         return -1;
     }
     if (version == 0)

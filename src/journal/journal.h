@@ -114,6 +114,11 @@ journal *journal_share(journal *owner, char **err);
 /* Schema version (PRAGMA user_version) and number of embedded migrations. */
 int journal_schema_version(journal *j, int *version);
 int journal_migration_count(void);
+/* Why a server refuses a journal of schema version `version` (negative:
+ * damaged; above journal_migration_count(): a newer boinc_gahp wrote it),
+ * malloc'd, in the words journal_open uses; NULL for a version it opens
+ * (or out of memory).  The operator's commands refuse with it too. */
+char *journal_version_problem(const char *path, int version);
 /* Text of embedded migration n (1-based), or NULL. */
 const char *journal_migration_text(int n);
 

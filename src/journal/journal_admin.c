@@ -38,6 +38,59 @@ static void sql_state_name(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                         -1, SQLITE_STATIC);
 }
 
+/* 1 when path exists (any type), 0 when not. */
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/*
+ * "file:PATH" for sqlite3_open_v2 with SQLITE_OPEN_URI: every byte but
+ * the unreserved ones and '/' percent-encoded, so that a '?', '#' or '%'
+ * in a journal's name stays part of the name; "?immutable=1" when asked.
+ */
+static char *file_uri(const char *path, int immutable)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    strbuf sb = STRBUF_INIT;
+    int rc = strbuf_puts(&sb, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; rc == 0 && *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || strchr("/-._~", *p) != NULL) {
+            char c[2] = { (char)*p, '\0' };
+            rc = strbuf_puts(&sb, c);
+        } else {
+            char c[4] = { '%', hex[*p >> 4], hex[*p & 15], '\0' };
+            rc = strbuf_puts(&sb, c);
+        }
+    }
+    if (rc == 0 && immutable)
+        rc = strbuf_puts(&sb, "?immutable=1");
+    char *uri = rc == 0 ? strbuf_detach(&sb) : NULL;
+    strbuf_free(&sb);
+    return uri;
+}
+
+/*
+ * A read-only connection to a WAL journal makes its -wal and -shm files
+ * when they are missing (and, unable to checkpoint, leaves them): an
+ * operator's command that only reads would leave files the server never
+ * made.  So when no server holds the journal and no -wal file is beside
+ * it (a server's clean close removes both), everything is in the main
+ * file and it is opened immutable: no lock, no -shm, nothing created.
+ * Otherwise (a server runs, or a crash left a -wal whose content counts)
+ * it is an ordinary read-only connection that shares the server's -wal
+ * and -shm; only a -wal left without its -shm then gets a -shm made.
+ */
+static int open_immutable(const char *path)
+{
+    char *wal = str_printf("%s-wal", path);
+    int immutable = wal != NULL && !file_exists(wal) && jadmin_server_running(path) == 0;
+    free(wal);
+    return immutable;
+}
+
 journal_admin *jadmin_open(const char *path, long busy_timeout_ms, char **err)
 {
     struct stat st;
@@ -47,12 +100,16 @@ journal_admin *jadmin_open(const char *path, long busy_timeout_ms, char **err)
         return NULL;
     }
     journal_admin *a = calloc(1, sizeof *a);
-    if (a == NULL || (a->path = strdup(path)) == NULL) {
+    char *uri = a != NULL ? file_uri(path, open_immutable(path)) : NULL;
+    if (a == NULL || uri == NULL || (a->path = strdup(path)) == NULL) {
+        free(uri);
         free(a);
         *err = str_printf("out of memory");
         return NULL;
     }
-    int rc = sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(uri, &a->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+                             SQLITE_OPEN_URI, NULL);
+    free(uri);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(a->db, "state_name", 1,
                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,

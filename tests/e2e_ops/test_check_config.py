@@ -103,7 +103,7 @@ def test_newer_journal_is_exit_1(home, tmp_path):
     db.close()
     p = run(home, "--check-config", "--journal", str(j))
     assert p.returncode == 1
-    assert b"newer than this program" in p.stderr and b"schema version: 999" in p.stdout
+    assert b"but this boinc_gahp knows schema versions up to" in p.stderr and b"schema version: 999" in p.stdout
 
 
 def test_journal_in_use_by_a_server(home, tmp_path):

@@ -203,4 +203,4 @@ def test_status_and_verify_refuse_a_newer_journal(home, tmp_path):
     for sub in ("status", "verify"):
         p = run(home, "--journal", str(j), "journal", sub)
         assert p.returncode == 1, (sub, p.stdout, p.stderr)
-        assert b"schema version 999, newer than this program" in p.stderr
+        assert b"schema version 999, but this boinc_gahp knows schema versions up to" in p.stderr

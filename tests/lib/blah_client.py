@@ -166,8 +166,9 @@ def parse_status_ad(text):
 class BlahClient:
     """One grid manager's conversation with one boinc_gahp process."""
 
-    def __init__(self, journal, args=(), env=None, stderr_path=None):
-        self.gahp = Gahp(journal, args=list(args), env=env, stderr_path=stderr_path)
+    def __init__(self, journal, args=(), env=None, stderr_path=None, preexec_fn=None):
+        self.gahp = Gahp(journal, args=list(args), env=env, stderr_path=stderr_path,
+                         preexec_fn=preexec_fn)
         self._ids = itertools.count(2)      # request ids start at 2, as observed
         self.pending = {}                   # id -> command
         self.results = {}                   # id -> tokens after the id

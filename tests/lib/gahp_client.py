@@ -129,14 +129,16 @@ class Gahp:
 
     BANNER_RE = re.compile(r"^\$GahpVersion: \d+\.\d+\.\d+ [A-Z][a-z]{2} \d{1,2} \d{4} .+ \$$")
 
-    def __init__(self, journal, args=(), env=None, stderr_path=None, read_banner=True):
+    def __init__(self, journal, args=(), env=None, stderr_path=None, read_banner=True,
+                 preexec_fn=None):
         self.journal = journal
         self.stderr_path = stderr_path or (journal + ".stderr")
         self._stderr = open(self.stderr_path, "ab")
         self._stderr_start = self._stderr.tell()
         cmd = [gahp_binary(), "--journal", journal] + list(args)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, env=gahp_env(env))
+                                     stderr=self._stderr, env=gahp_env(env),
+                                     preexec_fn=preexec_fn)
         self.prefix = ""
         self.r_count = 0
         self._lines = queue.Queue()

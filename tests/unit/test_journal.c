@@ -275,6 +275,10 @@ static void test_write_outside_txn_refused(void **state)
     (void)state;
     long long sid, row = 0;
     journal *j = open_session(&sid);
+    /* make check's output: these [error] lines are this test's doing */
+    printf("(\"a write outside a write transaction\" twice and \"1 bind types "
+           "for 3 parameters\" are expected here: refusals under test)\n");
+    fflush(stdout);
     assert_int_equal(journal_request_insert(j, sid, 1, "BOINC_PING", "", 0, journal_now(),
                                             &row), -1);
     assert_non_null(strstr(journal_errmsg(j), "outside a write transaction"));
@@ -329,6 +333,9 @@ static void test_txn_rolls_back_on_failure(void **state)
     long long sid;
     journal *j = open_session(&sid);
     txn_probe p = { sid, 7, 0 };
+    printf("(three \"already inside a write transaction\" errors are expected here: "
+           "insert_then tries to nest a transaction each time)\n");
+    fflush(stdout);
     assert_int_equal(journal_txn(j, insert_then, &p), 7);
     assert_int_equal(p.nested, -1);
     assert_int_equal(query_int("SELECT count(*) FROM requests"), 0);
@@ -710,6 +717,9 @@ static void test_bulk_inserts_check_their_batch(void **state)
     long long batch = new_batch_with_files(j, sid, names, 2);
     assert_int_equal(conn_int(j, "PRAGMA foreign_keys"), 1);
     const char *jobs[] = { "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9" };
+    printf("(two \"batch rows: no such batch\" errors are expected here: rows under "
+           "a batch that does not exist)\n");
+    fflush(stdout);
     assert_int_equal(journal_batch_set_submitted(j, batch + 1, jobs, 9), -1);
     journal_batch_file bf[] = { { (char *)"c.dat", (char *)"/c", 1, NULL, 0 } };
     assert_int_equal(journal_batch_files_add(j, batch + 1, bf, 1), -1);
