@@ -28,7 +28,9 @@
 #include "base/testpoint.h"
 #include "fetch/fetch_step.h"
 #include "fetch/outputs.h"
+#include "exec/output_claims.h"
 #include "journal/journal_batches.h"
+#include "journal/journal_claims.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -682,6 +684,44 @@ static int fetch_job(fetch_ctx *fc, long long project_id,
     return fetch_step_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);
 }
 
+/* Issue 40: the paths this fetch writes (its specs' destinations and the
+ * stderr file; with ALL, outputs under their own names are not known
+ * before the fetch), claimed in the journal before anything is written: a
+ * path another job writes while this one is live, or two of this job's
+ * outputs naming one path, fail the fetch.  0, or -1 with *e. */
+static int claim_outputs(exec_ctx *ctx, long long project_id, const gahp_fetch_output *f,
+                         exec_err *e)
+{
+    exec_claims c;
+    char *why = NULL;
+    int rc = exec_claim_paths(f->iwd, f->stderr_file, f->specs, f->nspecs, &c, &why);
+    if (rc != 0) {
+        if (rc < 0)
+            return exec_err_nomem(e);
+        rc = fetch_step_failf(e, EXEC_E_REFUSED, "fetch_output failed: %s", why);
+        free(why);
+        return rc;
+    }
+    journal_claim_conflict conflict;
+    rc = journal_claims_fetch(ctx->journal, project_id, f->job, (const char *const *)c.paths,
+                              c.n, journal_now(), &conflict);
+    exec_claims_free(&c);
+    if (rc < 0)
+        return fetch_step_failf(e, EXEC_E_JOURNAL, "fetch_output failed: %s",
+                                journal_errmsg(ctx->journal));
+    if (rc == 1) {
+        char *msg = exec_claim_refusal(conflict.path, conflict.job);
+        log_warn("fetch of job %s refused: %s", f->job, msg != NULL ? msg : EXEC_NOMEM_MSG);
+        rc = msg != NULL ? fetch_step_failf(e, EXEC_E_REFUSED, "fetch_output failed: %s; "
+                                            "nothing was written", msg)
+                         : exec_err_nomem(e);
+        free(msg);
+        journal_claim_conflict_free(&conflict);
+        return rc;
+    }
+    return 0;
+}
+
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
 {
     fetch_ctx fc = { ctx, &req->u.fetch,
@@ -692,7 +732,8 @@ char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
     pthread_once(&epoch_once, set_fetch_epoch);
     exec_fetch_cleanup(fc.f, &fetch_epoch);
     char *tail = NULL;
-    if (fetch_job(&fc, req->project_id, &cj, &e) == 0)
+    if (claim_outputs(ctx, req->project_id, fc.f, &e) == 0 &&
+        fetch_job(&fc, req->project_id, &cj, &e) == 0)
         tail = success_tail(&cj, &e);
     boinc_completed_job_free(&cj);
     boinc_client_set_download_limit(ctx->client, 0);
