@@ -6,6 +6,7 @@
 #include "base/files.h"
 #include "base/strbuf.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,12 @@ static int add_path(exec_claims *c, const char **labels, const char *iwd, const 
                     const char *label, int appended, char **why)
 {
     char *abs = files_normal_path(iwd, path);
+    if (abs == NULL && errno == EINVAL) {
+        *why = str_printf("output %s: destination %s is not a usable path (relative, "
+                          "with no directory to put it in, or empty)", label,
+                          path[0] != '\0' ? path : "(empty)");
+        return *why != NULL ? 1 : -1;
+    }
     if (abs == NULL)
         return -1;
     if (strcmp(abs, "/dev/null") == 0) {

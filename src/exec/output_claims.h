@@ -24,8 +24,8 @@ typedef struct {
  * line) when two specs name one path (a job overwriting its own output:
  * "two outputs of this job go to P: a and b"); the stderr file may be an
  * output's path (HTCondor 9.0 sends Err both ways; the stderr is appended
- * after the output); -1 out of memory or a path
- * that cannot be made absolute.
+ * after the output), or a destination that cannot be made absolute
+ * (empty, or relative without iwd); -1 out of memory.
  */
 int exec_claim_paths(const char *iwd, const char *stderr_path, const gahp_output_spec *specs,
                      size_t n, exec_claims *out, char **why);

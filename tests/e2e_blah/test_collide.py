@@ -151,3 +151,10 @@ def test_a_cluster_without_remaps_gives_one_job_and_refusals(client, emu, iwd):
     time.sleep(0.2)
     assert (iwd / "out").read_text() == "JOB 0 INPUT\n"
     assert emu.counters()["jobs_by_name"] == {first: 1}
+
+
+def test_an_empty_remap_destination_is_refused_with_its_name(client, emu, iwd):
+    rc, err, job = client.submit(job_ad(iwd, 0, ""))
+    assert rc == 1 and job == "NULL"
+    assert "output out" in err and "(empty)" in err, err
+    assert batch_count(emu) == 0
