@@ -147,7 +147,9 @@ def now():
 
 # ---- the job router (issue 40) ---------------------------------------------------------
 # A vanilla job routed to batch boinc: the issue's submit file, with the
-# per-cluster names Scenario.submit makes (out<k>.<proc>, err<k>.<proc>).
+# per-cluster names Scenario.submit makes (out<k>.<proc>, err<k>.<proc>;
+# stdout.<cluster>.<proc> here: two clusters of one scenario must not
+# name one output file, or the second is refused).
 ROUTED_TEMPLATE = """universe = vanilla
 executable = uppercase.sh
 transfer_input_files = {inputs}
@@ -155,7 +157,7 @@ should_transfer_files = YES
 when_to_transfer_output = ON_EXIT
 transfer_output_files = out
 transfer_output_remaps = "out = out.$(Process)"
-output = stdout.$(Process)
+output = stdout.$(ClusterId).$(Process)
 error = err.$(Process)
 log = jobs.log
 notification = never
