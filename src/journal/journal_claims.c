@@ -100,6 +100,25 @@ static int fetch_claims(journal *j, void *arg)
     return journal_claims_take(j, t->job, t->paths, t->n, since, t->now, 0, t->c);
 }
 
+/* 1 when job holds a live claim on every path (a BLAH job's fetch: its
+ * claims were taken when it was accepted), 0 when not, -1. */
+static int all_live_own(journal *j, const char *job, const char *const *paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = journal_query(j, JSTMT_CLAIM_GET, "t", paths[i]);
+        if (rc == 1) {
+            sqlite3_stmt *st = journal_row(j, JSTMT_CLAIM_GET);
+            const char *owner = (const char *)sqlite3_column_text(st, 0);
+            rc = owner != NULL && strcmp(owner, job) == 0 &&
+                 sqlite3_column_type(st, 1) == SQLITE_NULL;
+        }
+        journal_reset(j, JSTMT_CLAIM_GET);
+        if (rc != 1)
+            return rc;
+    }
+    return 1;
+}
+
 int journal_claims_fetch(journal *j, long long project_id, const char *job,
                          const char *const *paths, size_t n, double now,
                          journal_claim_conflict *c)
@@ -107,6 +126,10 @@ int journal_claims_fetch(journal *j, long long project_id, const char *job,
     memset(c, 0, sizeof *c);
     if (n == 0)
         return 0;
+    /* nothing to write: no write transaction (no commit per BLAH fetch) */
+    int own = all_live_own(j, job, paths, n);
+    if (own != 0)
+        return own == 1 ? 0 : -1;
     fetch_txn t = { project_id, job, paths, n, now, c };
     int rc = journal_txn(j, fetch_claims, &t);
     if (rc != 1)

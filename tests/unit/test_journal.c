@@ -936,6 +936,17 @@ static void test_output_claims(void **state)
     assert_int_equal(journal_claims_prune(j, 300, &deleted), 0);
     assert_int_equal(journal_commit(j), 0);
     assert_int_equal(deleted, 2);
+    /* a BLAH job's fetch (journal_claims_fetch on its own live claims)
+     * leaves them live: the delivery releases them */
+    const char *mine[] = { "/w/c" };
+    assert_int_equal(take(j, "c", "/w/c", 400, 400, 1, &c), 0);
+    assert_int_equal(journal_claims_fetch(j, 1, "c", mine, 1, 401, &c), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM output_claims WHERE job = 'c'"
+                               " AND released_at IS NULL"), 2);
+    /* a 9.0 job the journal has no batch for: only live claims stop it */
+    assert_int_equal(journal_claims_fetch(j, 1, "d", mine, 1, 402, &c), 1);
+    assert_string_equal(c.job, "c");
+    journal_claim_conflict_free(&c);
     journal_close(j);
 }
 
