@@ -213,24 +213,24 @@ demo: deps all
 # make bench [BENCH_ARGS="--big --repeat 3 --emu-arg=--php-limits=none ..."]:
 # every figure of issue 12 with this machine's limits (doc/performance.md),
 # then (issue 22) the side-by-side figures against BOINC's sample GAHP
-# when it is present: PEER = its binary, PVG = the side-by-side script
-# (kept outside the repository), PVG_ARGS e.g. "--only fig6 --reps 5".
-# Both run against an emulator with raised PHP limits: the sample GAHP
-# cannot split uploads.
+# when it is present: PEER = its binary (`make check-real` builds it,
+# tests/real/recipes/boinc_server.sh), PVG = the side-by-side driver,
+# PVG_ARGS e.g. "--only fig6 --reps 5".  Both run against an emulator with
+# raised PHP limits: the sample GAHP cannot split uploads.
 PEER     ?= /opt/peer/boinc_gahp
-PVG      ?= /work/shared/bench/peer_vs_gahp.py
+PVG      ?= tests/bench/peer_vs_gahp.py
 PVG_WORK ?= $(BUILD)/peer_vs_gahp
 PVG_ARGS ?=
 bench: all
 	PEER="$(PEER)" /usr/bin/python3 tests/bench/run_all.py --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu $(BENCH_ARGS)
-	@if [ -x "$(PEER)" ] && [ -f "$(PVG)" ]; then \
+	@if [ -x "$(PEER)" ]; then \
 	  rm -rf "$(PVG_WORK)" && \
 	  PVG_EMU_ARGS="--php-limits none" /usr/bin/python3 "$(PVG)" --peer "$(PEER)" \
 	    --gahp $(BUILD)/boinc_gahp --emu $(BUILD)/boinc_emu --work "$(PVG_WORK)" $(PVG_ARGS) && \
 	  /usr/bin/python3 "$(PVG)" --work "$(PVG_WORK)" --table; \
 	else \
-	  echo "bench: side-by-side figures skipped: no sample GAHP at $(PEER) or no $(PVG)" \
-	       "(PEER=... and PVG=... point at them; doc/performance.md)"; \
+	  echo "bench: side-by-side figures skipped: no sample GAHP at $(PEER)" \
+	       "(make check-real builds it; PEER=... points at another; doc/performance.md)"; \
 	fi
 
 # ---- fuzzing: libFuzzer harnesses in tests/fuzz/fuzz_<name>.c with seeds

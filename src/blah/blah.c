@@ -618,8 +618,21 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
         free(why);
         return blah_submit_fail(journal_errmsg(ctx->journal));
     }
-    if (why == NULL)
+    if (why == NULL) {
+        /* A repeat of a live job gets its id whatever changed since (an
+         * input moved away): HTCondor renews its lease on that id. */
+        char *live = NULL;
+        int found = journal_blah_live_job(ctx->journal, req->project_id, s->job_dir, &live);
+        if (found < 0)
+            return blah_submit_fail(journal_errmsg(ctx->journal));
+        if (found == 1) {
+            log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, live);
+            char *tail = accepted(live);
+            free(live);
+            return tail;
+        }
         why = refusal(ctx, req, &app);
+    }
     exec_claims claims = { NULL, 0 };
     if (why == NULL) {
         int crc = job_claims(s, &claims, &why);

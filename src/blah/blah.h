@@ -9,10 +9,12 @@
  *   blah.c         the server's BLAH state, BLAH_JOB_SUBMIT and its groups
  *                  (joining, the group's leader closing and submitting it),
  *                  start-up for groups an earlier run left open
- *   blah_status.c  BLAH_JOB_STATUS (answered from the journal, refreshed
- *                  from the server once per interval per project; outputs
- *                  fetched into Iwd before "completed"), BLAH_JOB_CANCEL,
- *                  BLAH_PING
+ *   blah_status.c  BLAH_JOB_STATUS and BLAH_JOB_CANCEL (from the journal
+ *                  alone, at once), BLAH_PING
+ *   blah_sched.c   the scheduler: per project a background pass (query,
+ *                  leases, aborts, outputs fetched into Iwd before
+ *                  "completed", retirement; a back-off while the project
+ *                  is unreachable); start-up clean-up of fetches
  *   blah_internal.h what the two share
  *
  * The executors themselves are declared in exec/exec_cmds.h with the
@@ -22,6 +24,8 @@
 #define BOINC_GAHP_BLAH_H
 
 #include "exec/exec.h"
+
+#include <stddef.h>
 
 /* Result tails of errors (after "<id> "), escaped; NULL on ENOMEM:
  * "1 <msg>" (cancel, ping), "1 <msg> NULL" (submit), "1 <msg> 0 NULL"
@@ -46,6 +50,16 @@ typedef void (*blah_run_fn)(gahp_request *req, void *arg);
  * fetches of BLAH jobs left in their Iwd.  Returns the count of jobs
  * cleaned after, or -1 (logged). */
 int blah_remove_leftovers(exec_ctx *ctx);
+/* Start-up, after recovery: start the BLAH scheduler (a context made
+ * like ctx's) when the journal holds BLAH work of an earlier run, so that
+ * aborts owed are sent and finished jobs fetched even if nobody polls.
+ * Returns the number of projects with work, or -1 (logged). */
+int blah_sched_resume(exec_ctx *ctx);
+/* QUIT: stop the scheduler.  Returns 1 when it was in the middle of a
+ * pass (maybe in network I/O): it is not waited for, and counts as a
+ * request still running (the caller leaves with _exit); else 0, its task
+ * joined and its context closed. */
+size_t blah_sched_stop(struct blah_state *s);
 int blah_close_open_groups(exec_ctx *ctx, blah_run_fn run, void *arg);
 
 #endif

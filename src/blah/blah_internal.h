@@ -10,6 +10,7 @@
 #include "blah/blah.h"
 
 #include "base/strbuf.h"
+#include "base/tasks.h"
 
 #include <pthread.h>
 
@@ -32,11 +33,14 @@ typedef struct blah_group {
     struct blah_group *next;
 } blah_group;
 
-/* Per project: when its batches were last asked about (BLAH_JOB_STATUS). */
+/* Per project: when the scheduler's next pass over it is due, and how
+ * long it waits after a pass that found the project unreachable. */
 typedef struct blah_refresh {
     long long project_id;
-    double last;                /* real time; 0 = never */
-    int running;
+    double due;                 /* real time; 0 = at once */
+    double backoff;             /* seconds; 0 = the last pass reached it */
+    double kick_at;             /* a pass is wanted then (0 = none) ... */
+    double first_kick;          /* ... asked for since then (0 = none) */
     struct blah_refresh *next;
 } blah_refresh;
 
@@ -57,6 +61,14 @@ struct blah_state {
     blah_group *groups;
     blah_refresh *refreshes;
     blah_app *apps;
+    /* The scheduler (blah_sched.c): one background task per server, with
+     * its own context; it waits on cv for its next due time or a kick. */
+    struct task *sched_task;
+    exec_ctx sched_ctx;
+    int sched_started;          /* the task was started (sched_ctx is open) */
+    int sched_stop;             /* QUIT: leave at the next wait */
+    int sched_busy;             /* in a pass (maybe in network I/O) */
+    double sched_wake;          /* the earliest kick_at asked for (0 = none) */
 };
 
 #define BLAH_TEMPLATE_TTL_S 600.0
@@ -74,9 +86,13 @@ int blah_tail_ok(const char *tail);
 /* The message of an error tail (its first token, unescaped), malloc'd. */
 char *blah_tail_message(const char *tail);
 
-/* blah_status.c: send the aborts of cancelled jobs of like's project
- * whose batch reached the server (after a group's submit, and at each
- * refresh). */
+/* blah_sched.c: a pass over like's project is wanted now (a job was
+ * cancelled, a group's batch reached the server): the scheduler sends its
+ * aborts, queries it, fetches what finished.  Starts the scheduler with a
+ * context made like ctx's if it is not running.  Never waits on the
+ * network. */
 void blah_send_aborts(exec_ctx *ctx, const gahp_request *like);
+/* Start the scheduler (a context made like ctx's) if it is not running. */
+void blah_sched_ensure(exec_ctx *ctx);
 
 #endif

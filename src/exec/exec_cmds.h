@@ -25,6 +25,18 @@ char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
 
 /* fetch/fetch.c */
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
+/* The same as a typed core operation (doc/blah-core.md): how the job
+ * ended, its outputs (when it has a canonical result) and stderr (when an
+ * instance reported an exit status) delivered.  0 with *out, or -1 with
+ * *e set (EXEC_E_REFUSED: the job failed without an exit status, or is
+ * not finished; EXEC_E_RPC: the server did not answer; EXEC_E_LOCAL: a
+ * file could not be written). */
+typedef struct {
+    long exit_code;             /* 0 when no instance reported one */
+    double elapsed_s, cpu_s;    /* >= 0, finite */
+} exec_fetch_outcome;
+int exec_fetch_job(exec_ctx *ctx, const gahp_request *req, exec_fetch_outcome *out,
+                   exec_err *e);
 
 /* Remove what an interrupted fetch of f left in its directories (temp
  * files, zip work directories) last modified before cutoff.  Called by

@@ -5,6 +5,7 @@
 #include "exec/job_args.h"
 
 #include "base/strbuf.h"
+#include "base/utf8.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -31,7 +32,41 @@ static const char *job_arg_problem(const char *arg)
         if (*p < 0x20 || *p == 0x7f)
             return "contains a control character (XML 1.0 cannot carry it)";
     }
+    /* submit_batch's request is XML: a server's parser refuses a byte that
+     * is not UTF-8 and fails the whole batch ("can't parse request
+     * message"), so the rule is checked here, before anything exists. */
+    size_t len = strlen(arg);
+    for (size_t i = 0, n; i < len; i += n) {
+        long cp = utf8_decode(arg + i, len - i, &n);
+        if (cp < 0)
+            return "is not valid UTF-8 (a BOINC server's XML parser would refuse the "
+                   "whole batch's request)";
+        if (cp == 0xFFFE || cp == 0xFFFF)
+            return "contains U+FFFE or U+FFFF (XML 1.0 cannot carry it)";
+    }
     return NULL;
+}
+
+/* arg as a message may show it: as it is when it is UTF-8, else with each
+ * byte that is not as \ooo (malloc'd; NULL on ENOMEM). */
+static char *shown(const char *arg)
+{
+    size_t len = strlen(arg);
+    if (utf8_valid_len(arg, len) == len)
+        return strdup(arg);
+    strbuf sb = STRBUF_INIT;
+    int rc = 0;
+    for (size_t i = 0, n; rc == 0 && i < len; i += n) {
+        if (utf8_decode(arg + i, len - i, &n) < 0)
+            rc = strbuf_printf(&sb, "\\%03o", (unsigned)(unsigned char)arg[i]);
+        else
+            rc = strbuf_append(&sb, arg + i, n);
+    }
+    if (rc != 0) {
+        strbuf_free(&sb);
+        return NULL;
+    }
+    return strbuf_detach(&sb);
 }
 
 void job_line_measure(const char *job_name, const char *const *args, size_t nargs,
@@ -76,14 +111,22 @@ int job_args_command_line(const char *job_name, const char *const *args, size_t 
     *why = NULL;
     /* The name is a word of the same line (and of the same SQL insert). */
     const char *name_problem = job_arg_problem(job_name);
+    char *name = shown(job_name), *arg = NULL;
+    int rc = 0;
+    if (name == NULL)
+        return -1;
     if (name_problem != NULL)
-        return refuse(why, "job name %s %s", job_name, name_problem);
-    for (size_t i = 0; i < nargs; i++) {
+        rc = refuse(why, "job name %s %s", name, name_problem);
+    for (size_t i = 0; rc == 0 && i < nargs; i++) {
         const char *problem = job_arg_problem(args[i]);
         if (problem != NULL)
-            return refuse(why, "argument %zu of job %s (%s) %s", i + 1, job_name,
-                          args[i], problem);
+            rc = (arg = shown(args[i])) == NULL ? -1
+               : refuse(why, "argument %zu of job %s (%s) %s", i + 1, name, arg, problem);
     }
+    free(name);
+    free(arg);
+    if (rc != 0)
+        return rc;
     size_t bytes, tokens;
     job_line_measure(job_name, args, nargs, phys_names, ninputs, &bytes, &tokens);
     if (bytes > JOB_LINE_MAX_BYTES)

@@ -13,8 +13,11 @@
  * keep both).  The volunteer client splits X again into the app's argv.
  * So an argument (and a job name) travels verbatim only if it is not empty
  * and holds no white space, no quote (' or "), no backslash, no line break
- * and no other control character (XML 1.0 cannot carry those); everything
- * else, including $ and `, arrives as sent.  The whole line must also fit
+ * and no other control character (XML 1.0 cannot carry those), and is
+ * strict UTF-8 without U+FFFE or U+FFFF (submit_batch's request is XML: a
+ * server's parser refuses anything else and fails the whole batch with
+ * "can't parse request message"); everything else, including $ and `,
+ * arrives as sent.  The whole line must also fit
  * create_work's line buffer and its 100-slot token array.  doc/commands.md gives the rule to users.
  */
 #ifndef BOINC_GAHP_JOB_ARGS_H

@@ -517,31 +517,6 @@ static int append_stderr(const fetch_ctx *fc, const char *text, exec_err *e)
     return rc == 0 ? 0 : fetch_step_fail_local(e, "saving stderr failed", errmsg);
 }
 
-/* "NULL <exit_status> <elapsed> <cpu>": times as plain decimals with six
- * digits after the point (what the server sends; never an exponent).
- * NULL with *e set on ENOMEM. */
-static char *success_tail(const boinc_completed_job *cj, exec_err *e)
-{
-    double elapsed = cj->has_exit_status ? cj->elapsed_time : 0;
-    double cpu = cj->has_exit_status ? cj->cpu_time : 0;
-    if (!isfinite(elapsed) || elapsed < 0)
-        elapsed = 0;
-    if (!isfinite(cpu) || cpu < 0)
-        cpu = 0;
-    strbuf out = STRBUF_INIT;
-    if (strbuf_printf(&out, "NULL %d %.6f %.6f",
-                      cj->has_exit_status ? cj->exit_status : 0, elapsed,
-                      cpu) != 0) {
-        strbuf_free(&out);
-        exec_err_nomem(e);
-        return NULL;
-    }
-    char *tail = strbuf_detach(&out);
-    if (tail == NULL)
-        exec_err_nomem(e);
-    return tail;
-}
-
 /* A job with exactly one output named *.zip delivers its members. */
 static int deliver(fetch_ctx *fc, const boinc_templates *t, exec_err *e)
 {
@@ -722,23 +697,38 @@ static int claim_outputs(exec_ctx *ctx, long long project_id, const gahp_fetch_o
     return 0;
 }
 
-char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
+/* The core operation (typed in, typed out): how the job ended, its
+ * outputs and stderr delivered.  0 with *out, or -1 with *e set. */
+int exec_fetch_job(exec_ctx *ctx, const gahp_request *req, exec_fetch_outcome *out,
+                   exec_err *e)
 {
     fetch_ctx fc = { ctx, &req->u.fetch,
                      { req->project_url, req->authenticator }, 0 };
     boinc_completed_job cj;
     memset(&cj, 0, sizeof cj);
-    exec_err e = { 0 };
+    memset(out, 0, sizeof *out);
     pthread_once(&epoch_once, set_fetch_epoch);
     exec_fetch_cleanup(fc.f, &fetch_epoch);
-    char *tail = NULL;
-    if (claim_outputs(ctx, req->project_id, fc.f, &e) == 0 &&
-        fetch_job(&fc, req->project_id, &cj, &e) == 0)
-        tail = success_tail(&cj, &e);
+    int rc = claim_outputs(ctx, req->project_id, fc.f, e);
+    if (rc == 0)
+        rc = fetch_job(&fc, req->project_id, &cj, e);
+    if (rc == 0 && cj.has_exit_status) {
+        out->exit_code = cj.exit_status;
+        out->elapsed_s = isfinite(cj.elapsed_time) && cj.elapsed_time > 0 ? cj.elapsed_time : 0;
+        out->cpu_s = isfinite(cj.cpu_time) && cj.cpu_time > 0 ? cj.cpu_time : 0;
+    }
     boinc_completed_job_free(&cj);
     boinc_client_set_download_limit(ctx->client, 0);
-    if (tail != NULL)
-        return tail;
-    /* the one error token (out of memory's when it has no message) */
-    return exec_err_result(&e);
+    return rc;
+}
+
+/* The 9.0 face: "NULL <exit> <elapsed> <cpu>", or one error token. */
+char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req)
+{
+    exec_fetch_outcome o;
+    exec_err e = { 0 };
+    if (exec_fetch_job(ctx, req, &o, &e) != 0)
+        return exec_err_result(&e);     /* out of memory's when it has no message */
+    char *tail = str_printf("NULL %ld %.6f %.6f", o.exit_code, o.elapsed_s, o.cpu_s);
+    return tail != NULL ? tail : exec_nomem_result();
 }

@@ -100,6 +100,26 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "SELECT g.id, g.project_id," PROJECT_URL_SQL ", p.authenticator, g.app,"
         " g.batch_name, g.memory_mb FROM blah_groups g JOIN projects p ON p.id = g.project_id"
         " WHERE g.state = 'open' ORDER BY g.id" },
+    /* Projects the BLAH scheduler has work for: a submitted batch not
+     * retired, or an abort owed (the refresher's pass, doc/blah-core.md). */
+    [JSTMT_BLAH_WORK_PROJECTS] = { "read BLAH projects with work",
+        "SELECT p.id," PROJECT_URL_SQL ", p.authenticator FROM projects p"
+        " WHERE EXISTS (SELECT 1 FROM blah_groups g JOIN batches b"
+        "               ON b.project_id = g.project_id AND b.name = g.batch_name"
+        "               WHERE g.project_id = p.id AND g.state = 'closed'"
+        "               AND b.state = 7 AND b.retired = 0)"
+        " OR EXISTS (SELECT 1 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
+        "            WHERE g.project_id = p.id AND bj.abort_state = 1)"
+        " ORDER BY p.id" },
+    /* Jobs the server reports ended (DONE or ERROR) whose end is not
+     * delivered yet (outputs or stderr in Iwd, exit code journaled). */
+    [JSTMT_BLAH_DONE_UNFETCHED] = { "read finished BLAH jobs",
+        "SELECT DISTINCT bj.id, bj.gahp_id, bj.fetch_args, jb.status = 'ERROR' FROM blah_jobs bj"
+        " JOIN blah_groups g ON g.id = bj.group_id"
+        " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name AND b.state = 7"
+        " JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id"
+        " WHERE g.project_id = ?1 AND g.state = 'closed' AND jb.status IN ('DONE', 'ERROR')"
+        " AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL ORDER BY bj.id" },
     [JSTMT_BLAH_JOBS_PRUNE] = { "prune BLAH jobs",
         "DELETE FROM blah_jobs WHERE (fetched_at IS NOT NULL AND fetched_at < ?1)"
         " OR (cancelled_at IS NOT NULL AND cancelled_at < ?1 AND abort_state <> 1)" },
@@ -121,9 +141,9 @@ typedef struct {
     journal_blah_join_out *out;
 } join_txn;
 
-static int find_live(journal *j, const journal_blah_join_in *in, char **gahp_id)
+static int find_live(journal *j, long long project_id, const char *job_dir, char **gahp_id)
 {
-    int rc = journal_query(j, JSTMT_BLAH_LIVE_JOB, "ti", in->job_dir, in->project_id);
+    int rc = journal_query(j, JSTMT_BLAH_LIVE_JOB, "ti", job_dir, project_id);
     if (rc == 1 && (*gahp_id = dup_col(journal_row(j, JSTMT_BLAH_LIVE_JOB), 0)) == NULL)
         rc = journal_refuse(j, "find BLAH job", "out of memory");
     journal_reset(j, JSTMT_BLAH_LIVE_JOB);
@@ -154,7 +174,7 @@ static int join(journal *j, void *arg)
 {
     join_txn *t = arg;
     const journal_blah_join_in *in = t->in;
-    int rc = find_live(j, in, &t->out->gahp_id);
+    int rc = find_live(j, in->project_id, in->job_dir, &t->out->gahp_id);
     if (rc != 0) {
         t->out->existing = rc == 1;
         return rc == 1 ? 0 : -1;
@@ -459,4 +479,70 @@ int journal_blah_interrupted_fetches(journal *j, journal_blah_job_fn fn, void *a
 {
     return each_pair(j, JSTMT_BLAH_INTERRUPTED_FETCHES,
                      journal_query(j, JSTMT_BLAH_INTERRUPTED_FETCHES, ""), fn, arg);
+}
+
+int journal_blah_work_projects(journal *j, journal_blah_project_fn fn, void *arg)
+{
+    int rc = journal_query(j, JSTMT_BLAH_WORK_PROJECTS, "");
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_WORK_PROJECTS);
+        const char *url = (const char *)sqlite3_column_text(st, 1);
+        const char *auth = (const char *)sqlite3_column_text(st, 2);
+        if (fn(sqlite3_column_int64(st, 0), url ? url : "", auth ? auth : "", arg) != 0) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, JSTMT_BLAH_WORK_PROJECTS);
+    }
+    journal_reset(j, JSTMT_BLAH_WORK_PROJECTS);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
+                                void *arg)
+{
+    /* Rows are copied first: fn fetches and writes the journal, which
+     * must not happen while this statement holds its read. */
+    typedef struct { long long row; char *id, *fetch_args; int failed; } done_job;
+    done_job *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = journal_query(j, JSTMT_BLAH_DONE_UNFETCHED, "i", project_id);
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_DONE_UNFETCHED);
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            done_job *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL) {
+                rc = -1;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[n] = (done_job){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                           sqlite3_column_int(st, 3) };
+        if (v[n].id == NULL || v[n].fetch_args == NULL) {
+            free(v[n].id);
+            free(v[n].fetch_args);
+            rc = -1;
+            break;
+        }
+        n++;
+        rc = journal_next(j, JSTMT_BLAH_DONE_UNFETCHED);
+    }
+    journal_reset(j, JSTMT_BLAH_DONE_UNFETCHED);
+    for (size_t i = 0; i < n; i++) {
+        if (rc >= 0 && fn(v[i].row, v[i].id, v[i].fetch_args, v[i].failed, arg) != 0)
+            rc = -1;
+        free(v[i].id);
+        free(v[i].fetch_args);
+    }
+    free(v);
+    return rc < 0 ? -1 : 0;
+}
+
+int journal_blah_live_job(journal *j, long long project_id, const char *job_dir, char **gahp_id)
+{
+    *gahp_id = NULL;
+    return find_live(j, project_id, job_dir, gahp_id);
 }

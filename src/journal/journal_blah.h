@@ -15,6 +15,8 @@
  *                             (it and the cancel release the job's output
  *                             claims, journal_claims.h)
  *   journal_blah_live_batches batches with jobs HTCondor still waits for
+ *   journal_blah_work_projects projects the BLAH scheduler has work for
+ *   journal_blah_done_unfetched ended jobs whose end is not delivered
  *   journal_blah_open_groups  groups no leader closed (start-up)
  *   journal_blah_prune        retention (journal_prune.c)
  */
@@ -45,6 +47,11 @@ typedef struct {
     journal_claim_conflict conflict;  /* .job set: refused, another live job
                                          writes .path; nothing recorded */
 } journal_blah_join_out;
+
+/* The live (not cancelled) job of a JobDirectory: 1 with *gahp_id
+ * (malloc'd), 0 when there is none, -1 on error. */
+int journal_blah_live_job(journal *j, long long project_id, const char *job_dir,
+                          char **gahp_id);
 
 /* One write transaction.  0 (accepted, existing, or refused by a
  * conflict: out->conflict.job set, free it) or -1. */
@@ -94,6 +101,8 @@ typedef int (*journal_blah_abort_fn)(long long row, const char *gahp_id, const c
 int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg);
 int journal_blah_abort_done(journal *j, long long row);
 
+/* The job's end delivered: result is "NULL <exit> <elapsed> <cpu>", or
+ * the plain-text reason a failed job's end is known no better. */
 int journal_blah_fetched(journal *j, long long row, const char *result, double now);
 /* Before a fetch writes into Iwd: what start-up cleans after a crash. */
 int journal_blah_fetch_started(journal *j, long long row, double now);
@@ -110,6 +119,22 @@ int journal_blah_live_batches(journal *j, long long project_id, journal_blah_nam
  * (and aborted): fn(batch, 0). */
 int journal_blah_done_batches(journal *j, long long project_id, journal_blah_name_fn fn,
                               void *arg);
+
+/* Every project the BLAH scheduler has work for (a submitted batch not
+ * retired, or an abort owed): fn(project_id, url, authenticator); fn must
+ * not use j (the rows are being read). */
+typedef int (*journal_blah_project_fn)(long long project_id, const char *url,
+                                       const char *authenticator, void *arg);
+int journal_blah_work_projects(journal *j, journal_blah_project_fn fn, void *arg);
+
+/* Jobs of project the server reports ended (DONE, or ERROR: failed = 1),
+ * neither fetched nor cancelled: fn(row, gahp_id, fetch_args, failed),
+ * called after the read ended (fn may use j).  Stops at fn's first
+ * non-zero (-1). */
+typedef int (*journal_blah_done_fn)(long long row, const char *gahp_id, const char *fetch_args,
+                                    int failed, void *arg);
+int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
+                                void *arg);
 
 /* A group still open (start-up): its project with the authenticator. */
 typedef struct {

@@ -226,5 +226,8 @@ int recovery_blah_groups(journal *j, workers *w, protocol *p, const gahp_config 
     int n = blah_close_open_groups(&ctx, run_in_background, w);
     if (n > 0)
         log_info("recovery: %d BLAH batch%s closed and submitted", n, n == 1 ? "" : "es");
-    return n < 0 ? -1 : 0;
+    if (n < 0)
+        return -1;
+    /* aborts owed and finished jobs are seen to even if nobody polls */
+    return blah_sched_resume(&ctx) < 0 ? -1 : 0;
 }

@@ -35,6 +35,7 @@ void shared_free(exec_shared *s)
     submit_registry_free(s->submits);
     file_claims_free(s->claims);
     fetch_templates_cache_free(s->templates);
+    blah_sched_stop(s->blah);   /* stopped already at a server's shutdown */
     blah_state_free(s->blah);
     free(s);
 }

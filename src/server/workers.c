@@ -12,6 +12,8 @@
  */
 #include "server/workers.h"
 
+#include "blah/blah.h"
+
 #include "server/shared.h"
 
 #include "server/command.h"
@@ -582,6 +584,9 @@ size_t workers_shutdown(workers *w)
      * only an executing worker starts one. */
     if (w->state != NULL)
         executing += atomic_load(&w->state->detached_runs);
+    /* The BLAH scheduler: joined when idle, else left like a busy worker. */
+    if (w->state != NULL)
+        executing += blah_sched_stop(w->state->blah);
     pthread_mutex_lock(&w->cmu);
     w->cstop = 1;
     pthread_cond_signal(&w->ccv);

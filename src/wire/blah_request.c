@@ -217,12 +217,13 @@ int gahp_blah_submit_from_ad(const char *ad_text, gahp_blah_submit *s, char **wh
     if ((s->ad_text = strdup(ad_text)) == NULL)
         return -1;
     classad ad;
-    const char *syntax = NULL;
+    char *syntax = NULL;
     int rc = classad_parse(ad_text, &ad, &syntax);
     if (rc == -2)
         return -1;
     if (rc == -1) {
         *why = str_printf("the job ad cannot be read: %s", syntax);
+        free(syntax);
         return *why != NULL ? 1 : -1;
     }
     ad_reader r = { &ad, s, why };

@@ -10,15 +10,24 @@
  *   classad_find        an attribute by name (case-insensitive, as ClassAds)
  *   classad_string      a string attribute's unescaped value
  *   classad_free
- *   classad_put_string  append a quoted, escaped ClassAd string literal
+ *   classad_put_string  append a string literal as HTCondor's unparser writes it
+ *   classad_put_name    append an attribute name as the unparser writes it
  *   classad_split_args  HTCondor "new" (V2) argument syntax -> argv
  *   classad_split_words the old (V1) syntax: white space only
  *   classad_split_list  "a, b c" (transfer_input_files) -> items
  *   strv_free           free what the splitters return
  *
- * Every size comes from the text: nothing is fixed.  A value that is not
- * a string literal is kept as its source text (a number, true, an
- * expression), so nothing the client sends is lost or misread as a string.
+ * The text is read as HTCondor's own lexer reads it (src/classad/lexer.cpp
+ * and util.cpp convert_escapes of 25.0.13): string literals with \a \b \f
+ * \n \r \t \v \\ \" \' \? and octal \o \oo \ooo escapes (a backslash
+ * before any other character is dropped), adjacent literals joined, raw
+ * bytes (UTF-8) passed through as they are, names bare or quoted ('my
+ * attr', with the same escapes).  What that lexer refuses is refused: a
+ * \0 (no C string could hold the value either), an empty quoted name, a
+ * bare reserved word as a name.  Every size comes from the text: nothing
+ * is fixed.  A value that is not a string literal is kept as its source
+ * text (a number, true, an expression), so nothing the client sends is
+ * lost or misread as a string.
  */
 #ifndef BOINC_GAHP_CLASSAD_H
 #define BOINC_GAHP_CLASSAD_H
@@ -38,19 +47,24 @@ typedef struct {
     classad_attr *attrs;
 } classad;
 
-/* Parse a record "[ a = 1; b = "x" ]".  0; -1 with *why (static text) when
- * the text is not such a record; -2 when memory ran out.  *out is empty
- * on failure. */
-int classad_parse(const char *text, classad *out, const char **why);
+/* Parse a record "[ a = 1; b = "x" ]".  0; -1 with *why (malloc'd, naming
+ * the attribute when the fault is in one) when the text is not such a
+ * record; -2 when memory ran out.  *out is empty on failure. */
+int classad_parse(const char *text, classad *out, char **why);
 void classad_free(classad *ad);
 
 const classad_attr *classad_find(const classad *ad, const char *name);
 /* The value of a string attribute, or NULL (absent, or not a string). */
 const char *classad_string(const classad *ad, const char *name);
 
-/* Append s as a ClassAd string literal ("..." with \" and \\ escaped, and
- * control characters as \n \t \r or dropped).  0, or -1 on ENOMEM. */
+/* Append s as sink.cpp's UnparseString writes it: "..." with \" \\ \a \b
+ * \f \n \r \t \v, and every other byte outside 0x20-0x7e (UTF-8 included)
+ * as \ooo.  0, or -1 on ENOMEM. */
 int classad_put_string(strbuf *sb, const char *s);
+/* Append an attribute name as the unparser writes it: bare when it is an
+ * identifier that is not a reserved word, else quoted ('my attr') with
+ * the string escapes (\' for the quote).  0, or -1 on ENOMEM. */
+int classad_put_name(strbuf *sb, const char *name);
 
 /* HTCondor's V2 argument syntax: white space separates arguments; a
  * single-quoted part keeps white space, and '' inside it is one quote.

@@ -142,6 +142,19 @@ def test_a_repeated_submit_gets_the_same_job(client, emu, iwd):
     assert len(emu.counters()["jobs_by_name"]) == 3
 
 
+def test_a_repeat_after_the_input_moved_gets_the_same_job(client, emu, iwd):
+    """The JobDirectory look-up comes before every check: HTCondor repeats
+    a submit whose id it never saw while the first BOINC job may run."""
+    ad = cluster(iwd, 1)[0]
+    rc, err, job = client.submit(ad)
+    assert rc == 0, err
+    wait_batches(emu, 1)
+    (iwd / "in.0").rename(iwd / "moved.0")
+    rc, err, again = client.submit(ad)
+    assert (rc, err, again) == (0, "NULL", job)
+    assert emu.counters()["jobs_by_name"] == {job: 1}
+
+
 # ---- refusals: an error result, the job held with the reason -----------------------
 
 @pytest.mark.parametrize("kw, words", [
@@ -186,6 +199,9 @@ def test_cancel_aborts_and_a_release_makes_a_new_boinc_job(client, emu, iwd):
     wait_statuses(client, [job], 2)
     assert client.cancel(job) == (0, "NULL")
     assert client.cancel(job) == (0, "NULL")        # idempotent
+    # the scheduler sends the abort in the background, once
+    assert emu.wait_until(lambda: emu.counters()["rpc"]["abort_jobs"] >= 1)
+    time.sleep(0.5)
     assert emu.counters()["rpc"]["abort_jobs"] == 1
     assert client.status(job)[2] == 3
     # condor_release: the same ad, byte for byte
@@ -212,14 +228,28 @@ def test_cancel_before_the_batch_closes_leaves_the_job_out(make_client, emu, iwd
     assert emu.counters()["rpc"]["abort_jobs"] == 0
 
 
-def test_a_failed_boinc_job_is_held_with_a_reason(client, emu, iwd):
+@pytest.mark.parametrize("server", ["stock", "fixed_qcj"])
+def test_a_failed_boinc_job_is_held_with_a_reason(client, emu, iwd, server):
+    """Its exit code in ExitCode and the hold reason, plain; its stderr in
+    Err where the server gives it (a stock 8.3 server's
+    query_completed_job dies for a job without a canonical result: the exit
+    code then comes from query_batch, and no stderr)."""
     ad = cluster(iwd, 1)[0]
+    if server == "fixed_qcj":
+        emu.set_quirks("php-warnings,sql-backslash")
     emu.default_behaviour("crash")
     rc, _, job = client.submit(ad)
     wait_batches(emu, 1)
     got = wait_statuses(client, [job], 5, emu=emu)
     rc, err, status, sad = got[job]
-    assert rc == 0 and "ended in error" in sad["HoldReason"] and job in sad["HoldReason"]
+    reason = sad["HoldReason"]
+    # plain, one line, with the job and its exit code
+    assert rc == 0 and "failed on the project with exit code 1" in reason and job in reason
+    assert "\\" not in reason and "\n" not in reason and len(reason) <= 300
+    assert sad["ExitCode"] == "1"
+    if server == "fixed_qcj":
+        # the app's stderr is in the job's Err before the hold
+        assert "simulated crash" in (iwd / "err.txt.0").read_text()
 
 
 # ---- status at scale -------------------------------------------------------------------

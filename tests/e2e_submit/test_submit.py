@@ -126,6 +126,29 @@ def test_args_a_server_cannot_carry_are_refused_before_create(client, emulator, 
     assert c["rpc"]["create_batch"] == 0 and c["rpc"]["submit_batch"] == 0
 
 
+def test_an_argument_that_is_not_utf8_is_refused_before_create(client, emulator, inputs):
+    """submit_batch's request is XML: one byte that is not UTF-8 (a lone
+    \\377, an overlong form, a surrogate) makes a real server refuse the
+    whole batch ("can't parse request message").  Refused before
+    create_batch, naming the job and the argument (its bad bytes shown as
+    octal); UTF-8 text passes (doc/commands.md "Arguments")."""
+    a = inputs("a.txt", b"a")
+    # the line is written with surrogateescape: "\udcff" is the byte 0xff
+    for n, (bad, shown) in enumerate([("h\udcffllo", "h\\377llo"),
+                                      ("\udcc0\udcaf", "\\300\\257"),
+                                      ("\udced\udca0\udc80", "\\355\\240\\200"),
+                                      ("\udcf4\udc90\udc80\udc80", "\\364\\220\\200\\200")]):
+        res = client.wait(client.submit("u8bad%d" % n, "uppercase",
+                                        [("u8#%d" % n, ["h\u00e9llo", bad], [(a, "in")])]))
+        assert res == ["submit refused: argument 2 of job u8#%d (%s) is not valid UTF-8 "
+                       "(a BOINC server's XML parser would refuse the whole batch's "
+                       "request)" % (n, shown)], res
+    c = emulator.counters()
+    assert c["rpc"]["create_batch"] == 0 and c["rpc"]["submit_batch"] == 0
+    res = client.wait(client.submit("u8good", "uppercase", [("u8good#0", ["h\u00e9llo"], [(a, "in")])]))
+    assert res == ["NULL"], res
+
+
 def test_six_trailing_htcondor_fields(client, emulator, inputs):
     a = inputs("a.txt", b"a")
     rid = client.submit("p6", "uppercase", [("p6#0", [], [(a, "in")])],

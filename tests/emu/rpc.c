@@ -1,7 +1,7 @@
 /*
  * rpc.c - submit_rpc_handler.php: the remote job submission RPCs, with the
  * exact reply layout, error texts and quirks of a real BOINC 8.3 server
- * (see shared/reference/real-server/ captures).
+ * (as captured from one).
  *
  * Layout rules copied from the server: a reply starts with the XML
  * declaration and the request's element; success ends with

@@ -1,7 +1,7 @@
 """A model of the BLAH client of HTCondor 10.0-25.x's grid manager
 (grid_resource = batch boinc), written from what the real 25.0.13 grid
-manager was seen to send and accept (../shared/real/htcondor25/README.md,
-conversation.log): the start-up COMMANDS, ASYNC_MODE_ON, BLAH_PING <id>
+manager was seen to send and accept (doc/htcondor.md, "What the 25.0 grid
+manager does"): the start-up COMMANDS, ASYNC_MODE_ON, BLAH_PING <id>
 boinc; one BLAH_JOB_SUBMIT per job with the ad INFNBatchJob::buildSubmitAd
 makes (attributes in its order, JobDirectory = home_bl_<sandbox id>);
 BLAH_JOB_STATUS per job; BLAH_JOB_CANCEL on condor_rm and condor_hold; and
@@ -36,8 +36,77 @@ RESULT_TOKENS = {"BLAH_JOB_SUBMIT": 3, "BLAH_JOB_STATUS": 4, "BLAH_JOB_CANCEL": 
                  "BLAH_PING": 2}
 
 
+# What HTCondor's ClassAd unparser (src/classad/sink.cpp of 25.0.13,
+# ClassAdUnParser::UnparseString) writes for these bytes; every other byte
+# that fails the C locale's isprint (below 0x20, 0x7f, every byte of a
+# UTF-8 sequence) as a three-digit octal escape.
+_UNPARSE_ESCAPES = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t",
+                    11: "\\v", 92: "\\\\"}
+# Names sink.cpp's identifierNeedsQuoting quotes whatever they hold
+# (compared without regard to case).
+_RESERVED = {"error", "false", "is", "isnt", "parent", "true", "undefined"}
+
+
+def _unparse(value, delim):
+    data = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+    out = []
+    for b in data:
+        if b == ord(delim):
+            out.append("\\" + delim)
+        elif b in _UNPARSE_ESCAPES:
+            out.append(_UNPARSE_ESCAPES[b])
+        elif 0x20 <= b < 0x7f:
+            out.append(chr(b))
+        else:
+            out.append("\\%03o" % b)
+    return "".join(out)
+
+
 def classad_string(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """s (str, UTF-8 encoded; or bytes) as a ClassAd string literal,
+    exactly as the grid manager's unparser writes it: "h\\303\\251llo"."""
+    return '"' + _unparse(s, '"') + '"'
+
+
+def classad_name(name):
+    """An attribute name as the unparser writes it: bare when it is an
+    identifier and no reserved word, else quoted ('my attr')."""
+    text = _unparse(name, "'")
+    plain = (text != "" and (text[0].isascii() and (text[0].isalpha() or text[0] == "_"))
+             and all(c.isascii() and (c.isalnum() or c == "_") for c in text)
+             and text.lower() not in _RESERVED)
+    return text if plain else "'" + text + "'"
+
+
+def classad_unescape(raw):
+    """The bytes of a string literal's inside, read as HTCondor's lexer
+    reads them (util.cpp convert_escapes)."""
+    simple = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
+    data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
+    out = bytearray()
+    i = 0
+    while i < len(data):
+        c = data[i]
+        if c == 0x5c and i + 1 < len(data):
+            i += 1
+            ch = chr(data[i])
+            if ch in simple:
+                c = simple[ch]
+            elif "0" <= ch <= "7":
+                n = data[i] - 48
+                if i + 1 < len(data) and 48 <= data[i + 1] <= 55:
+                    i += 1
+                    n = n * 8 + data[i] - 48
+                    if n < 0o40 and i + 1 < len(data) and 48 <= data[i + 1] <= 55:
+                        i += 1
+                        n = n * 8 + data[i] - 48
+                assert n != 0, "a \\0 in a ClassAd string: %r" % raw
+                c = n
+            else:
+                c = data[i]
+        out.append(c)
+        i += 1
+    return bytes(out)
 
 
 def submit_ad(iwd, job_dir, queue="uppercase", arguments="", transfer_input=None,
@@ -61,7 +130,7 @@ def submit_ad(iwd, job_dir, queue="uppercase", arguments="", transfer_input=None
     if remaps is not None:
         attrs.append(("TransferOutputRemaps", classad_string(remaps)))
     for k, v in (extra or {}).items():
-        attrs.append((k, v))
+        attrs.append((classad_name(k), v))
     return "[ " + "; ".join("%s = %s" % kv for kv in attrs) + " ]"
 
 
@@ -80,15 +149,10 @@ def parse_status_ad(text):
         while body[k] == " ":
             k += 1
         if body[k] == '"':
-            v, k = [], k + 1
+            start, k = k + 1, k + 1
             while body[k] != '"':
-                if body[k] == "\\":
-                    k += 1
-                    v.append({"n": "\n", "t": "\t"}.get(body[k], body[k]))
-                else:
-                    v.append(body[k])
-                k += 1
-            out[name] = "".join(v)
+                k += 2 if body[k] == "\\" else 1
+            out[name] = classad_unescape(body[start:k]).decode("utf-8", "surrogateescape")
             k += 1
         else:
             e = body.find(";", k)

@@ -1,9 +1,9 @@
 """gridmanager_sim - a wire-faithful model of HTCondor 9.0's grid manager
 (grid type `boinc`) driving the real boinc_gahp over real pipes.
 
-Written for this test suite from the facts in
-/work/shared/reference/htcondor-client.md (the contract), not copied from
-anything.  What it models, in the reference's own terms:
+Written for this test suite from the documented behaviour of HTCondor
+9.0's grid manager (doc/htcondor.md, doc/protocol.md), not copied from
+anything.  What it models:
 
 * the job queue of the schedd (GridManager.jobs): it survives grid-manager
   restarts, like the real job queue; everything else is per process;

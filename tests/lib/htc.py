@@ -1,5 +1,5 @@
 """htc - a small wire-faithful model of HTCondor 9.0's grid manager as a
-BOINC GAHP client (facts from shared/reference/htcondor-client.md): request
+BOINC GAHP client (facts from its 9.0 source and doc/htcondor.md): request
 ids from 2, every return line within 20 s (else the client would exit),
 anything but S fatal, jobs of a submit in an arbitrary order with the six
 trailing fields of whichever job comes first, and the status reply loop

@@ -31,9 +31,9 @@ def pytest_runtest_logstart(nodeid, location):
 def pool():
     if not (realsys.PREFIX / "etc/condor_config").exists():
         pytest.fail("no personal HTCondor in %s: run `make check-real` (it runs "
-                    "../shared/real/htcondor/setup-htcondor.sh)" % realsys.PREFIX)
+                    "tests/real/recipes/htcondor9.sh)" % realsys.PREFIX)
     if realsys.master_pid() is None:
-        pytest.fail("condor_master is not running (setup-htcondor.sh start)")
+        pytest.fail("condor_master is not running (tests/real/recipes/htcondor9.sh start)")
     realsys.ensure_queue_empty()
     return realsys.schedd_name()
 
@@ -41,7 +41,7 @@ def pool():
 @pytest.fixture(scope="session")
 def emu_project(pool):
     if not os.path.exists(realsys.EMU_DIR + ".out"):
-        pytest.fail("boinc_emu for the pool is not running (setup-htcondor.sh emu)")
+        pytest.fail("boinc_emu for the pool is not running (tests/real/recipes/htcondor9.sh emu)")
     return realsys.EmuProject()
 
 
@@ -49,7 +49,7 @@ def emu_project(pool):
 def real_project(pool):
     if not (realsys.RS_STATE / "config.txt").exists():
         pytest.fail("no real BOINC server (%s/config.txt): run `make check-real` "
-                    "(it runs ../shared/real/boinc-server/setup.sh)" % realsys.RS_STATE)
+                    "(it runs tests/real/recipes/boinc_server.sh)" % realsys.RS_STATE)
     return realsys.RealProject()
 
 

@@ -1,14 +1,14 @@
 """realsys - helpers for the real-systems scenarios (`make check-real`).
 
 The personal HTCondor 9.0.19 pool and the real BOINC 8.3 server are set up
-by ../shared/real/ (called from mk/real.mk); this module only drives them:
+by the recipes in tests/real/recipes/ (called from mk/real.mk); this module only drives them:
 
 * `condor(...)` runs an HTCondor tool as the pool's user (htcgrid);
 * `Scenario` is one scenario's submit directory, its clusters, its waits
   (condor_q + the job's user log, every wait bounded) and its invariants
   (GridmanagerLog, the project's own records);
 * `EmuProject` / `RealProject` are the two BOINC projects the pool's jobs
-  go to: boinc_emu (started by setup-htcondor.sh `emu`) and the real
+  go to: boinc_emu (started by recipes/htcondor9.sh `emu`) and the real
   server (its URL and authenticator in /var/lib/rs-boinc-state/).
 
 Authenticators are read from files and never printed.
@@ -33,7 +33,7 @@ USER = os.environ.get("HTC_USER", "htcgrid")
 EMU_DIR = os.environ.get("HTC_EMU_DIR", "/var/lib/boinc-emu-htc")
 RS_STATE = pathlib.Path(os.environ.get("RS_STATE_DIR", "/var/lib/rs-boinc-state"))
 RS_PROJECT_DB = os.environ.get("RS_PROJECT", "rstest")
-SHARED_REAL = pathlib.Path(os.environ.get("SHARED_REAL") or REPO.parent / "shared/real").resolve()
+RECIPES = REPO / "tests/real/recipes"
 RUN_ID = os.environ.get("REAL_RUN_ID") or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
 
 _pw = pwd.getpwnam(USER)
@@ -231,7 +231,7 @@ def parse_user_log(path):
 
 # ------------------------------------------------------------------ projects
 class EmuProject:
-    """boinc_emu started by setup-htcondor.sh `emu` on 127.0.0.1."""
+    """boinc_emu started by recipes/htcondor9.sh `emu` on 127.0.0.1."""
     kind = "emu"
 
     def __init__(self):
@@ -300,7 +300,7 @@ def mysql(query, timeout=60):
 
 
 class RealProject:
-    """The real BOINC 8.3 server of ../shared/real/boinc-server."""
+    """The real BOINC 8.3 server of tests/real/recipes/boinc_server.sh."""
     kind = "real"
 
     def __init__(self):

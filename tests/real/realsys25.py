@@ -1,5 +1,5 @@
 """realsys25 - the personal HTCondor 25.0.13 pool of `make check-real`
-(../shared/real/htcondor25/: /opt/condor25, /var/lib/condor25, user
+(tests/real/recipes/htcondor25.sh: /opt/condor25, /var/lib/condor25, user
 htcgrid25, port 29625), whose real grid manager drives build/boinc_gahp
 through the BLAH commands of `grid_resource = batch boinc`.
 

@@ -17,7 +17,7 @@ from gahp_client import REAL_CLOCK, Gahp
 from submit_client import Client
 
 BOINC_SRC = os.environ.get("BOINC_SRC", "/opt/boinc-src")
-SETUP = realsys.SHARED_REAL / "boinc-server/setup.sh"
+SETUP = realsys.RECIPES / "boinc_server.sh"
 NULL6 = ["NULL"] * 6
 
 

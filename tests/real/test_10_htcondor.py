@@ -84,7 +84,7 @@ def test_restart_condor_master(project, scenario_factory):
                                ("condor_master", "condor_schedd", "condor_gridmanager",
                                 "boinc_gahp")), 120, "every HTCondor daemon and the GAHP to exit", 1)
     # in its own session: the daemons must outlive this test's process group
-    subprocess.run(["setsid", "-w", str(realsys.SHARED_REAL / "htcondor/setup-htcondor.sh"),
+    subprocess.run(["setsid", "-w", str(realsys.RECIPES / "htcondor9.sh"),
                     "start"], stdin=subprocess.DEVNULL,
                    cwd=str(realsys.REPO), check=True, timeout=120,
                    stdout=subprocess.DEVNULL)

@@ -2,7 +2,7 @@
 `grid_resource = batch boinc` (the BLAH commands; issue 32), against the
 emulator and against the real BOINC 8.3 server (doc/real-systems.md).
 
-The pool is ../shared/real/htcondor25/ (set up by tests/real/setup_real.sh
+The pool is tests/real/recipes/htcondor25.sh's (set up by tests/real/setup_real.sh
 with BOINC_GAHP pointing at build/boinc_gahp); the project comes from the
 pool user's ~/.config/boinc_gahp/boinc_gahp.conf, switched per scenario.
 After each scenario, as for 9.0: every job completed with the right output
@@ -36,7 +36,7 @@ def limits(project, emu, real):
 def pool25():
     if rs.master_pid() is None:
         pytest.fail("the 25.0 pool's condor_master is not running "
-                    "(../shared/real/htcondor25/setup-htcondor25.sh start)")
+                    "(tests/real/recipes/htcondor25.sh start)")
     rs.ensure_queue_empty()
     return rs.schedd_name()
 
@@ -44,7 +44,7 @@ def pool25():
 @pytest.fixture(scope="module")
 def emu25(pool25):
     if not os.path.exists(realsys.EMU_DIR + ".out"):
-        pytest.fail("boinc_emu for the pools is not running (setup-htcondor.sh emu)")
+        pytest.fail("boinc_emu for the pools is not running (tests/real/recipes/htcondor9.sh emu)")
     return realsys25.emu_project()
 
 
@@ -183,7 +183,7 @@ def test_b25_schedd_restarted(emu25, scenario25):
     rs.wait_until(lambda: not any(rs.pids_named(n, rs.UID) for n in
                                   ("condor_master", "condor_schedd", "condor_gridmanager",
                                    "boinc_gahp")), 120, "the 25.0 daemons to exit", 1)
-    subprocess.run(["setsid", "-w", str(realsys.SHARED_REAL / "htcondor25/setup-htcondor25.sh"),
+    subprocess.run(["setsid", "-w", str(realsys.RECIPES / "htcondor25.sh"),
                     "start"], stdin=subprocess.DEVNULL, env=setup25_env(),
                    cwd="/", check=True, timeout=120, stdout=subprocess.DEVNULL)
     realsys.progress("    condor_master started again (pid %s)" % rs.master_pid())

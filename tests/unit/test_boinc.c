@@ -24,7 +24,7 @@
 #include "base/url.h"
 #include "boinc/boinc_internal.h"
 
-/* Reply bodies of real BOINC server captures (shared/reference/real-server),
+/* Reply bodies of real BOINC server captures (captured from a real server),
  * reproduced verbatim as fixtures: facts about the wire format. */
 
 /* 01_ping.txt */

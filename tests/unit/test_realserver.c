@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "base/strbuf.h"
 #include "exec/job_args.h"
 #include "journal/journal.h"
 #include "journal/journal_internal.h"   /* journal_db */
@@ -61,6 +62,60 @@ static void test_args_refused(void **state)
     char *line = NULL, *why = NULL;
     assert_int_equal(job_args_command_line("job 7", NULL, 0, NULL, 0, &line, &why), 1);
     assert_non_null(strstr(why, "job name job 7"));
+    free(why);
+}
+
+/* submit_batch's request is XML: a byte that is not strict UTF-8 would
+ * fail the whole batch at the server, so it is refused up front. */
+static void test_args_must_be_utf8(void **state)
+{
+    (void)state;
+    static const char *const good[] = {
+        "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
+        "\xef\xbf\xbd", "\xed\x9f\xbf", "\xee\x80\x80", "\xc2\x80",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        const char *args[] = { good[i] };
+        char *line = NULL, *why = NULL;
+        assert_int_equal(job_args_command_line("j", args, 1, NULL, 0, &line, &why), 0);
+        assert_string_equal(line, good[i]);
+        free(line);
+    }
+    static const struct { const char *arg, *shown, *phrase; } bad[] = {
+        { "h\xffllo", "h\\377llo", "is not valid UTF-8" },
+        { "\x80", "\\200", "is not valid UTF-8" },                 /* stray continuation */
+        { "x\xc3", "x\\303", "is not valid UTF-8" },               /* cut short */
+        { "\xc3x", "\\303x", "is not valid UTF-8" },
+        { "\xc0\xaf", "\\300\\257", "is not valid UTF-8" },        /* overlong / */
+        { "\xc1\xbf", "\\301\\277", "is not valid UTF-8" },
+        { "\xe0\x80\xaf", "\\340\\200\\257", "is not valid UTF-8" },
+        { "\xf0\x80\x80\xaf", "\\360\\200\\200\\257", "is not valid UTF-8" },
+        { "\xed\xa0\x80", "\\355\\240\\200", "is not valid UTF-8" },   /* surrogate */
+        { "\xed\xbf\xbf", "\\355\\277\\277", "is not valid UTF-8" },
+        { "\xf4\x90\x80\x80", "\\364\\220\\200\\200", "is not valid UTF-8" }, /* > U+10FFFF */
+        { "\xf5\x80\x80\x80", "\\365\\200\\200\\200", "is not valid UTF-8" },
+        { "\xe2\x82", "\\342\\202", "is not valid UTF-8" },
+        { "\xef\xbf\xbe", "\xef\xbf\xbe", "contains U+FFFE or U+FFFF" },
+        { "\xef\xbf\xbf", "\xef\xbf\xbf", "contains U+FFFE or U+FFFF" },
+        { "\xc3\xa9\xff", "\xc3\xa9\\377", "is not valid UTF-8" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *args[] = { "ok", bad[i].arg };
+        char *line = NULL, *why = NULL;
+        assert_int_equal(job_args_command_line("job#7", args, 2, NULL, 0, &line, &why), 1);
+        assert_null(line);
+        char *want = str_printf("argument 2 of job job#7 (%s) %s", bad[i].shown,
+                                bad[i].phrase);
+        assert_non_null(want);
+        if (strstr(why, want) == NULL)
+            fail_msg("%s: wanted %s", why, want);
+        free(want);
+        free(why);
+    }
+    /* and a job name, a word of the same request */
+    char *line = NULL, *why = NULL;
+    assert_int_equal(job_args_command_line("j\xfe", NULL, 0, NULL, 0, &line, &why), 1);
+    assert_non_null(strstr(why, "job name j\\376 is not valid UTF-8"));
     free(why);
 }
 
@@ -234,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_args_carried_verbatim),
         cmocka_unit_test(test_args_refused),
+        cmocka_unit_test(test_args_must_be_utf8),
         cmocka_unit_test(test_line_limits),
         cmocka_unit_test(test_plan_within_limits),
         cmocka_unit_test(test_classify_and_shrink),

@@ -1,0 +1,175 @@
+"""The BLAH scheduler (doc/blah-core.md): BLAH_JOB_STATUS and
+BLAH_JOB_CANCEL answer from the journal alone, whatever the network does,
+and the network work (queries, aborts, fetches of finished jobs into Iwd)
+is done once, in the background.  The real boinc_gahp over pipes, driven
+as the 25.0 grid manager drives it, against the real emulator on
+127.0.0.1 (manual clock), with the emulator's own fault injection for the
+outages."""
+import time
+
+from blah_client import parse_status_ad, submit_ad
+
+
+def stage(iwd, name, text):
+    (iwd / name).write_text(text)
+
+
+def cluster(iwd, n, prefix="home_bl_127.0.0.1_9618_schedd_7"):
+    ads = []
+    for k in range(n):
+        stage(iwd, "in.%d" % k, "job %d input\n" % k)
+        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
+                             transfer_output="out", remaps="out = out.%d" % k,
+                             out="out.txt.%d" % k, err="err.txt.%d" % k))
+    return ads
+
+
+def submit_all(client, ads):
+    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
+    jobs = []
+    for rid in rids:
+        rc, err, job = client.wait(rid)
+        assert int(rc) == 0, err
+        jobs.append(job)
+    return jobs
+
+
+def statuses(client, jobs):
+    """One round of the grid manager's probes, every request in flight at
+    once: {job: (rc, err, status, ad)}."""
+    rids = {j: client.start("BLAH_JOB_STATUS", j) for j in jobs}
+    out = {}
+    for j, rid in rids.items():
+        rc, err, status, ad = client.wait(rid)
+        out[j] = (int(rc), err, int(status), parse_status_ad(ad) if ad != "NULL" else None)
+    return out
+
+
+def wait_all(client, jobs, want, emu=None, timeout=90):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = statuses(client, jobs)
+        if all(s[2] == want for s in got.values()):
+            return got
+        assert time.monotonic() < deadline, {j: s[:3] for j, s in got.items()}
+        if emu is not None:
+            emu.run(max_seconds=600)
+        time.sleep(0.2)
+
+
+def wait_batches(emu, n, timeout=60):
+    deadline = time.monotonic() + timeout
+    while len(emu.state()["batches"]) < n:
+        assert time.monotonic() < deadline, "the batch did not reach the server"
+        time.sleep(0.1)
+
+
+def test_two_hundred_concurrent_cancels_cost_a_few_abort_requests(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "3600",
+                          "--retry-budget", "5"))
+    jobs = submit_all(c, cluster(iwd, 200))
+    wait_batches(emu, 1)
+    emu.advance(0)                              # every job sent: in progress
+    rids = [c.start("BLAH_JOB_CANCEL", j) for j in jobs]
+    for rid in rids:
+        assert c.wait(rid) == ["0", "NULL"]
+    # every job answers removed at once, from the journal
+    got = statuses(c, jobs)
+    assert all(s[:3] == (0, "NULL", 3) for s in got.values())
+    # the aborts reach the server in the background
+    ok = emu.wait_until(lambda: all(emu.job(j)["status"] == "ERROR" for j in jobs),
+                        timeout=60, interval=0.5)
+    assert ok, [j for j in jobs if emu.job(j)["status"] != "ERROR"]
+    time.sleep(1)
+    sent = emu.counters()["rpc"]["abort_jobs"]
+    # one per scheduler pass that found aborts owed, not one per job
+    assert 1 <= sent <= 5, sent
+
+
+def test_status_never_fails_while_outputs_cannot_be_downloaded(make_client, emu, iwd):
+    c = make_client()
+    jobs = submit_all(c, cluster(iwd, 3))
+    wait_batches(emu, 1)
+    emu.fault("get_output.php", "http503", probability=1)
+    emu.run(max_seconds=600)                    # every job DONE on the server
+    # the scheduler sees DONE, its downloads fail: the jobs ran, so they
+    # answer running, never an error (HTCondor 25.0 holds a job after
+    # BATCH_GAHP_CHECK_STATUS_ATTEMPTS of those)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        got = statuses(c, jobs)
+        assert all(s[0] == 0 and s[2] in (1, 2) for s in got.values()), got
+        time.sleep(0.3)
+    assert emu.counters()["rpc"]["get_output"] > 0      # it did try
+    assert all(s[2] == 2 for s in statuses(c, jobs).values())
+    emu.clear_faults()
+    done = wait_all(c, jobs, 4)
+    for k, j in enumerate(jobs):
+        assert done[j][3]["ExitCode"] == "0"
+        assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
+
+
+def test_an_outage_holds_nothing_and_the_jobs_go_on_after_it(make_client, emu, iwd):
+    c = make_client()
+    jobs = submit_all(c, cluster(iwd, 4))
+    wait_batches(emu, 1)
+    wait_all(c, jobs, 1)
+    emu.fault("*", "http503", probability=1)    # the whole project down
+    emu.run(max_seconds=600)                    # (the control API is never faulted)
+    deadline = time.monotonic() + 12            # more than the retry budget (5 s)
+    rounds = 0
+    while time.monotonic() < deadline:
+        got = statuses(c, jobs)
+        assert all(s[0] == 0 and s[2] in (1, 2) for s in got.values()), got
+        rounds += 1
+        time.sleep(0.2)
+    assert rounds >= 10
+    emu.clear_faults()
+    done = wait_all(c, jobs, 4)
+    for k, j in enumerate(jobs):
+        assert done[j][:3] == (0, "NULL", 4)
+        assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
+
+
+def test_concurrent_statuses_of_a_finished_job_download_it_once(make_client, emu, iwd):
+    c = make_client()
+    # job A: finished with one status at a time, as the baseline
+    a = submit_all(c, cluster(iwd, 1, prefix="home_bl_127.0.0.1_9618_schedd_8"))[0]
+    wait_all(c, [a], 4, emu=emu)
+    per_job = emu.counters()["rpc"]["get_output"]
+    assert per_job >= 1
+    # job B: the same shape, twenty statuses in flight at every round
+    (iwd / "out.0").unlink()
+    b = submit_all(c, cluster(iwd, 1, prefix="home_bl_127.0.0.1_9618_schedd_9"))[0]
+    deadline = time.monotonic() + 60
+    while True:
+        emu.run(max_seconds=600)
+        rids = [c.start("BLAH_JOB_STATUS", b) for _ in range(20)]
+        got = [c.wait(r) for r in rids]
+        assert all(g[0] == "0" for g in got), got
+        if all(g[2] == "4" for g in got):
+            break
+        assert time.monotonic() < deadline, got[-1]
+    assert emu.counters()["rpc"]["get_output"] == 2 * per_job
+    assert (iwd / "out.0").read_text() == "JOB 0 INPUT\n"
+
+
+def test_aborts_owed_are_sent_at_start_up_without_any_status(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "3600",
+                          "--retry-budget", "2"))
+    jobs = submit_all(c, cluster(iwd, 3))
+    wait_batches(emu, 1)
+    emu.advance(0)
+    emu.fault("abort_jobs", "http503", probability=1)
+    for j in jobs[:2]:
+        assert c.cancel(j) == (0, "NULL")
+    # the scheduler tried (and failed): the aborts are still owed
+    assert emu.wait_until(lambda: emu.counters()["rpc"]["abort_jobs"] >= 1, timeout=30)
+    c.kill()
+    emu.clear_faults()
+    c2 = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "3600"))
+    # no BLAH command at all: start-up alone sends them
+    assert emu.wait_until(lambda: all(emu.job(j)["status"] == "ERROR" for j in jobs[:2]),
+                          timeout=60, interval=0.5)
+    assert emu.job(jobs[2])["status"] != "ERROR"
+    assert c2.gahp.proc.poll() is None
