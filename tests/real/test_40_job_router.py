@@ -165,7 +165,8 @@ def test_r25_routed_job_removed_while_it_runs(emu25, routed):
     rs.wait_until(lambda: "aborted" in s.gahp.text(), 120, "the abort on the server", 1)
     s.wait_settled(600)
     s.check(removed={running})
-    assert not s.routed_rows().get(running), "the routed copy stayed in the queue"
+    rs.wait_until(lambda: not s.routed_rows().get(running), 120,
+                  "the routed copy of the removed job to leave the queue", 2)
     assert not (s.dir / ("out0.%d" % running[1])).exists()
     del cl
 
