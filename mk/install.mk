@@ -30,7 +30,8 @@ GAHP_RELEASE_DATE := $(shell sed -n 's/^\#define GAHP_RELEASE_DATE "\(.*\)"$$/\1
 MAN_PAGES := $(BUILD)/man/boinc_gahp.1 $(BUILD)/man/boinc_emu.1
 EXAMPLES  := $(BUILD)/examples/boinc_gahp.conf.example \
              $(BUILD)/examples/condor_config.d-boinc_gahp \
-             $(BUILD)/examples/boinc_gahp_wrapper.example
+             $(BUILD)/examples/boinc_gahp_wrapper.example \
+             $(BUILD)/examples/condor_config.d-boinc-job-router
 DOCS      := README.md $(wildcard doc/*.md)
 
 .PHONY: man install install-emulator uninstall deb deb-version-check lint-deb
@@ -51,6 +52,9 @@ $(BUILD)/examples/boinc_gahp.conf.example: examples/boinc_gahp.conf
 $(BUILD)/examples/condor_config.d-boinc_gahp: examples/condor_config.d-boinc_gahp.in FORCE
 	@mkdir -p $(dir $@)
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' $< > $@
+$(BUILD)/examples/condor_config.d-boinc-job-router: examples/condor_config.d-boinc-job-router
+	@mkdir -p $(dir $@)
+	cp $< $@
 $(BUILD)/examples/boinc_gahp_wrapper.example: examples/boinc_gahp_wrapper.in FORCE
 	@mkdir -p $(dir $@)
 	sed -e 's|@SBINDIR@|$(SBINDIR)|g' $< > $@

@@ -326,3 +326,19 @@ SELECT bj.gahp_id AS job_id, bj.job_dir, g.batch_name AS batch, g.app,
 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id
 LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name
 LEFT JOIN jobs j ON j.batch_id = b.id AND j.name = bj.gahp_id;
+
+-- 0016_output_claims (issue 40): never a silent overwrite.  One row per
+-- output path (absolute, normalised: Iwd joined, '.', '..' and '//'
+-- folded) that a job writes: its outputs after every remap, Out, Err and
+-- the BOINC stderr destination.  released_at NULL: the job is live (a
+-- BLAH job until its outputs are delivered or it is cancelled); else when
+-- it stopped writing the path.  A job may not claim a path whose row
+-- belongs to another job that is live, or that was released after the
+-- claiming job was submitted (the two were live at the same time).
+CREATE TABLE output_claims (
+    path        TEXT PRIMARY KEY,
+    job         TEXT NOT NULL,
+    claimed_at  REAL NOT NULL,
+    released_at REAL
+);
+CREATE INDEX output_claims_job ON output_claims (job);

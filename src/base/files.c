@@ -333,6 +333,39 @@ void files_md5_stream_free(files_md5_stream *s)
     free(s);
 }
 
+char *files_normal_path(const char *iwd, const char *path)
+{
+    char *abs = files_resolve(iwd, path);
+    if (abs == NULL)
+        return NULL;
+    /* in place: the result is never longer; out always ends before p */
+    size_t out = 0;
+    const char *p = abs;
+    while (*p != '\0') {
+        while (*p == '/')
+            p++;
+        const char *end = strchr(p, '/');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        if (len == 0 || (len == 1 && p[0] == '.')) {
+            /* nothing */
+        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+            while (out > 0 && abs[out - 1] != '/')
+                out--;
+            if (out > 0)
+                out--;          /* the '/' before the dropped component */
+        } else {
+            abs[out++] = '/';
+            memmove(abs + out, p, len);
+            out += len;
+        }
+        p += len;
+    }
+    if (out == 0)
+        abs[out++] = '/';
+    abs[out] = '\0';
+    return abs;
+}
+
 char *files_resolve(const char *iwd, const char *path)
 {
     if (!path || path[0] == '\0') {

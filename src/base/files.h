@@ -90,6 +90,15 @@ void files_md5_stream_free(files_md5_stream *s);
 char *files_resolve(const char *iwd, const char *path);
 
 /*
+ * files_resolve, then folded lexically: '//' and '.' components dropped,
+ * 'x/..' removed ('..' at the root stays at the root), no trailing '/'.
+ * Symbolic links are not followed (the path may not exist yet).  The one
+ * name of a path for comparisons (the output claims, issue 40).  NULL with
+ * errno EINVAL or ENOMEM.
+ */
+char *files_normal_path(const char *iwd, const char *path);
+
+/*
  * Write all len bytes of data to fd: short writes are continued and a
  * write interrupted by a signal (EINTR) is retried.  0, or -1 with errno
  * set (EIO when write() makes no progress).  The one such loop of the

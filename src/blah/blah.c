@@ -25,6 +25,7 @@
 
 #include "exec/exec_cmds.h"
 #include "exec/job_args.h"
+#include "exec/output_claims.h"
 #include "journal/journal_blah.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
@@ -579,6 +580,26 @@ static void start_leader(exec_ctx *ctx, const gahp_request *req, blah_group *g)
 
 /* ---- BLAH_JOB_SUBMIT -------------------------------------------------------------- */
 
+/* The paths the job's fetch will write (fetch_args: TransferOutput after
+ * its remaps, Out, and Err for the BOINC stderr): 0, 1 with *why (two of
+ * them are one path), -1. */
+static int job_claims(const gahp_blah_submit *s, exec_claims *c, char **why)
+{
+    size_t n = s->noutputs + (s->out != NULL ? 1 : 0);
+    gahp_output_spec *specs = calloc(n + 1, sizeof *specs);
+    if (specs == NULL)
+        return -1;
+    for (size_t i = 0; i < s->noutputs; i++)
+        specs[i] = s->outputs[i];
+    if (s->out != NULL) {
+        specs[s->noutputs].src = (char *)"Out (the job's output)";
+        specs[s->noutputs].dst = s->out;
+    }
+    int rc = exec_claim_paths(s->iwd, s->err, specs, n, c, why);
+    free(specs);
+    return rc;
+}
+
 static char *accepted(const char *gahp_id)
 {
     strbuf sb = STRBUF_INIT;
@@ -616,6 +637,12 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
         }
         why = refusal(ctx, req, &app);
     }
+    exec_claims claims = { NULL, 0 };
+    if (why == NULL) {
+        int crc = job_claims(s, &claims, &why);
+        if (crc < 0)
+            return NULL;
+    }
     if (why != NULL) {
         log_info("BLAH: job %s refused: %s", s->job_dir, why);
         char *tail = blah_submit_fail(why);
@@ -626,6 +653,7 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
     if (spec == NULL || fetch == NULL) {
         free(spec);
         free(fetch);
+        exec_claims_free(&claims);
         return NULL;
     }
     long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
@@ -636,12 +664,30 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
         pthread_mutex_unlock(&st->mu);
         free(spec);
         free(fetch);
+        exec_claims_free(&claims);
         return blah_submit_fail("no random batch name: the kernel's random source failed");
     }
     journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
-                                g != NULL ? g->id : 0, batch, spec, fetch, journal_now() };
+                                g != NULL ? g->id : 0, batch, spec, fetch,
+                                (const char *const *)claims.paths, claims.n, journal_now() };
     journal_blah_join_out out;
     int rc = journal_blah_join(ctx->journal, &in, &out);
+    exec_claims_free(&claims);
+    if (rc == 0 && out.conflict.job != NULL) {
+        /* refused: nothing was recorded, no group opened */
+        pthread_mutex_unlock(&st->mu);
+        free(spec);
+        free(fetch);
+        free(batch);
+        char *msg = exec_claim_refusal(out.conflict.path, out.conflict.job);
+        journal_claim_conflict_free(&out.conflict);
+        if (msg == NULL)
+            return NULL;
+        log_warn("BLAH: job %s refused: %s", s->job_dir, msg);
+        char *tail = blah_submit_fail(msg);
+        free(msg);
+        return tail;
+    }
     blah_group *led = NULL;
     if (rc == 0 && !out.existing && g == NULL) {
         /* a new group: this job's worker starts its leader */

@@ -28,7 +28,9 @@
 #include "base/testpoint.h"
 #include "fetch/fetch_step.h"
 #include "fetch/outputs.h"
+#include "exec/output_claims.h"
 #include "journal/journal_batches.h"
+#include "journal/journal_claims.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -657,6 +659,44 @@ static int fetch_job(fetch_ctx *fc, long long project_id,
     return fetch_step_failf(e, EXEC_E_REFUSED, "job %s is not finished", fc->f->job);
 }
 
+/* Issue 40: the paths this fetch writes (its specs' destinations and the
+ * stderr file; with ALL, outputs under their own names are not known
+ * before the fetch), claimed in the journal before anything is written: a
+ * path another job writes while this one is live, or two of this job's
+ * outputs naming one path, fail the fetch.  0, or -1 with *e. */
+static int claim_outputs(exec_ctx *ctx, long long project_id, const gahp_fetch_output *f,
+                         exec_err *e)
+{
+    exec_claims c;
+    char *why = NULL;
+    int rc = exec_claim_paths(f->iwd, f->stderr_file, f->specs, f->nspecs, &c, &why);
+    if (rc != 0) {
+        if (rc < 0)
+            return exec_err_nomem(e);
+        rc = fetch_step_failf(e, EXEC_E_REFUSED, "fetch_output failed: %s", why);
+        free(why);
+        return rc;
+    }
+    journal_claim_conflict conflict;
+    rc = journal_claims_fetch(ctx->journal, project_id, f->job, (const char *const *)c.paths,
+                              c.n, journal_now(), &conflict);
+    exec_claims_free(&c);
+    if (rc < 0)
+        return fetch_step_failf(e, EXEC_E_JOURNAL, "fetch_output failed: %s",
+                                journal_errmsg(ctx->journal));
+    if (rc == 1) {
+        char *msg = exec_claim_refusal(conflict.path, conflict.job);
+        log_warn("fetch of job %s refused: %s", f->job, msg != NULL ? msg : EXEC_NOMEM_MSG);
+        rc = msg != NULL ? fetch_step_failf(e, EXEC_E_REFUSED, "fetch_output failed: %s; "
+                                            "nothing was written", msg)
+                         : exec_err_nomem(e);
+        free(msg);
+        journal_claim_conflict_free(&conflict);
+        return rc;
+    }
+    return 0;
+}
+
 /* The core operation (typed in, typed out): how the job ended, its
  * outputs and stderr delivered.  0 with *out, or -1 with *e set. */
 int exec_fetch_job(exec_ctx *ctx, const gahp_request *req, exec_fetch_outcome *out,
@@ -669,7 +709,9 @@ int exec_fetch_job(exec_ctx *ctx, const gahp_request *req, exec_fetch_outcome *o
     memset(out, 0, sizeof *out);
     pthread_once(&epoch_once, set_fetch_epoch);
     exec_fetch_cleanup(fc.f, &fetch_epoch);
-    int rc = fetch_job(&fc, req->project_id, &cj, e);
+    int rc = claim_outputs(ctx, req->project_id, fc.f, e);
+    if (rc == 0)
+        rc = fetch_job(&fc, req->project_id, &cj, e);
     if (rc == 0 && cj.has_exit_status) {
         out->exit_code = cj.exit_status;
         out->elapsed_s = isfinite(cj.elapsed_time) && cj.elapsed_time > 0 ? cj.elapsed_time : 0;

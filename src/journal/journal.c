@@ -862,7 +862,7 @@ static const journal_sql sql_core[JSTMT_COUNT] = {
 
 static const journal_sql *const sql_tables[] = {
     sql_core, journal_sql_requests, journal_sql_batches, journal_sql_files,
-    journal_sql_blah,
+    journal_sql_blah, journal_sql_claims,
 };
 #define NTABLES (sizeof sql_tables / sizeof sql_tables[0])
 

@@ -9,6 +9,7 @@
  */
 #include "journal/journal_blah.h"
 
+#include "journal/journal_claims.h"
 #include "journal/journal_internal.h"
 #include "base/strbuf.h"
 
@@ -204,6 +205,12 @@ static int join(journal *j, void *arg)
         journal_run(j, JSTMT_BLAH_JOB_INSERT, "ittttd", group, in->job_dir, t->out->gahp_id,
                     in->spec, in->fetch_args, in->now) != 0)
         return -1;
+    /* the job's output paths, in the transaction that accepts it: a
+     * conflict rolls the whole join back */
+    rc = journal_claims_take(j, t->out->gahp_id, in->claims, in->nclaims, in->now, in->now, 1,
+                             &t->out->conflict);
+    if (rc != 0)
+        return rc;
     t->out->group_id = group;
     return 0;
 }
@@ -214,8 +221,14 @@ int journal_blah_join(journal *j, const journal_blah_join_in *in, journal_blah_j
     join_txn t = { in, out };
     int rc = journal_txn(j, join, &t);
     if (rc != 0) {
+        journal_claim_conflict c = out->conflict;
         free(out->gahp_id);
         memset(out, 0, sizeof *out);
+        if (rc == 1) {
+            out->conflict = c;     /* refused: nothing was recorded */
+            return 0;
+        }
+        journal_claim_conflict_free(&c);
     }
     return rc;
 }
@@ -339,9 +352,28 @@ int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out,
     return 0;
 }
 
+typedef struct {
+    long long row;
+    double now;
+    int fetched;                /* 0: a cancel */
+    const char *result;
+} end_txn;
+
+/* A job's end (outputs delivered, or cancelled) releases its output paths
+ * in the same transaction. */
+static int end_job(journal *j, void *arg)
+{
+    end_txn *t = arg;
+    int rc = t->fetched
+                 ? journal_run(j, JSTMT_BLAH_FETCHED, "idt", t->row, t->now, t->result)
+                 : journal_run(j, JSTMT_BLAH_JOB_CANCEL, "id", t->row, t->now);
+    return rc != 0 ? -1 : journal_claims_release_blah(j, t->row, t->now);
+}
+
 int journal_blah_cancel(journal *j, long long row, double now)
 {
-    return journal_run_txn(j, JSTMT_BLAH_JOB_CANCEL, "id", row, now);
+    end_txn t = { row, now, 0, NULL };
+    return journal_txn(j, end_job, &t);
 }
 
 int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg)
@@ -390,7 +422,8 @@ int journal_blah_abort_done(journal *j, long long row)
 
 int journal_blah_fetched(journal *j, long long row, const char *result, double now)
 {
-    return journal_run_txn(j, JSTMT_BLAH_FETCHED, "idt", row, now, result);
+    end_txn t = { row, now, 1, result };
+    return journal_txn(j, end_job, &t);
 }
 
 static int batch_names(journal *j, jstmt id, long long project_id, journal_blah_name_fn fn,
@@ -450,7 +483,7 @@ int journal_blah_prune(journal *j, double cutoff, long long *deleted)
     if (journal_run(j, JSTMT_BLAH_GROUPS_PRUNE, "d", cutoff) != 0)
         return -1;
     *deleted += sqlite3_changes(journal_db(j));
-    return 0;
+    return journal_claims_prune(j, cutoff, deleted);
 }
 
 int journal_blah_fetch_started(journal *j, long long row, double now)

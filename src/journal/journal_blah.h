@@ -12,6 +12,8 @@
  *   journal_blah_aborts       jobs whose abort is still to be sent
  *   journal_blah_abort_done
  *   journal_blah_fetched      outputs delivered into Iwd, with the result
+ *                             (it and the cancel release the job's output
+ *                             claims, journal_claims.h)
  *   journal_blah_live_batches batches with jobs HTCondor still waits for
  *   journal_blah_work_projects projects the BLAH scheduler has work for
  *   journal_blah_retry_groups groups to submit again after an outage
@@ -23,6 +25,7 @@
 #define BOINC_GAHP_JOURNAL_BLAH_H
 
 #include "journal/journal.h"
+#include "journal/journal_claims.h"
 
 typedef struct {
     long long project_id;
@@ -33,6 +36,8 @@ typedef struct {
     const char *new_batch;      /* the new group's batch name (group_id 0) */
     const char *spec;           /* the job's BOINC_SUBMIT fields after its name */
     const char *fetch_args;     /* BOINC_FETCH_OUTPUT fields after the job */
+    const char *const *claims;  /* the absolute, normalised paths it writes */
+    size_t nclaims;
     double now;
 } journal_blah_join_in;
 
@@ -40,6 +45,8 @@ typedef struct {
     char *gahp_id;              /* the job's id (malloc'd) */
     int existing;               /* 1: a live job of this JobDirectory */
     long long group_id;         /* the group it joined (0 when existing) */
+    journal_claim_conflict conflict;  /* .job set: refused, another live job
+                                         writes .path; nothing recorded */
 } journal_blah_join_out;
 
 /* The live (not cancelled) job of a JobDirectory: 1 with *gahp_id
@@ -47,7 +54,8 @@ typedef struct {
 int journal_blah_live_job(journal *j, long long project_id, const char *job_dir,
                           char **gahp_id);
 
-/* One write transaction.  0 or -1. */
+/* One write transaction.  0 (accepted, existing, or refused by a
+ * conflict: out->conflict.job set, free it) or -1. */
 int journal_blah_join(journal *j, const journal_blah_join_in *in, journal_blah_join_out *out);
 
 /* The uncancelled jobs of a group, in joining order: fn(gahp_id, spec). */

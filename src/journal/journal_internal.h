@@ -158,6 +158,13 @@ typedef enum {
     JSTMT_BLAH_JOBS_PRUNE,
     JSTMT_BLAH_GROUPS_PRUNE,
 
+    /* journal_claims.c: output_claims (no two live jobs write one path) */
+    JSTMT_CLAIM_GET,
+    JSTMT_CLAIM_PUT,
+    JSTMT_CLAIM_RELEASE_BLAH,
+    JSTMT_CLAIM_SINCE,
+    JSTMT_CLAIMS_PRUNE,
+
     JSTMT_COUNT
 } jstmt;
 
@@ -213,6 +220,7 @@ extern const journal_sql journal_sql_requests[JSTMT_COUNT];
 extern const journal_sql journal_sql_batches[JSTMT_COUNT];
 extern const journal_sql journal_sql_files[JSTMT_COUNT];
 extern const journal_sql journal_sql_blah[JSTMT_COUNT];
+extern const journal_sql journal_sql_claims[JSTMT_COUNT];
 
 /*
  * Run statement id once, for statements that return no row (a row is

@@ -61,6 +61,7 @@ def test_package_runs_from_a_scratch_root(deb, tmp_path):
     assert (root / "usr/share/man/man1/boinc_gahp.1.gz").exists()
     assert (root / "usr/share/doc/boinc-gahp/copyright").exists()
     assert (root / "usr/share/doc/boinc-gahp/examples/condor_config.d-boinc_gahp").exists()
+    assert (root / "usr/share/doc/boinc-gahp/examples/condor_config.d-boinc-job-router").exists()
     assert (root / "usr/share/boinc_gahp/schema.sql").exists()
     assert not (root / "usr/bin/boinc_emu").exists()
 

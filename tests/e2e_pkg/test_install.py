@@ -23,6 +23,7 @@ EXPECTED = [
     "usr/share/doc/boinc_gahp/examples/boinc_gahp.conf.example",
     "usr/share/doc/boinc_gahp/examples/condor_config.d-boinc_gahp",
     "usr/share/doc/boinc_gahp/examples/boinc_gahp_wrapper.example",
+    "usr/share/doc/boinc_gahp/examples/condor_config.d-boinc-job-router",
 ]
 
 

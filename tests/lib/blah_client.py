@@ -229,3 +229,79 @@ class BlahClient:
 
     def stop(self):
         self.gahp.stop_cleanly()
+
+
+# ---- a vanilla job routed by condor_job_router (HTCondor 25.0.13) ------------------
+
+def routed_submit_ad(iwd, job_dir, executable, arguments="", transfer_input=None,
+                     transfer_output=None, remaps=None, output=None, error=None,
+                     route_queue="uppercase", boinc_app=None, keep_remaps=True,
+                     request_memory=1):
+    """The BLAH ad the 25.0 grid manager builds for a vanilla job that the
+    job router routed to `batch boinc`, step by step as the real daemons do
+    it (issue 40; /work/shared/real/htcondor25/README.md, "The job router"):
+
+    1. condor_submit: the vanilla job (V1 Args, Cmd the user's executable,
+       TransferOutputRemaps "a = x; b = y", JobUniverse 5);
+    2. the schedd's job transform of examples/condor_config.d-boinc-job-router
+       (keep_remaps): COPY TransferOutputRemaps remote_TransferOutputRemaps;
+    3. VanillaToGrid::vanillaToGrid: JobUniverse 9 with Remote_JobUniverse 5,
+       and for a job that is not spooled TransferOutputRemaps deleted, its
+       remaps applied to Out and Err only;
+    4. the route: BatchQueue = the job's BoincApp, else the route's;
+    5. INFNBatchJob::buildSubmitAd: the listed attributes (Queue from
+       BatchQueue, Args as V1), then every remote_<Attr> as <Attr>, which
+       wins (JobUniverse = 5 comes from Remote_JobUniverse)."""
+    job = {"Cmd": str(iwd / executable) if not executable.startswith("/") else executable,
+           "Iwd": str(iwd), "In": "/dev/null", "Out": output or "/dev/null",
+           "Err": error or "/dev/null", "Args": arguments, "JobUniverse": 5,
+           "Environment": "", "RequestMemory": request_memory}
+    if transfer_input is not None:
+        job["TransferInput"] = transfer_input
+    if transfer_output is not None:
+        job["TransferOutput"] = transfer_output
+    if remaps is not None:
+        job["TransferOutputRemaps"] = remaps
+    if boinc_app is not None:
+        job["BoincApp"] = boinc_app
+    # 2. the schedd's transform
+    if keep_remaps and "TransferOutputRemaps" in job:
+        job["remote_TransferOutputRemaps"] = job["TransferOutputRemaps"]
+    # 3. VanillaToGrid
+    job["Remote_JobUniverse"] = job["JobUniverse"]
+    job["JobUniverse"] = 9
+    job["GridResource"] = "batch boinc"
+    rm = job.pop("TransferOutputRemaps", None)
+    if rm:
+        pairs = {}
+        for item in rm.split(";"):
+            if "=" in item:
+                a, b = item.split("=", 1)
+                pairs[a.strip()] = b.strip()
+        for attr in ("Out", "Err"):
+            if job[attr] in pairs:
+                job[attr] = pairs[job[attr]]
+    # 4. the route
+    job["BatchQueue"] = job.get("BoincApp", route_queue)
+    # 5. buildSubmitAd, in the order seen from 25.0.13
+    attrs = [("In", classad_string(job["In"])), ("Cmd", classad_string(job["Cmd"])),
+             ("Err", classad_string(job["Err"])), ("Iwd", classad_string(job["Iwd"])),
+             ("Out", classad_string(job["Out"])), ("Args", classad_string(job["Args"]))]
+    if job["BatchQueue"] is not None:
+        attrs.append(("Queue", classad_string(job["BatchQueue"])))
+    attrs += [("gridtype", classad_string("boinc")),
+              ("Environment", classad_string(job["Environment"])),
+              ("JobUniverse", str(job["JobUniverse"])),
+              ("GridResource", classad_string(job["GridResource"])),
+              ("JobDirectory", classad_string(job_dir)),
+              ("RequestMemory", str(job["RequestMemory"]))]
+    if "TransferInput" in job:
+        attrs.append(("TransferInput", classad_string(job["TransferInput"])))
+    if "TransferOutput" in job:
+        attrs.append(("TransferOutput", classad_string(job["TransferOutput"])))
+    for name, value in list(job.items()):
+        if name.lower().startswith("remote_") and len(name) > 7:
+            v = value if isinstance(value, int) else classad_string(value)
+            attrs = [a for a in attrs if a[0].lower() != name[7:].lower()]
+            attrs.append((name[7:], str(v)))
+    return "[ " + "; ".join("%s = %s" % kv for kv in attrs) + " ]"

@@ -47,6 +47,11 @@ anything.  What it models:
   the process ("unexpected client exit"); the death of the GAHP ends it
   too; GridManager.run() then starts a new process, as the schedd does.
 
+The 25.0 grid manager's BLAH dialect (`batch boinc`) has its own model,
+tests/lib/blah_client.py; its routed_submit_ad builds the BLAH ad of a
+vanilla job that condor_job_router routed (issue 40: V1 Args, the user's
+Cmd, JobUniverse 5, the remaps only as remote_TransferOutputRemaps).
+
 Time: the simulator has its own clock (GridManager.now), moved by 60 s per
 poll cycle, so leases and batch names do not depend on the wall clock; the
 poll hook lets a test move the emulator's virtual clock in step.  The two

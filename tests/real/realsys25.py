@@ -143,3 +143,107 @@ def wait_gahp_log(pattern, timeout):
 
 def now():
     return time.monotonic()
+
+
+# ---- the job router (issue 40) ---------------------------------------------------------
+# A vanilla job routed to batch boinc: the issue's submit file, with the
+# per-cluster names Scenario.submit makes (out<k>.<proc>, err<k>.<proc>;
+# stdout.<cluster>.<proc> here: two clusters of one scenario must not
+# name one output file, or the second is refused).
+ROUTED_TEMPLATE = """universe = vanilla
+executable = uppercase.sh
+transfer_input_files = {inputs}
+should_transfer_files = YES
+when_to_transfer_output = ON_EXIT
+transfer_output_files = out
+transfer_output_remaps = "out = out.$(Process)"
+output = stdout.$(ClusterId).$(Process)
+error = err.$(Process)
+log = jobs.log
+notification = never
++WantJobRouter = true
+{extra}
+queue {n}
+"""
+
+ROUTER_EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / \
+    "examples/condor_config.d-boinc-job-router"
+
+
+def job_router_binary():
+    """Where setup-htcondor25.sh installs it: JOB_ROUTER's default,
+    $(LIBEXEC)/condor_job_router."""
+    return rs.PREFIX / "libexec/condor_job_router"
+
+
+def job_router_available():
+    return available() and job_router_binary().exists()
+
+
+def job_routers():
+    return rs.pids_named("condor_job_router", rs.UID)
+
+
+def enable_job_router(setup_env):
+    """The pool with the repository's example route configuration: copied
+    into the pool's etc/, included from its condor_config (which
+    setup-htcondor25.sh rewrites on `config`: the include is added again
+    when missing), and the pool restarted when no condor_job_router runs
+    (DAEMON_LIST changes need a restart).  The router's log is
+    $(LOG)/JobRouterLog, beside the GridmanagerLog."""
+    conf = rs.PREFIX / "etc/condor_config.d-boinc-job-router"
+    text = ROUTER_EXAMPLE.read_text()
+    if not conf.exists() or conf.read_text() != text:
+        conf.write_text(text)
+        os.chmod(conf, 0o644)
+    main = rs.PREFIX / "etc/condor_config"
+    line = "include : %s" % conf
+    body = main.read_text()
+    if line not in body:
+        main.write_text(body.rstrip("\n") + "\n\n# issue 40: condor_job_router with the "
+                        "example routes (tests/real/realsys25.py)\n" + line + "\n")
+    if job_routers():
+        return
+    import subprocess
+    script = str(rs.SHARED_REAL / "htcondor25/setup-htcondor25.sh")
+    rs.ensure_queue_empty()
+    for phase in ("stop", "start"):
+        subprocess.run(["setsid", "-w", script, phase], stdin=subprocess.DEVNULL, env=setup_env,
+                       cwd="/", check=True, timeout=180, stdout=subprocess.DEVNULL)
+    rs.wait_until(lambda: job_routers(), 120, "condor_job_router to start", 1)
+    rs.progress("    25.0 pool restarted with condor_job_router (pid %s)" % job_routers())
+
+
+class RoutedScenario(Scenario):
+    """A scenario of vanilla jobs that the job router routes to batch boinc
+    (examples/condor_config.d-boinc-job-router)."""
+
+    def __init__(self, name, project):
+        super().__init__("routed-" + name, project)
+        rs.SUBMIT_TEMPLATE = ROUTED_TEMPLATE
+        self.router = rs.LogTail(rs.LOCAL_DIR / "log/JobRouterLog")
+        script = self.write("uppercase.sh", "#!/bin/sh\n# run by BOINC's uppercase app, "
+                                            "not here\nexit 0\n")
+        os.chmod(script, 0o755)
+
+    def routed_rows(self):
+        """{original (cluster, proc): the routed job's row} by RoutedFromJobId."""
+        out = rs.condor(["condor_q", "-af:t", "RoutedFromJobId", "ClusterId", "ProcId",
+                         "JobStatus", "GridJobId", "HoldReason",
+                         "-constraint", "RoutedFromJobId isnt undefined"], timeout=60)
+        rows = {}
+        for line in out.splitlines():
+            f = line.split("\t")
+            if len(f) < 6 or "." not in f[0]:
+                continue
+            c, p = f[0].split(".", 1)
+            rows[(int(c), int(p))] = {"job": (int(f[1]), int(f[2])), "JobStatus": int(f[3]),
+                                      "GridJobId": f[4], "HoldReason": f[5]}
+        return rows
+
+    def history(self, job, attrs):
+        """The original job's attributes in condor_history."""
+        out = rs.condor(["condor_history", "-af:t"] + list(attrs) +
+                        ["-constraint", "ClusterId == %d && ProcId == %d" % job], timeout=60)
+        line = out.splitlines()[0] if out.strip() else ""
+        return dict(zip(attrs, line.split("\t"))) if line else None

@@ -354,7 +354,7 @@ static void test_zip(void **state)
     assert_downloads("0:" FULL);
 
     char *specs = str_printf("SOME 1 b.txt %s/b-renamed.txt", other);
-    fetch_expect(11, "j2", "err.txt", specs, "11 NULL 2 1.000000 0.500000");
+    fetch_expect(11, "j2", "j2-err.txt", specs, "11 NULL 2 1.000000 0.500000");
     free(specs);
     assert_listing(other, "b-renamed.txt");
     assert_file(other, "b-renamed.txt", "bravo\n");
@@ -524,17 +524,17 @@ static void test_stock_server_fallback(void **state)
     (void)state;
     S.w.fjobs[1] = (sc_fjob){ .name = "j2", .completed_broken = 1, .detail_exit = 246,
                               .detail_status = "error" };
-    fetch_expect(28, "j2", "err.txt", "ALL 0", "28 NULL 246 0.000000 0.000000");
+    fetch_expect(28, "j2", "j2-err.txt", "ALL 0", "28 NULL 246 0.000000 0.000000");
     assert_int_equal(S.w.seen[K_JOB_DETAIL], 1);
     assert_downloads("");
     assert_listing(iwd, "");
 
     S.w.fjobs[1].detail_exit = -1;
-    fetch_expect(29, "j2", "err.txt", "ALL 0",
+    fetch_expect(29, "j2", "j2-err.txt", "ALL 0",
                  "29 job\\ j2\\ failed:\\ no\\ instance\\ reported\\ an\\ exit\\ status\\ "
                  "(the\\ server's\\ query_completed_job\\ failed)");
     S.w.fjobs[1].detail_status = "in progress";
-    fetch_expect(30, "j2", "err.txt", "ALL 0", "30 job\\ j2\\ is\\ not\\ finished");
+    fetch_expect(30, "j2", "j2-err.txt", "ALL 0", "30 job\\ j2\\ is\\ not\\ finished");
     assert_listing(iwd, "");
 }
 
@@ -549,7 +549,7 @@ static void test_templates_cached_then_refreshed(void **state)
     (void)state;
     fetch_expect(31, "j1", "err.txt", "ALL 0", "31 NULL 0 12.500000 3.250000");
     assert_int_equal(S.w.seen[K_TEMPLATES_JOB], 1);
-    fetch_expect(32, "j2", "err.txt", "SOME 0", "32 NULL 2 1.000000 0.500000");
+    fetch_expect(32, "j2", "j2-err.txt", "SOME 0", "32 NULL 2 1.000000 0.500000");
     assert_int_equal(S.w.seen[K_TEMPLATES_JOB], 0);
 
     empty_dir(iwd);

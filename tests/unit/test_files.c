@@ -458,6 +458,31 @@ static void test_strset_index_many(void **state)
     strset_free(set);
 }
 
+/* files_normal_path: the one name of a path the output claims compare. */
+static void test_normal_path(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        { "/w", "out", "/w/out" },
+        { "/w/", "out", "/w/out" },
+        { "/w", "./a//b/../out", "/w/a/out" },
+        { "/w", "/abs/./x/", "/abs/x" },
+        { "/w", "../../../x", "/x" },
+        { "/w", "..", "/" },
+        { "/w", "/", "/" },
+        { "/w", "a/..b/c..", "/w/a/..b/c.." },
+        { "/w//d/", "x", "/w/d/x" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *p = files_normal_path(cases[i][0], cases[i][1]);
+        assert_non_null(p);
+        assert_string_equal(p, cases[i][2]);
+        free(p);
+    }
+    assert_null(files_normal_path("/w", ""));
+    assert_null(files_normal_path(NULL, "rel"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_phys_name),
         cmocka_unit_test(test_plan_chunks),
         cmocka_unit_test(test_strset_many),
+        cmocka_unit_test(test_normal_path),
         cmocka_unit_test(test_strset_index_many),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -18,6 +18,7 @@
 #include "journal/journal_requests.h"
 #include "journal/journal_batches.h"
 #include "journal/journal_files.h"
+#include "journal/journal_claims.h"
 #include "base/strbuf.h"
 
 #include <sqlite3.h>
@@ -889,6 +890,76 @@ static void test_migration_0007_keeps_batch_files(void **state)
     assert_int_equal(query_int("SELECT count(*) FROM audit_batch_files"), 3);
 }
 
+/* ---- output claims (migration 0016, issue 40) ------------------------------ */
+
+typedef struct {
+    const char *job;
+    const char *const *paths;
+    size_t n;
+    double since, now;
+    int live;
+    journal_claim_conflict *c;
+} take_args;
+
+static int take_fn(journal *j, void *arg)
+{
+    take_args *t = arg;
+    return journal_claims_take(j, t->job, t->paths, t->n, t->since, t->now, t->live, t->c);
+}
+
+static int take(journal *j, const char *job, const char *path, double since, double now,
+                int live, journal_claim_conflict *c)
+{
+    const char *paths[] = { "/w/other", path };
+    take_args t = { job, paths, 2, since, now, live, c };
+    return journal_txn(j, take_fn, &t);
+}
+
+/* A live claim stops another job, not its own; a claim released after a
+ * job's submit time stops it too (the two were live together), one
+ * released before does not; a conflict claims nothing. */
+static void test_output_claims(void **state)
+{
+    (void)state;
+    journal *j = open_j();
+    journal_claim_conflict c;
+    assert_int_equal(take(j, "a", "/w/out", 100, 100, 1, &c), 0);
+    assert_int_equal(take(j, "a", "/w/out", 100, 101, 1, &c), 0);          /* again */
+    assert_int_equal(take(j, "b", "/w/out", 102, 102, 1, &c), 1);
+    assert_string_equal(c.job, "a");
+    assert_string_equal(c.path, "/w/other");         /* the first path of b's list */
+    journal_claim_conflict_free(&c);
+    /* a 9.0 fetch (released at once) of a job whose batch is older than
+     * a's release: refused; one submitted after it: claims */
+    assert_int_equal(query_int("UPDATE output_claims SET released_at = 200 WHERE job = 'a'"
+                               " RETURNING 0"), 0);
+    assert_int_equal(take(j, "b", "/w/out", 150, 250, 0, &c), 1);
+    assert_string_equal(c.job, "a");
+    journal_claim_conflict_free(&c);
+    assert_int_equal(query_int("SELECT count(*) FROM output_claims WHERE job = 'b'"), 0);
+    assert_int_equal(take(j, "b", "/w/out", 201, 250, 0, &c), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM output_claims WHERE job = 'b'"
+                               " AND released_at = 250"), 2);
+    /* retention: released claims older than the cutoff go */
+    long long deleted = 0;
+    assert_int_equal(journal_begin(j), 0);
+    assert_int_equal(journal_claims_prune(j, 300, &deleted), 0);
+    assert_int_equal(journal_commit(j), 0);
+    assert_int_equal(deleted, 2);
+    /* a BLAH job's fetch (journal_claims_fetch on its own live claims)
+     * leaves them live: the delivery releases them */
+    const char *mine[] = { "/w/c" };
+    assert_int_equal(take(j, "c", "/w/c", 400, 400, 1, &c), 0);
+    assert_int_equal(journal_claims_fetch(j, 1, "c", mine, 1, 401, &c), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM output_claims WHERE job = 'c'"
+                               " AND released_at IS NULL"), 2);
+    /* a 9.0 job the journal has no batch for: only live claims stop it */
+    assert_int_equal(journal_claims_fetch(j, 1, "d", mine, 1, 402, &c), 1);
+    assert_string_equal(c.job, "c");
+    journal_claim_conflict_free(&c);
+    journal_close(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -913,6 +984,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_txn_rolls_back_on_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_inserts_check_their_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes_take_their_own_txn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_claims, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
