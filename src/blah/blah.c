@@ -32,6 +32,7 @@
 #include "base/testpoint.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,6 +64,7 @@ void blah_state_free(struct blah_state *s)
         return;
     for (blah_group *g = s->groups, *n; g != NULL; g = n) {
         n = g->next;
+        gahp_request_free(g->lead_req);
         free(g->app);
         free(g->batch);
         free(g);
@@ -415,6 +417,7 @@ static void forget_group(struct blah_state *st, blah_group *g)
             *p = g->next;
             break;
         }
+    gahp_request_free(g->lead_req);
     free(g->app);
     free(g->batch);
     free(g);
@@ -516,20 +519,50 @@ static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
     blah_send_aborts(ctx, sreq);
 }
 
-/* The leader: wait until the group should close, then close and submit. */
+/* When g should close: blah_batch_window after its last join, but no
+ * later than blah_batch_max_age after it opened; now when it is full. */
+static double close_time(const gahp_config *cfg, const blah_group *g)
+{
+    double window = cfg != NULL ? cfg->blah_batch_window_s : 3.0;
+    double max_age = cfg != NULL ? cfg->blah_batch_max_age_s : 60.0;
+    long max_jobs = cfg != NULL ? cfg->blah_batch_max_jobs : 10000;
+    if (g->njobs >= max_jobs)
+        return 0;
+    double close_at = g->last_join + window;
+    return g->opened + max_age < close_at ? g->opened + max_age : close_at;
+}
+
+double blah_groups_next_close(const struct blah_state *st, const gahp_config *cfg)
+{
+    double next = INFINITY;
+    for (const blah_group *g = st->groups; g != NULL; g = g->next)
+        if (g->lead_req != NULL && !g->closing && close_time(cfg, g) < next)
+            next = close_time(cfg, g);
+    return next;
+}
+
+gahp_request *blah_groups_take_due(struct blah_state *st, const gahp_config *cfg, double now)
+{
+    for (blah_group *g = st->groups; g != NULL; g = g->next)
+        if (g->lead_req != NULL && !g->closing && close_time(cfg, g) <= now) {
+            gahp_request *r = g->lead_req;
+            g->lead_req = NULL;
+            g->closing = 1;         /* nobody joins; the worker leads at once */
+            return r;
+        }
+    return NULL;
+}
+
+/* The leader: wait until the group should close (unless the group timer
+ * found it due already), then close and submit. */
 static void lead(exec_ctx *ctx, const gahp_request *like, blah_group *g)
 {
     struct blah_state *st = ctx->shared->blah;
     const gahp_config *cfg = ctx->config;
-    double window = cfg != NULL ? cfg->blah_batch_window_s : 3.0;
-    double max_age = cfg != NULL ? cfg->blah_batch_max_age_s : 60.0;
-    long max_jobs = cfg != NULL ? cfg->blah_batch_max_jobs : 10000;
     pthread_mutex_lock(&st->mu);
     for (;;) {
-        double close_at = g->last_join + window;
-        if (g->opened + max_age < close_at)
-            close_at = g->opened + max_age;
-        if (g->njobs >= max_jobs || blah_clock() >= close_at)
+        double close_at = close_time(cfg, g);
+        if (g->closing || blah_clock() >= close_at)
             break;
         struct timespec until = { (time_t)close_at,
                                   (long)((close_at - (double)(time_t)close_at) * 1e9) };
@@ -561,10 +594,13 @@ char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req)
     return strdup("0 NULL");
 }
 
-/* Have a worker lead group g (the server's task queue), or lead it here
- * when there is no queue (a unit test's context). */
+/* Arm group g: the group timer hands its leader to a worker when the
+ * group is due (no worker sleeps through a group's window), or lead it
+ * here when there is no worker queue (a unit test's context) or no
+ * memory for the request. */
 static void start_leader(exec_ctx *ctx, const gahp_request *req, blah_group *g)
 {
+    struct blah_state *st = ctx->shared->blah;
     char num[32];
     snprintf(num, sizeof num, "%lld", g->id);
     gahp_request *lreq = ctx->shared->spawn != NULL
@@ -575,7 +611,15 @@ static void start_leader(exec_ctx *ctx, const gahp_request *req, blah_group *g)
         return;
     }
     lreq->background = 1;       /* journal_id 0: a task outside the journal */
-    ctx->shared->spawn(ctx->shared->spawn_arg, lreq);
+    if (blah_sched_ensure(ctx) != 0) {
+        /* no timer: the worker waits through the window itself */
+        ctx->shared->spawn(ctx->shared->spawn_arg, lreq);
+        return;
+    }
+    pthread_mutex_lock(&st->mu);
+    g->lead_req = lreq;
+    pthread_cond_broadcast(&st->cv);        /* the timer sees a new close time */
+    pthread_mutex_unlock(&st->mu);
 }
 
 /* ---- BLAH_JOB_SUBMIT -------------------------------------------------------------- */

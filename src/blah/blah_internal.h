@@ -30,6 +30,9 @@ typedef struct blah_group {
     double last_join;
     long njobs;
     int closing;                /* the leader took it: nobody joins */
+    gahp_request *lead_req;     /* its BLAH_GROUP_LEAD, handed to a worker by
+                                   the group timer when the group is due (NULL:
+                                   handed already, or led inline) */
     struct blah_group *next;
 } blah_group;
 
@@ -64,6 +67,7 @@ struct blah_state {
     /* The scheduler (blah_sched.c): one background task per server, with
      * its own context; it waits on cv for its next due time or a kick. */
     struct task *sched_task;
+    struct task *timer_task;    /* the group timer (blah_sched.c) */
     exec_ctx sched_ctx;
     int sched_started;          /* the task was started (sched_ctx is open) */
     int sched_stop;             /* QUIT: leave at the next wait */
@@ -92,7 +96,16 @@ char *blah_tail_message(const char *tail);
  * context made like ctx's if it is not running.  Never waits on the
  * network. */
 void blah_send_aborts(exec_ctx *ctx, const gahp_request *like);
-/* Start the scheduler (a context made like ctx's) if it is not running. */
-void blah_sched_ensure(exec_ctx *ctx);
+/* Start the scheduler and the group timer (a context made like ctx's) if
+ * they are not running.  0 when they run, -1 when they could not start
+ * (logged; tried again at the next call). */
+int blah_sched_ensure(exec_ctx *ctx);
+
+/* blah.c, for the group timer, under st->mu: when the next armed group
+ * (one with a lead_req) should close (INFINITY: none), and the lead
+ * request of a group due at now (the group marked closing, its lead_req
+ * taken), or NULL. */
+double blah_groups_next_close(const struct blah_state *st, const gahp_config *cfg);
+gahp_request *blah_groups_take_due(struct blah_state *st, const gahp_config *cfg, double now);
 
 #endif

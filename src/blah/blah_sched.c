@@ -21,6 +21,10 @@
  *      looks for files); a failed fetch is tried again at the next pass;
  *   5. batches none of whose jobs HTCondor waits for any more retired.
  *
+ * Beside it, the group timer: a BLAH group's window is a timer, not a
+ * sleeping worker; when a group is due the timer hands its leader
+ * (BLAH_GROUP_LEAD) to a worker, which closes and submits it at once.
+ *
  * Interface (blah.h, blah_internal.h): blah_sched_ensure,
  * blah_send_aborts (a kick), blah_sched_resume (start-up),
  * blah_sched_stop (QUIT), blah_remove_leftovers (start-up).
@@ -604,11 +608,38 @@ static void scheduler_main(void *arg)
     pthread_mutex_unlock(&st->mu);
 }
 
-void blah_sched_ensure(exec_ctx *ctx)
+/* The group timer's task: each armed group handed to a worker when its
+ * window ends (blah.c decides when), until QUIT.  It never waits on the
+ * network, so a group closes on time whatever the scheduler is doing. */
+static void timer_main(void *arg)
+{
+    struct blah_state *st = arg;
+    const gahp_config *cfg = st->sched_ctx.config;
+    exec_shared *shared = st->sched_ctx.shared;
+    pthread_mutex_lock(&st->mu);
+    while (!st->sched_stop) {
+        gahp_request *lreq = blah_groups_take_due(st, cfg, blah_clock());
+        if (lreq != NULL) {
+            pthread_mutex_unlock(&st->mu);
+            shared->spawn(shared->spawn_arg, lreq);     /* the queue owns it now */
+            pthread_mutex_lock(&st->mu);
+            continue;
+        }
+        /* a join, a new group or QUIT broadcasts cv: the times are read again */
+        double until = fmin(blah_groups_next_close(st, cfg), blah_clock() + 60.0);
+        struct timespec ts = abs_time(until);
+        int rc = pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+        if (rc != 0 && rc != ETIMEDOUT)
+            log_error("BLAH: group timer wait: %s", strerror(rc));
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+int blah_sched_ensure(exec_ctx *ctx)
 {
     struct blah_state *st = ctx->shared != NULL ? ctx->shared->blah : NULL;
     if (st == NULL)
-        return;
+        return -1;
     pthread_mutex_lock(&st->mu);
     if (!st->sched_started && !st->sched_stop) {
         char *err = NULL;
@@ -623,9 +654,16 @@ void blah_sched_ensure(exec_ctx *ctx)
         } else {
             st->sched_started = 1;
             log_debug("BLAH: scheduler started");
+            /* the group timer, when there are workers to hand groups to */
+            if (ctx->shared->spawn != NULL &&
+                (st->timer_task = task_start(timer_main, st)) == NULL)
+                log_error("BLAH: the group timer cannot start: no thread (a group's worker "
+                          "waits through its window)");
         }
     }
+    int ok = st->sched_started && (ctx->shared->spawn == NULL || st->timer_task != NULL);
     pthread_mutex_unlock(&st->mu);
+    return ok ? 0 : -1;
 }
 
 void blah_send_aborts(exec_ctx *ctx, const gahp_request *like)
@@ -677,11 +715,13 @@ size_t blah_sched_stop(struct blah_state *st)
     pthread_cond_broadcast(&st->cv);
     int started = st->sched_started, busy = st->sched_busy;
     st->sched_started = 0;
-    task *t = st->sched_task;
-    st->sched_task = NULL;
+    task *t = st->sched_task, *timer = st->timer_task;
+    st->sched_task = st->timer_task = NULL;
     pthread_mutex_unlock(&st->mu);
     if (!started)
         return 0;
+    if (timer != NULL)
+        task_join(timer);       /* never in network I/O: it ends at once */
     if (busy) {
         /* In network I/O maybe: not waited for (QUIT is prompt); its
          * context is left to the process's _exit, like a busy worker's. */

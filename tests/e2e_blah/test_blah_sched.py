@@ -100,6 +100,7 @@ def test_status_never_fails_while_outputs_cannot_be_downloaded(make_client, emu,
         assert all(s[0] == 0 and s[2] in (1, 2) for s in got.values()), got
     deadline = time.monotonic() + 60
     while emu.counters()["rpc"]["get_output"] == 0:     # until it tried
+        emu.run(max_seconds=600)        # (the batch may have been on its way)
         check_round()
         assert time.monotonic() < deadline
         time.sleep(0.3)
@@ -109,7 +110,7 @@ def test_status_never_fails_while_outputs_cannot_be_downloaded(make_client, emu,
         time.sleep(0.3)
     assert all(s[2] == 2 for s in statuses(c, jobs).values())
     emu.clear_faults()
-    done = wait_all(c, jobs, 4)
+    done = wait_all(c, jobs, 4, emu=emu)
     for k, j in enumerate(jobs):
         assert done[j][3]["ExitCode"] == "0"
         assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
@@ -131,7 +132,7 @@ def test_an_outage_holds_nothing_and_the_jobs_go_on_after_it(make_client, emu, i
         time.sleep(0.2)
     assert rounds >= 3
     emu.clear_faults()
-    done = wait_all(c, jobs, 4)
+    done = wait_all(c, jobs, 4, emu=emu)
     for k, j in enumerate(jobs):
         assert done[j][:3] == (0, "NULL", 4)
         assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
@@ -203,3 +204,19 @@ def test_an_outage_longer_than_the_retry_budget_during_the_submit_holds_nothing(
         assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
     assert len(emu.state()["batches"]) == 1
     assert emu.counters()["jobs_by_name"] == {j: 1 for j in jobs}
+
+
+def test_a_group_window_occupies_no_worker(make_client, emu, iwd):
+    """With one worker and a 4 s window, the group's window is the
+    timer's: a status asked during the window is answered while the group
+    is still gathering (no batch on the server yet), not after it."""
+    c = make_client(args=("--workers", "1", "--blah-batch-window", "4",
+                          "--blah-status-interval", "0", "--retry-budget", "5"))
+    jobs = submit_all(c, cluster(iwd, 2))
+    got = statuses(c, jobs)
+    assert all(s[:3] == (0, "NULL", 1) for s in got.values())
+    assert len(emu.state()["batches"]) == 0     # answered inside the window
+    # and the window still closes: one batch, both jobs complete
+    done = wait_all(c, jobs, 4, emu=emu)
+    assert all(s[:3] == (0, "NULL", 4) for s in done.values())
+    assert len(emu.state()["batches"]) == 1
