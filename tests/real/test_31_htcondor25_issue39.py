@@ -151,11 +151,19 @@ def test_b25_utf8_iwd_file_names_and_arguments_reach_the_job(emu25, scenario25):
 
 
 # ------------------------------------------------------------------ outages
+def asked(project):
+    """Requests the emulator received, faulted ones included (its RPC
+    counters count an RPC when it arrives; http_requests every request to
+    a project script)."""
+    c = project.control("counters")
+    return c["http_requests"] + sum(c["rpc"].values())
+
+
 def outage(s, project, seconds, what):
     """The whole project answers 503 for `seconds` (endpoint `*`,
     probability 1); condor_q is polled every few seconds and any held job
     fails the scenario at once.  Returns {JobStatus: times seen}."""
-    before = project.control("counters")["http_requests"]
+    before = asked(project)
     emu_post(project, "fault", endpoint="*", kind="http503", probability=1)
     realsys.progress("    project unreachable for %d s (%s)" % (seconds, what))
     seen = {}
@@ -174,7 +182,7 @@ def outage(s, project, seconds, what):
             time.sleep(min(5.0, left))
     finally:
         emu_post(project, "clear_faults")
-    tried = project.control("counters")["http_requests"] - before
+    tried = asked(project) - before
     realsys.progress("    project back after the outage %s (%d request(s) refused, statuses "
                      "seen %s)" % (what, tried, seen))
     return seen, tried
