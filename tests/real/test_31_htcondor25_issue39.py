@@ -162,7 +162,8 @@ def asked(project):
 def outage(s, project, seconds, what):
     """The whole project answers 503 for `seconds` (endpoint `*`,
     probability 1); condor_q is polled every few seconds and any held job
-    fails the scenario at once.  Returns {JobStatus: times seen}."""
+    fails the scenario at once.  Returns ({JobStatus: times seen}, the
+    requests the emulator refused meanwhile)."""
     before = asked(project)
     emu_post(project, "fault", endpoint="*", kind="http503", probability=1)
     realsys.progress("    project unreachable for %d s (%s)" % (seconds, what))
@@ -191,8 +192,8 @@ def outage(s, project, seconds, what):
 def test_b25_outages_during_the_submit_and_while_jobs_run_hold_nothing(emu25, scenario25):
     """10 jobs; the project unreachable for OUTAGE_S from the moment the
     first job joined its batch (the batch window is OUTAGE_WINDOW_S, so
-    the batch's submit runs into the outage), and again for OUTAGE_S once a job runs.
-    No job is ever held (condor_q during both outages, the user log
+    the batch's submit runs into the outage), and again for OUTAGE_S once
+    a job runs.  No job is ever held (condor_q during both outages, the user log
     after), and all complete with their outputs."""
     s = scenario25("outage", emu25, extra_config="blah_batch_window = %d\n" % OUTAGE_WINDOW_S)
     cl = s.submit(10, arguments=FAST)
