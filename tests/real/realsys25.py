@@ -171,7 +171,7 @@ ROUTER_EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / \
 
 
 def job_router_binary():
-    """Where setup-htcondor25.sh installs it: JOB_ROUTER's default,
+    """Where recipes/htcondor25.sh installs it: JOB_ROUTER's default,
     $(LIBEXEC)/condor_job_router."""
     return rs.PREFIX / "libexec/condor_job_router"
 
@@ -187,7 +187,7 @@ def job_routers():
 def enable_job_router(setup_env):
     """The pool with the repository's example route configuration: copied
     into the pool's etc/, included from its condor_config (which
-    setup-htcondor25.sh rewrites on `config`: the include is added again
+    recipes/htcondor25.sh rewrites on `config`: the include is added again
     when missing), and the pool restarted when no condor_job_router runs
     (DAEMON_LIST changes need a restart).  The router's log is
     $(LOG)/JobRouterLog, beside the GridmanagerLog."""
@@ -205,7 +205,7 @@ def enable_job_router(setup_env):
     if job_routers():
         return
     import subprocess
-    script = str(rs.SHARED_REAL / "htcondor25/setup-htcondor25.sh")
+    script = str(rs.RECIPES / "htcondor25.sh")
     rs.ensure_queue_empty()
     for phase in ("stop", "start"):
         subprocess.run(["setsid", "-w", script, phase], stdin=subprocess.DEVNULL, env=setup_env,
