@@ -26,7 +26,7 @@ pytestmark = [
                        reason="no HTCondor 25.0 pool (setup_real.sh sets it up)"),
     pytest.mark.skipif(realsys25.available() and not realsys25.job_router_available(),
                        reason="the 25.0 pool has no condor_job_router "
-                              "(setup-htcondor25.sh builds it)"),
+                              "(tests/real/recipes/htcondor25.sh builds it)"),
 ]
 
 FAST = "--cpu_time 1"
@@ -43,7 +43,7 @@ def setup25_env():
 def router25():
     if rs.master_pid() is None:
         pytest.fail("the 25.0 pool's condor_master is not running "
-                    "(../shared/real/htcondor25/setup-htcondor25.sh start)")
+                    "(tests/real/recipes/htcondor25.sh start)")
     realsys25.enable_job_router(setup25_env())
     rs.ensure_queue_empty()
     return rs.schedd_name()
@@ -52,7 +52,7 @@ def router25():
 @pytest.fixture(scope="module")
 def emu25(router25):
     if not os.path.exists(realsys.EMU_DIR + ".out"):
-        pytest.fail("boinc_emu for the pools is not running (setup-htcondor.sh emu)")
+        pytest.fail("boinc_emu for the pools is not running (tests/real/recipes/htcondor9.sh emu)")
     return realsys25.emu_project()
 
 
