@@ -239,7 +239,7 @@ def routed_submit_ad(iwd, job_dir, executable, arguments="", transfer_input=None
                      request_memory=1):
     """The BLAH ad the 25.0 grid manager builds for a vanilla job that the
     job router routed to `batch boinc`, step by step as the real daemons do
-    it (issue 40; /work/shared/real/htcondor25/README.md, "The job router"):
+    it (issue 40; doc/htcondor.md, "Routing vanilla jobs to BOINC"):
 
     1. condor_submit: the vanilla job (V1 Args, Cmd the user's executable,
        TransferOutputRemaps "a = x; b = y", JobUniverse 5);
