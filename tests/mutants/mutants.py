@@ -60,6 +60,10 @@ MUTANTS = [
       "    for (int n = version + 1; n <= MIGRATION_COUNT; n++) {",
       "    for (int n = version + 2; n <= MIGRATION_COUNT; n++) {",
       ("unit", "test_journal_retention")),
+    m("journal: a journal one schema version newer is opened",
+      "src/journal/journal.c",
+      "    if (version > MIGRATION_COUNT) {", "    if (version > MIGRATION_COUNT + 1) {",
+      ("unit", "test_journal_retention")),
 
     # ---- the protocol loop
     m("protocol: S answered for a burst whose commit failed",
