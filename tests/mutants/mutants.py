@@ -203,4 +203,10 @@ MUTANTS = [
       "            protocol_mark_pending(st->p, row->client_id) != 0)",
       "                               row->result ? row->result : \"NULL\") != 0)",
       ("pytest", CRASH + " -k requeue")),
+
+    # ---- issue 42: behaviours no test pinned (each rule's net is its new test)
+    m("log: a group-writable log file accepted",
+      "src/base/log.c",
+      "    if ((st->st_mode & 022) != 0)", "    if ((st->st_mode & 002) != 0)",
+      ("pytest", "tests/e2e_ops/test_log_placement.py -k others_may_write")),
 ]
