@@ -209,4 +209,8 @@ MUTANTS = [
       "src/base/log.c",
       "    if ((st->st_mode & 022) != 0)", "    if ((st->st_mode & 002) != 0)",
       ("pytest", "tests/e2e_ops/test_log_placement.py -k others_may_write")),
+    m("tasks: shutdown joins only the threads there when it began",
+      "src/base/tasks.c",
+      "    while (pool.all != NULL) {", "    if (pool.all != NULL) {",
+      ("unit", "test_tasks")),
 ]
