@@ -213,4 +213,9 @@ MUTANTS = [
       "src/base/tasks.c",
       "    while (pool.all != NULL) {", "    if (pool.all != NULL) {",
       ("unit", "test_tasks")),
+    m("md5 cache: a hit on the mtime's seconds alone",
+      "src/submit/submit_inputs.c",
+      "cached->mtime_sec == now->mtime_sec &&\n           cached->mtime_nsec == now->mtime_nsec &&",
+      "cached->mtime_sec == now->mtime_sec &&",
+      ("pytest", "tests/e2e_submit/test_hashing.py -k same_size")),
 ]
