@@ -218,4 +218,9 @@ MUTANTS = [
       "cached->mtime_sec == now->mtime_sec &&\n           cached->mtime_nsec == now->mtime_nsec &&",
       "cached->mtime_sec == now->mtime_sec &&",
       ("pytest", "tests/e2e_submit/test_hashing.py -k same_size")),
+    m("replay: a stored result answers the same request to any project",
+      "src/journal/journal_requests.c",
+      '    " AND project_id = ?3 AND session_id < ?4" \\',
+      '    " AND ?3 IS NOT NULL AND session_id < ?4" \\',
+      ("pytest", CRASH + " -k another_project")),
 ]
