@@ -10,6 +10,7 @@ SWEEP = "tests/e2e_crash/test_fault_sweep.py"
 LIMITS = "tests/e2e_hostile/test_limits.py"
 CRASH = "tests/e2e_crash/test_crash.py"
 ENGINE = ("unit", "test_submit_engine")
+BLAH = "tests/e2e_blah/test_blah.py"
 
 
 def m(name, file, old, new, *nets):
@@ -223,4 +224,17 @@ MUTANTS = [
       '    " AND project_id = ?3 AND session_id < ?4" \\',
       '    " AND ?3 IS NOT NULL AND session_id < ?4" \\',
       ("pytest", CRASH + " -k another_project")),
+    m("blah: a job without TransferOutput gets only Out",
+      "src/wire/blah_request.c",
+      "    s->outputs_all = n == 0;", "    s->outputs_all = 0;",
+      ("pytest", BLAH + " -k no_transfer_output")),
+    m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
+      "src/blah/blah_status.c",
+      "exit_code, elapsed, cpu);", "exit_code, cpu, elapsed);",
+      ("pytest", BLAH + " -k own_exit_code")),
+    m("blah: max_age counted from the last join",
+      "src/blah/blah.c",
+      "        if (g->opened + max_age < close_at)\n            close_at = g->opened + max_age;",
+      "        if (g->last_join + max_age < close_at)\n            close_at = g->last_join + max_age;",
+      ("pytest", BLAH + " -k max_age")),
 ]
