@@ -383,6 +383,9 @@ def main():
         return 0
 
     work = tempfile.mkdtemp(prefix="mutants-sampled.")
+    # the multi-user tests (test_log_placement) run the scratch binary as
+    # other users: mkdtemp's 0700 would stop them at the door
+    os.chmod(work, 0o755)
     tree = os.path.join(work, "tree")
     run.copy_tree(tree)
     results = []
