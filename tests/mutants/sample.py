@@ -206,7 +206,8 @@ def op_dropstmt(m):
 def op_swaparg(m, text=None):
     text = m if text is None else text
     for x in re.finditer(r"\b([A-Za-z_]\w*)\(\s*([^(),;{}]+?)\s*,\s*([^(),;{}]+?)\s*\)", m):
-        if x.group(1) in KEYWORDS:
+        # at file level it is a declaration's parameter list, not a call
+        if x.group(1) in KEYWORDS or not in_function(m, x.start()):
             continue
         a, b = text[x.start(2):x.end(2)], text[x.start(3):x.end(3)]
         if a == b:
