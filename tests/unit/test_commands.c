@@ -230,6 +230,12 @@ static void test_numbers(void **state)
     assert_int_equal(num_parse_long(" 1", 0, 100, &l), -1);
     assert_int_equal(num_parse_long("", 0, 100, &l), -1);
     assert_int_equal(num_parse_llong("-9223372036854775809", &ll), -1);
+    /* an ordinary negative number (issue 42: a sampled mutant made every
+     * negative number LLONG_MIN, and only the edge was tried) */
+    assert_int_equal(num_parse_llong("-5", &ll), 0);
+    assert_true(ll == -5);
+    assert_int_equal(num_parse_long("-7", -10, 10, &l), 0);
+    assert_int_equal(l, -7);
     assert_int_equal(num_parse_double("1.5e3", &d), 0);
     assert_true(d == 1500.0);
     assert_int_equal(num_parse_double(".5", &d), 0);
