@@ -96,12 +96,18 @@ static void test_wide_mode_is_fixed(void **state)
     FILE *fp = fopen(tmp_journal_path(), "w");
     assert_non_null(fp);
     fclose(fp);
-    assert_int_equal(chmod(tmp_journal_path(), 0644), 0);
-    journal *j = open_j();
-    struct stat st;
-    assert_int_equal(stat(tmp_journal_path(), &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0600);
-    journal_close(j);
+    /* any bit for the group or others, each alone too (issue 42: a
+     * sampled mutant that let 0601 through survived) */
+    static const mode_t wide[] = { 0644, 0601, 0602, 0604, 0610, 0620, 0640, 0700 };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        assert_int_equal(chmod(tmp_journal_path(), wide[i]), 0);
+        journal *j = open_j();
+        struct stat st;
+        assert_int_equal(stat(tmp_journal_path(), &st), 0);
+        if ((st.st_mode & 0777) != (wide[i] & 0700))
+            fail_msg("mode %o made %o", (unsigned)wide[i], (unsigned)(st.st_mode & 0777));
+        journal_close(j);
+    }
 }
 
 static void test_lock_excludes_second_server(void **state)
