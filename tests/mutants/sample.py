@@ -10,7 +10,7 @@ lines left out.  The operators:
 
     rel       <  <=  >  >=  flipped to the neighbour (< to <=, >= to >, ...)
     eq        == and != swapped
-    const     an integer constant n made n+1 or n-1
+    const     an integer constant n made n+1 or n-1 (an octal one in octal)
     negate    the condition of an if or while negated
     andor     && and || swapped
     dropcall  a call tested by an if made the constant 0 (its result ignored,
@@ -155,10 +155,13 @@ def op_const(m):
     for x in re.finditer(r"(?<![\w.])(\d+)(?![\w.])", m):
         if not in_function(m, x.start()):
             continue
-        v = int(x.group(1))
-        yield x.start(), x.end(), str(v + 1)
+        t = x.group(1)
+        octal = len(t) > 1 and t[0] == "0"      # 077: a mode, in octal
+        v = int(t, 8) if octal else int(t)
+        fmt = (lambda n: "0%o" % n) if octal else str
+        yield x.start(), x.end(), fmt(v + 1)
         if v > 0:
-            yield x.start(), x.end(), str(v - 1)
+            yield x.start(), x.end(), fmt(v - 1)
 
 
 def op_negate(m):

@@ -516,6 +516,28 @@ static void test_one_version_newer_refused(void **state)
     free(err);
 }
 
+/* The pruner cannot have its own connection (the journal's file is gone
+ * under the open journal): journal_pruner_start says so, -1 with the
+ * reason, for main to log (issue 42: a sampled mutant returned 0 and the
+ * journal silently went unpruned). */
+static void test_pruner_without_a_connection_fails(void **state)
+{
+    (void)state;
+    long long sid;
+    journal *j = open_session(&sid);
+    char moved[400];
+    snprintf(moved, sizeof moved, "%s.moved", tmp_journal_path());
+    assert_int_equal(rename(tmp_journal_path(), moved), 0);
+    char *err = NULL;
+    assert_int_equal(journal_pruner_start(j, 7, &err), -1);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "cannot open journal"));
+    free(err);
+    journal_pruner_stop();
+    assert_int_equal(rename(moved, tmp_journal_path()), 0);
+    journal_close(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +554,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_newer_journal_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_earlier_version_upgraded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_version_newer_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pruner_without_a_connection_fails, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
