@@ -354,7 +354,7 @@ def diff_of(text, mut):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", default="1")
-    ap.add_argument("--n", type=int, default=5, help="mutants per module")
+    ap.add_argument("--n", type=int, default=10, help="mutants per module")
     ap.add_argument("--modules", default="src/wire,src/base,src/journal",
                     help="folders or files of src/, comma-separated")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per net run")
