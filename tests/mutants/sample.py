@@ -393,56 +393,58 @@ def main():
     tree = os.path.join(work, "tree")
     run.copy_tree(tree)
     results = []
-    t0 = time.monotonic()
-    with open(os.path.join(work, "log"), "wb") as log:
-        print("sample: seed %s, %d per module, %d mutants; scratch copy %s (log: %s/log)"
-              % (args.seed, args.n, len(plan), tree, work), flush=True)
-        all_nets = []
-        for mut in plan:
-            all_nets += [n for n in mut["nets"] if n not in all_nets]
-        if not run.make(tree, targets(all_nets), log):
-            print("sample: the unmutated copy does not build", flush=True)
-            return 2
-        for kind, arg in all_nets:
-            r = run_net(tree, kind, arg, log, args.timeout)
-            if r != "pass":
-                print("sample: the net %s %s does not pass (%s) on the unmutated copy"
-                      % (kind, arg, r), flush=True)
+    try:
+        t0 = time.monotonic()
+        with open(os.path.join(work, "log"), "wb") as log:
+            print("sample: seed %s, %d per module, %d mutants; scratch copy %s (log: %s/log)"
+                  % (args.seed, args.n, len(plan), tree, work), flush=True)
+            all_nets = []
+            for mut in plan:
+                all_nets += [n for n in mut["nets"] if n not in all_nets]
+            if not run.make(tree, targets(all_nets), log):
+                print("sample: the unmutated copy does not build", flush=True)
                 return 2
-        for i, mut in enumerate(plan, 1):
-            path = os.path.join(tree, mut["file"])
-            with open(path) as f:
-                text = f.read()
-            new, mut["diff"] = diff_of(text, mut)
-            log.write(("\n==== %s\n%s\n" % (mut["id"], mut["diff"])).encode())
-            log.flush()
-            if mut["id"] in equivalent:
-                mut["result"], by = "equivalent", ""
-            else:
-                with open(path, "w") as f:
-                    f.write(new)
-                t = time.time() + 2     # newer than any object built before
-                os.utime(path, (t, t))
-                try:
-                    if not run.make(tree, targets(mut["nets"]), log):
-                        mut["result"], by = "stillborn", ""
-                    else:
-                        mut["result"], by = "survived", ""
-                        for kind, arg in mut["nets"] + ([("check", "")] if args.full else []):
-                            r = run_net(tree, kind, arg, log, args.timeout)
-                            if r != "pass":
-                                mut["result"] = "killed" if r == "fail" else "timeout"
-                                by = "%s %s" % (kind, arg)
-                                break
-                finally:
-                    run.restore(tree, {"file": mut["file"]}, text)
-            mut["by"] = by
-            results.append(mut)
-            print("[%d/%d] %-10s %s%s (%.0f s)" % (i, len(plan), mut["result"], mut["id"],
-                                                   " by " + by if by else "",
-                                                   time.monotonic() - t0), flush=True)
-    if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
+            for kind, arg in all_nets:
+                r = run_net(tree, kind, arg, log, args.timeout)
+                if r != "pass":
+                    print("sample: the net %s %s does not pass (%s) on the unmutated copy"
+                          % (kind, arg, r), flush=True)
+                    return 2
+            for i, mut in enumerate(plan, 1):
+                path = os.path.join(tree, mut["file"])
+                with open(path) as f:
+                    text = f.read()
+                new, mut["diff"] = diff_of(text, mut)
+                log.write(("\n==== %s\n%s\n" % (mut["id"], mut["diff"])).encode())
+                log.flush()
+                if mut["id"] in equivalent:
+                    mut["result"], by = "equivalent", ""
+                else:
+                    with open(path, "w") as f:
+                        f.write(new)
+                    t = time.time() + 2     # newer than any object built before
+                    os.utime(path, (t, t))
+                    try:
+                        if not run.make(tree, targets(mut["nets"]), log):
+                            mut["result"], by = "stillborn", ""
+                        else:
+                            mut["result"], by = "survived", ""
+                            for kind, arg in mut["nets"] + ([("check", "")] if args.full else []):
+                                r = run_net(tree, kind, arg, log, args.timeout)
+                                if r != "pass":
+                                    mut["result"] = "killed" if r == "fail" else "timeout"
+                                    by = "%s %s" % (kind, arg)
+                                    break
+                    finally:
+                        run.restore(tree, {"file": mut["file"]}, text)
+                mut["by"] = by
+                results.append(mut)
+                print("[%d/%d] %-10s %s%s (%.0f s)" % (i, len(plan), mut["result"], mut["id"],
+                                                       " by " + by if by else "",
+                                                       time.monotonic() - t0), flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
 
     lines = ["", "sampled mutation: seed %s, %d per module" % (args.seed, args.n), "",
              "| module | mutants | stillborn | equivalent | killed | timeout | survived | kill rate |",
@@ -472,6 +474,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # make's or a user's SIGTERM: the scratch copy goes (main's finally)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         sys.exit(main())
     except KeyboardInterrupt:
