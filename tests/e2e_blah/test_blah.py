@@ -131,6 +131,66 @@ def test_arguments_reach_the_job_exactly(client, emu, iwd):
     assert "argument 3: [three]" in text
 
 
+def test_out_and_no_transfer_output_brings_every_output_to_iwd(client, emu, iwd):
+    """Issue 42: the shape the real 25.0.13 grid manager sends for a job
+    without transfer_output_files: Out (and Err) but no TransferOutput.
+    Every output file of the BOINC job is in Iwd by the first status 4, and
+    an output named like Out goes to Out."""
+    stage(iwd, "in", "plain job\n")
+    rc, err, job = client.submit(submit_ad(iwd, "home_bl_plain.0_1", transfer_input="in",
+                                           out="_condor_stdout", err="_condor_stderr"))
+    assert rc == 0, err
+    wait_batches(emu, 1)
+    done = wait_statuses(client, [job], 4, emu=emu)
+    assert done[job][3]["ExitCode"] == "0"
+    assert (iwd / "out").read_text() == "PLAIN JOB\n"
+    assert "stderr_txt" in (iwd / "_condor_stderr").read_text()
+    # Out names an output of the job: that output is Out
+    stage(iwd, "in.2", "named out\n")
+    rc, err, job2 = client.submit(submit_ad(iwd, "home_bl_plain.1_1", transfer_input="in.2",
+                                            out="out", err="err.2"))
+    assert rc == 0, err
+    wait_statuses(client, [job2], 4, emu=emu)
+    assert (iwd / "out").read_text() == "NAMED OUT\n"
+
+
+def test_status_gives_the_jobs_own_exit_code_and_times(client, emu, iwd):
+    """Issue 42: ExitCode, RemoteWallClockTime and RemoteUserCpu of a
+    completed job are the numbers its BOINC result reports (the emulator's
+    --times: elapsed 125.4 s, CPU 37.6 s), at the first status 4 and at
+    every later one (from the journal)."""
+    stage(iwd, "in", "x\n")
+    rc, err, job = client.submit(submit_ad(iwd, "home_bl_times.0_1", transfer_input="in",
+                                           transfer_output="out",
+                                           arguments="--times 125.4 37.6"))
+    assert rc == 0, err
+    done = wait_statuses(client, [job], 4, emu=emu)
+    for ad in (done[job][3], client.status(job)[3]):
+        assert (ad["ExitCode"], ad["RemoteWallClockTime"], ad["RemoteUserCpu"]) == \
+            ("0", "125", "38"), ad
+    assert "reported times: elapsed and cpu 125.4 37.6" in (iwd / "err.txt").read_text()
+
+
+def test_max_age_closes_a_group_that_keeps_growing(make_client, emu, iwd):
+    """Issue 42: blah_batch_max_age bounds a group's wait whatever
+    blah_batch_window is: with an hour's window and jobs joining one after
+    the other (so the window never runs out), the batch reaches the server
+    while jobs are still joining.  (A group closed at its last join plus
+    max_age would close only after a pause of 3 s between two joins.)"""
+    c = make_client(args=("--blah-batch-window", "3600", "--blah-batch-max-age", "3",
+                          "--blah-status-interval", "0", "--retry-budget", "5"))
+    stage(iwd, "in", "x\n")
+    joined = 0
+    while batch_count(emu) == 0:
+        assert joined < 400, "no batch while jobs kept joining: max_age not applied"
+        rc, err, _ = c.submit(submit_ad(iwd, "home_bl_age.%d_1" % joined,
+                                        transfer_input="in", transfer_output="out",
+                                        remaps="out = out.%d" % joined))
+        assert rc == 0, err
+        joined += 1
+        time.sleep(0.05)
+
+
 def test_a_repeated_submit_gets_the_same_job(client, emu, iwd):
     ads = cluster(iwd, 3)
     first = [job for _, _, job in submit_all(client, ads)]

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import emu
 from gahp_client import Gahp, gahp_binary, gahp_env, split_tokens
 from journal_db import rows, value, wait_value
 
@@ -198,6 +199,38 @@ def test_replay_of_an_undelivered_result_to_the_reissue(make_client, emulator, i
                          " new.session_id, new.client_id"
                          " FROM requests old JOIN requests new ON new.id = old.replayed_by"
                 ) == [(s1, first, "delivered", s2, again)]
+
+
+def test_a_stored_result_is_not_replayed_to_another_project(make_client, emulator, inputs,
+                                                            journal, tmp_path):
+    """Issue 42: a result journaled but never delivered answers only the
+    same command to the same project.  The next run re-issues the same
+    submit (same id, same text) to project B: B gets its own batch, and
+    project A's stored result stays undelivered, replayed by nothing."""
+    a = inputs("a.txt", b"replay to the other project\n")
+    jobs = [("rx#0", [], [(a, "in")])]
+    c1 = make_client()
+    first = c1.submit("rx", "uppercase", jobs)
+    wait_value(journal, "SELECT count(*) FROM requests WHERE state = 'completed'", 1)
+    c1.gahp.proc.send_signal(signal.SIGKILL)
+    c1.gahp.proc.wait()
+    before = emulator.counters()
+    other = emu.Emulator(tmp_path / "emu_b", hosts=2)
+    other.start()
+    try:
+        c2 = make_client(emu=other)
+        c2.ids = iter(range(first, 100))    # the very same request line
+        again = c2.submit("rx", "uppercase", jobs)
+        assert again == first
+        assert c2.wait(again) == ["NULL"]
+        assert other.counters()["rpc"]["create_batch"] == 1
+    finally:
+        other.stop()
+    assert emulator.counters() == before
+    assert rows(journal, "SELECT count(*) FROM requests WHERE replayed_by IS NOT NULL") == [(0,)]
+    s1 = rows(journal, "SELECT min(id) FROM sessions")[0][0]
+    assert rows(journal, "SELECT state FROM requests WHERE session_id = ? AND client_id = ?",
+                s1, first) == [("completed",)]
 
 
 @pytest.mark.parametrize("when", ["after_the_resumed_run", "during_the_resumed_run"])

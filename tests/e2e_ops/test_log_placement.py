@@ -63,10 +63,12 @@ def test_a_link_where_the_log_goes_is_not_followed(home, tmp_path):
     assert "stopped (clean)" in text
 
 
-def test_a_log_others_may_write_is_refused(home, tmp_path):
+# 0o620: only the group may write it (issue 42: refused like 0o666)
+@pytest.mark.parametrize("mode", [0o666, 0o602, 0o620])
+def test_a_log_others_may_write_is_refused(home, tmp_path, mode):
     log = tmp_path / "j.log"
     log.write_text("")
-    os.chmod(str(log), 0o666)
+    os.chmod(str(log), mode)
     p = run(home, "--journal", str(tmp_path / "j.db"), stdin=b"QUIT\n")
     assert p.returncode == 0, p.stderr
     assert log.read_text() == ""

@@ -88,13 +88,16 @@ def test_pre_banner_failure_lands_in_the_log_once_on_stderr(home, tmp_path):
     assert "[error] not started: %s:1: workers: 'many'" % conf in log.read_text()
 
 
-def test_newer_journal_reason_in_the_log(home, tmp_path):
+# --log-level error: the reason not to start is an error, logged at the
+# quietest level too (a sampled mutant of issue 42 dropped it there)
+@pytest.mark.parametrize("level", [[], ["--log-level", "error"]])
+def test_newer_journal_reason_in_the_log(home, tmp_path, level):
     import sqlite3
     j = tmp_path / "j.db"
     db = sqlite3.connect(str(j))
     db.execute("PRAGMA user_version=999")
     db.close()
-    p = run(home, "--journal", str(j), stdin=b"QUIT\n")
+    p = run(home, "--journal", str(j), *level, stdin=b"QUIT\n")
     assert p.returncode == 1 and p.stdout == b""
     assert p.stderr.count(b"a newer boinc_gahp wrote it") == 1, p.stderr
     text = (tmp_path / "j.log").read_text()

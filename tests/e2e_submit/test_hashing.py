@@ -109,3 +109,29 @@ def test_a_relative_and_an_absolute_path_of_one_file_are_one_upload(client, emul
     db = sqlite3.connect(journal)
     assert [r[0] for r in db.execute("SELECT local_path FROM batch_files")] == [joined]
     assert sorted(r[0] for r in db.execute("SELECT path FROM file_md5_cache")) == sorted([joined, path])
+
+
+def test_a_same_size_rewrite_within_the_second_is_hashed_again(client, emulator, inputs,
+                                                               journal):
+    """Issue 42: the cache key holds the nanoseconds of the mtime.  An
+    input rewritten in place (same inode) with content of the same size,
+    its mtime in the same second as before, is a cache miss: the job runs
+    on the new content, never on the old one's upload."""
+    old, new = b"first content\n", b"other content\n"
+    assert len(old) == len(new)
+    p = inputs("same.dat", old)
+    sec = int(os.stat(p).st_mtime)
+    os.utime(p, ns=(sec * 10**9 + 100, sec * 10**9 + 100))
+    ino = os.stat(p).st_ino
+    assert client.wait(client.submit("ns1", "uppercase", [("ns1#0", [], [(p, "in")])])) == ["NULL"]
+    with open(p, "r+b") as f:
+        f.write(new)
+    os.utime(p, ns=(sec * 10**9 + 200, sec * 10**9 + 200))
+    st = os.stat(p)
+    assert (st.st_ino, st.st_size, int(st.st_mtime)) == (ino, len(old), sec)
+    assert client.wait(client.submit("ns2", "uppercase", [("ns2#0", [], [(p, "in")])])) == ["NULL"]
+    uploads = emulator.counters()["uploads_by_name"]
+    assert uploads.get(hashlib.md5(new).hexdigest() + ".dat") == 1, uploads
+    md5 = sqlite3.connect(journal).execute(
+        "SELECT md5 FROM file_md5_cache WHERE path = ?", (p,)).fetchone()[0]
+    assert md5 == hashlib.md5(new).hexdigest()

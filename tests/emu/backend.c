@@ -924,6 +924,13 @@ static void collect_run(run_item *r)
     if (read_file(errpath, &r->err_text, &elen) != 0)
         r->err_text = xstrdup("");
     free(errpath);
+    const char *times = strstr(r->err_text, EMU_TIMES_LINE);
+    double e, c;
+    if (times != NULL &&
+        sscanf(times + strlen(EMU_TIMES_LINE), "%lf %lf", &e, &c) == 2) {
+        r->elapsed = e;
+        r->cpu = c;
+    }
     strbuf sig = STRBUF_INIT;
     for (int k = 0; exit_code == 0 && k < r->nout; k++) {
         char rnd[11];

@@ -196,6 +196,10 @@ int apps_load_defaults(void);
 int apps_load_config(const char *path);
 const emu_app *app_find(const char *name);
 int run_app_main(int argc, char **argv);
+/* The stderr line of an app run with the job arguments --times E C: the
+ * emulator reports elapsed E and CPU C seconds for the run instead of
+ * what it measured (a test job with non-zero times; doc/emulator.md). */
+#define EMU_TIMES_LINE "reported times: elapsed and cpu "
 
 /* backend.c */
 void backend_run_until_quiet(void);

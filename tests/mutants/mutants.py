@@ -10,6 +10,7 @@ SWEEP = "tests/e2e_crash/test_fault_sweep.py"
 LIMITS = "tests/e2e_hostile/test_limits.py"
 CRASH = "tests/e2e_crash/test_crash.py"
 ENGINE = ("unit", "test_submit_engine")
+BLAH = "tests/e2e_blah/test_blah.py"
 
 
 def m(name, file, old, new, *nets):
@@ -59,6 +60,10 @@ MUTANTS = [
       "src/journal/journal.c",
       "    for (int n = version + 1; n <= MIGRATION_COUNT; n++) {",
       "    for (int n = version + 2; n <= MIGRATION_COUNT; n++) {",
+      ("unit", "test_journal_retention")),
+    m("journal: a journal one schema version newer is opened",
+      "src/journal/journal.c",
+      "    if (version > MIGRATION_COUNT) {", "    if (version > MIGRATION_COUNT + 1) {",
       ("unit", "test_journal_retention")),
 
     # ---- the protocol loop
@@ -199,4 +204,37 @@ MUTANTS = [
       "            protocol_mark_pending(st->p, row->client_id) != 0)",
       "                               row->result ? row->result : \"NULL\") != 0)",
       ("pytest", CRASH + " -k requeue")),
+
+    # ---- issue 42: behaviours no test pinned (each rule's net is its new test)
+    m("log: a group-writable log file accepted",
+      "src/base/log.c",
+      "    if ((st->st_mode & 022) != 0)", "    if ((st->st_mode & 002) != 0)",
+      ("pytest", "tests/e2e_ops/test_log_placement.py -k others_may_write")),
+    m("tasks: shutdown joins only the threads there when it began",
+      "src/base/tasks.c",
+      "    while (pool.all != NULL) {", "    if (pool.all != NULL) {",
+      ("unit", "test_tasks")),
+    m("md5 cache: a hit on the mtime's seconds alone",
+      "src/submit/submit_inputs.c",
+      "cached->mtime_sec == now->mtime_sec &&\n           cached->mtime_nsec == now->mtime_nsec &&",
+      "cached->mtime_sec == now->mtime_sec &&",
+      ("pytest", "tests/e2e_submit/test_hashing.py -k same_size")),
+    m("replay: a stored result answers the same request to any project",
+      "src/journal/journal_requests.c",
+      '    " AND project_id = ?3 AND session_id < ?4" \\',
+      '    " AND ?3 IS NOT NULL AND session_id < ?4" \\',
+      ("pytest", CRASH + " -k another_project")),
+    m("blah: a job without TransferOutput gets only Out",
+      "src/wire/blah_request.c",
+      "    s->outputs_all = n == 0;", "    s->outputs_all = 0;",
+      ("pytest", BLAH + " -k no_transfer_output")),
+    m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
+      "src/blah/blah_status.c",
+      "exit_code, elapsed, cpu);", "exit_code, cpu, elapsed);",
+      ("pytest", BLAH + " -k own_exit_code")),
+    m("blah: max_age counted from the last join",
+      "src/blah/blah.c",
+      "        if (g->opened + max_age < close_at)\n            close_at = g->opened + max_age;",
+      "        if (g->last_join + max_age < close_at)\n            close_at = g->last_join + max_age;",
+      ("pytest", BLAH + " -k max_age")),
 ]

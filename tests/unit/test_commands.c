@@ -218,6 +218,23 @@ static void test_nomem_token_is_the_message_escaped(void **state)
     free(tok);
 }
 
+/* A parsed request has one holder: its first free frees it, and each
+ * gahp_request_ref adds a holder that a free takes away (issue 42: a
+ * sampled mutant starting the count at one leaked every request, which
+ * only a leak checker saw). */
+static void test_a_request_has_one_holder(void **state)
+{
+    (void)state;
+    gahp_request *r = NULL;
+    assert_int_equal(parse_line("BOINC_PING 7", &r), 0);
+    assert_int_equal(atomic_load(&r->extra_refs), 0);
+    assert_ptr_equal(gahp_request_ref(r), r);
+    assert_int_equal(atomic_load(&r->extra_refs), 1);
+    gahp_request_free(r);           /* the second holder lets go */
+    assert_int_equal(atomic_load(&r->extra_refs), 0);
+    gahp_request_free(r);           /* the first: freed */
+}
+
 static void test_numbers(void **state)
 {
     (void)state;
@@ -230,6 +247,12 @@ static void test_numbers(void **state)
     assert_int_equal(num_parse_long(" 1", 0, 100, &l), -1);
     assert_int_equal(num_parse_long("", 0, 100, &l), -1);
     assert_int_equal(num_parse_llong("-9223372036854775809", &ll), -1);
+    /* an ordinary negative number (issue 42: a sampled mutant made every
+     * negative number LLONG_MIN, and only the edge was tried) */
+    assert_int_equal(num_parse_llong("-5", &ll), 0);
+    assert_true(ll == -5);
+    assert_int_equal(num_parse_long("-7", -10, 10, &l), 0);
+    assert_int_equal(l, -7);
     assert_int_equal(num_parse_double("1.5e3", &d), 0);
     assert_true(d == 1500.0);
     assert_int_equal(num_parse_double(".5", &d), 0);
@@ -278,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_fetch),
         cmocka_unit_test(test_abort_retire_lease),
         cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_a_request_has_one_holder),
         cmocka_unit_test(test_nomem_token_is_the_message_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

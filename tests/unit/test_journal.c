@@ -97,12 +97,18 @@ static void test_wide_mode_is_fixed(void **state)
     FILE *fp = fopen(tmp_journal_path(), "w");
     assert_non_null(fp);
     fclose(fp);
-    assert_int_equal(chmod(tmp_journal_path(), 0644), 0);
-    journal *j = open_j();
-    struct stat st;
-    assert_int_equal(stat(tmp_journal_path(), &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0600);
-    journal_close(j);
+    /* any bit for the group or others, each alone too (issue 42: a
+     * sampled mutant that let 0601 through survived) */
+    static const mode_t wide[] = { 0644, 0601, 0602, 0604, 0610, 0620, 0640, 0700 };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        assert_int_equal(chmod(tmp_journal_path(), wide[i]), 0);
+        journal *j = open_j();
+        struct stat st;
+        assert_int_equal(stat(tmp_journal_path(), &st), 0);
+        if ((st.st_mode & 0777) != (wide[i] & 0700))
+            fail_msg("mode %o made %o", (unsigned)wide[i], (unsigned)(st.st_mode & 0777));
+        journal_close(j);
+    }
 }
 
 static void test_lock_excludes_second_server(void **state)
@@ -120,6 +126,26 @@ static void test_lock_excludes_second_server(void **state)
     j2 = journal_open(&o, &err);        /* free again after close */
     assert_non_null(j2);
     journal_close(j2);
+}
+
+/* journal_requests_close and _resumed touch exactly the n rows given,
+ * never the one after them in the caller's array (issue 42: a sampled
+ * mutant's i <= n updated one row too many). */
+static void test_row_updates_stop_at_n(void **state)
+{
+    (void)state;
+    long long sid, rows[3];
+    journal *j = open_session(&sid);
+    assert_int_equal(journal_begin(j), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(journal_request_insert(j, sid, i + 1, "BOINC_PING", "", 0,
+                                                journal_now(), &rows[i]), 0);
+    assert_int_equal(journal_commit(j), 0);
+    assert_int_equal(journal_requests_close(j, rows, 1), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE closed_at IS NOT NULL"), 1);
+    assert_int_equal(journal_requests_resumed(j, rows + 1, 1, sid), 0);
+    assert_int_equal(query_int("SELECT count(*) FROM requests WHERE resumed_session IS NOT NULL"), 1);
+    journal_close(j);
 }
 
 static void test_request_life_cycle(void **state)
@@ -966,6 +992,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_migrate_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wide_mode_is_fixed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_excludes_second_server, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_row_updates_stop_at_n, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_life_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_keeps_unfinished, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prune_respects_references, setup, teardown),

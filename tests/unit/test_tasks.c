@@ -177,6 +177,48 @@ static void test_the_pool_works_after_shutdown(void **state)
     tasks_shutdown();
 }
 
+/* Task A of the shutdown test: once tasks_shutdown has begun (and, after a
+ * nap, is joining A's thread), starts a detached task B on a new thread. */
+static atomic_int shutdown_begun;
+static atomic_int b_done;
+
+static void b_naps_then_ends(void *arg)
+{
+    (void)arg;
+    nap_ms(300);
+    atomic_store(&b_done, 1);
+}
+
+static void a_starts_b_during_shutdown(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&shutdown_begun))
+        nap_ms(1);
+    /* The nap only widens the window in which tasks_shutdown has taken
+     * the thread list and waits for this thread: a slow machine may start
+     * B earlier, when any shutdown joins it (the test passes, weaker). */
+    nap_ms(200);
+    if (task_start_detached(b_naps_then_ends, NULL) != 0)
+        atomic_store(&b_done, -1);      /* no cmocka assert off the main thread */
+}
+
+/* tasks_shutdown joins a thread that a running task started during the
+ * shutdown (issue 42): it returns only after B has ended. */
+static void test_shutdown_joins_a_thread_started_during_it(void **state)
+{
+    (void)state;
+    tasks_shutdown();       /* no idle thread: B gets a new one */
+    atomic_init(&shutdown_begun, 0);
+    atomic_init(&b_done, 0);
+    assert_int_equal(task_start_detached(a_starts_b_during_shutdown, NULL), 0);
+    atomic_store(&shutdown_begun, 1);
+    tasks_shutdown();
+    int ended = atomic_load(&b_done);
+    while (!atomic_load(&b_done))   /* a broken build: let B end first */
+        nap_ms(10);
+    assert_int_equal(ended, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_an_idle_thread_is_reused),
         cmocka_unit_test(test_a_new_thread_keeps_the_creators_blocked_signals),
         cmocka_unit_test(test_the_pool_works_after_shutdown),
+        cmocka_unit_test(test_shutdown_joins_a_thread_started_during_it),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     tasks_shutdown();
