@@ -93,10 +93,20 @@ def command_lines(text):
                 yield n, span.strip()
 
 
+def shell_words(text):
+    """The words as the shell splits them (a quoted value with spaces is
+    one word), or split on white space where the quotes do not close."""
+    import shlex
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
 def make_goals(command):
     """The targets a `make ...` command asks for (none when it uses another makefile)."""
     for m in MAKE.finditer(command):
-        words = m.group(1).split()
+        words = shell_words(m.group(1))
         if any(w in ("-C", "-f") or w.startswith(("-C", "-f", "--directory", "--file"))
                for w in words):
             continue
