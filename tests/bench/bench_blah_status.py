@@ -39,6 +39,13 @@ sys.path.insert(0, HERE)
 from figures import cpu_seconds, emu_state_dir, figure, load_average, rss_kib  # noqa: E402
 
 
+def syscalls(pid):
+    """(read, write) system calls of a live process so far (/proc/PID/io)."""
+    with open("/proc/%d/io" % pid) as f:
+        io = dict(line.split(": ") for line in f.read().splitlines())
+    return int(io["syscr"]), int(io["syscw"])
+
+
 class Pipelined:
     """One boinc_gahp over non-blocking pipes, spoken to like the grid
     manager in async mode, with no per-line thread or queue."""
@@ -289,6 +296,7 @@ def main():
             """Whole rounds over every job until --seconds have passed."""
             n = args.jobs
             before, cpu0, me0 = emu.counters()["rpc"], cpu_seconds(pid), time.process_time()
+            sys0 = syscalls(pid)
             lat, per_round, t_start = [], [], time.monotonic()
             seen.clear()
             while True:
@@ -303,15 +311,19 @@ def main():
             secs = time.monotonic() - t_start
             after = emu.counters()["rpc"]
             cpu, me = cpu_seconds(pid) - cpu0, time.process_time() - me0
+            sys1 = syscalls(pid)
             rpcs = {k: after[k] - before[k] for k in after if after[k] != before[k]}
             lat.sort()
             total = len(lat)
             rate = total / secs
             print("  %s: %d statuses in %.2f s = %.0f statuses/s; latency p50 %.1f ms, "
                   "p99 %.1f ms, max %.1f ms; server CPU %.2f s (%.0f%% of one core), "
+                  "%.0f us server CPU and %.1f read / %.1f write syscalls a status; "
                   "client CPU %.2f s (%.0f%%); answers %s; %d project RPC(s) %s"
                   % (label, total, secs, rate, pct(lat, 50) * 1e3, pct(lat, 99) * 1e3,
-                     lat[-1] * 1e3, cpu, 100 * cpu / secs, me, 100 * me / secs,
+                     lat[-1] * 1e3, cpu, 100 * cpu / secs, 1e6 * cpu / total,
+                     (sys1[0] - sys0[0]) / total, (sys1[1] - sys0[1]) / total,
+                     me, 100 * me / secs,
                      dict(seen), sum(rpcs.values()), rpcs))
             print("    per round (statuses/s, RPCs): %s"
                   % ", ".join("%.0f/%d" % x for x in per_round))
