@@ -216,6 +216,11 @@ def main():
     import emu as emu_mod
 
     tmp = tempfile.mkdtemp(prefix="bench_blah_status.")
+    # its journal and log reach ~150 MB: removed at exit (BENCH_KEEP=1 keeps them)
+    if not os.environ.get("BENCH_KEEP"):
+        import atexit
+        import shutil
+        atexit.register(shutil.rmtree, tmp, True)
     # the emulator gives a host at most 1,000 tasks: enough hosts for all to run
     emu = emu_mod.Emulator(emu_state_dir("blah_status"), hosts=args.jobs // 500 + 2,
                            php_limits="none")
