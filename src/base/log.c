@@ -233,13 +233,44 @@ int log_level_parse(const char *name, log_level *out)
 static void write_line(FILE *fp, const char *stamp, long ms, log_level level,
                        const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
+/* The line is formatted first and written with one fwrite: stderr is
+ * unbuffered, where a prefix, a message and a newline written apart cost
+ * three write(2)s per line (a third of a BLAH_JOB_STATUS's CPU at 10,000
+ * statuses a second went to logging; doc/performance.md, issue 39). */
 static void write_line(FILE *fp, const char *stamp, long ms, log_level level,
                        const char *fmt, va_list ap)
 {
-    fprintf(fp, "%s.%03ldZ boinc_gahp[%s] ", stamp, ms, level_names[level]);
-    vfprintf(fp, fmt, ap);
-    fputc('\n', fp);
+    char small[512];
+    char *buf = small;
+    int head = snprintf(small, sizeof small, "%s.%03ldZ boinc_gahp[%s] ", stamp, ms,
+                        level_names[level]);
+    if (head < 0 || (size_t)head >= sizeof small)
+        head = 0;
+    va_list copy;
+    va_copy(copy, ap);
+    int body = vsnprintf(small + head, sizeof small - (size_t)head, fmt, copy);
+    va_end(copy);
+    if (body < 0) {
+        body = 0;
+        small[head] = '\0';
+    } else if ((size_t)head + (size_t)body + 2 > sizeof small) {
+        /* a long line: a buffer of its size, or, without memory, the
+         * part that fit */
+        char *big = malloc((size_t)head + (size_t)body + 2);
+        if (big != NULL) {
+            memcpy(big, small, (size_t)head);
+            vsnprintf(big + head, (size_t)body + 1, fmt, ap);
+            buf = big;
+        } else {
+            body = (int)(sizeof small - 2 - (size_t)head);
+        }
+    }
+    size_t n = (size_t)head + (size_t)body;
+    buf[n++] = '\n';
+    fwrite(buf, 1, n, fp);
     fflush(fp);
+    if (buf != small)
+        free(buf);
 }
 
 static void log_v(log_level level, int file_only, const char *fmt, va_list ap)

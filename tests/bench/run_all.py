@@ -11,6 +11,9 @@ target and the ratio.
   --gahp-arg A        extra boinc_gahp option (repeatable)
   --repeat N          repetitions inside the benches that take medians
   --only a,b          run only these benches (names without bench_ / .py)
+
+(bench_blah_status.py, issue 39: BLAH_JOB_STATUS from the journal over 10,000
+live jobs, project reachable and unreachable; about 4 minutes.)
 """
 import argparse
 import glob
@@ -120,6 +123,12 @@ def rows(f):
     out.append(("output fetch (300, pipelined)", g("fetch.outputs_s"), "s", None, "", None, None))
     out.append(("start-up, 100,000 journaled", g("recovery.startup_s"), "s", None, "", None,
                 None))
+    # issue 39: BLAH_JOB_STATUS from the journal, 10,000 live jobs
+    for key, what in (("up", "project reachable"), ("down", "project unreachable")):
+        out.append(("BLAH_JOB_STATUS, %s" % what, g("blah_status.%s_per_s" % key),
+                    "statuses/s", 10000, "target >= 10,000/s", None, None))
+        out.append(("  p99 latency (2,000 in flight)", g("blah_status.%s_p99_ms" % key), "ms",
+                    None, "", None, None))
     return out
 
 

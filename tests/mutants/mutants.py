@@ -11,6 +11,7 @@ LIMITS = "tests/e2e_hostile/test_limits.py"
 CRASH = "tests/e2e_crash/test_crash.py"
 ENGINE = ("unit", "test_submit_engine")
 BLAH = "tests/e2e_blah/test_blah.py"
+BLAH_SCHED = "tests/e2e_blah/test_blah_sched.py"
 
 
 def m(name, file, old, new, *nets):
@@ -230,11 +231,61 @@ MUTANTS = [
       ("pytest", BLAH + " -k no_transfer_output")),
     m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
       "src/blah/blah_status.c",
-      "exit_code, elapsed, cpu);", "exit_code, cpu, elapsed);",
+      '" RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",\n'
+      '                             exit_code, elapsed, cpu);',
+      '" RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",\n'
+      '                             exit_code, cpu, elapsed);',
       ("pytest", BLAH + " -k own_exit_code")),
     m("blah: max_age counted from the last join",
       "src/blah/blah.c",
-      "        if (g->opened + max_age < close_at)\n            close_at = g->opened + max_age;",
-      "        if (g->last_join + max_age < close_at)\n            close_at = g->last_join + max_age;",
+      "    return g->opened + max_age < close_at ? g->opened + max_age : close_at;",
+      "    return g->last_join + max_age < close_at ? g->last_join + max_age : close_at;",
       ("pytest", BLAH + " -k max_age")),
+    # ---- the BLAH scheduler (issue 39, doc/blah-core.md)
+    m("blah: one abort_jobs request per cancelled job",
+      "src/blah/blah_sched.c",
+      "#define BLAH_ABORT_CHUNK 1000", "#define BLAH_ABORT_CHUNK 1",
+      ("pytest", BLAH_SCHED + " -k two_hundred")),
+    m("blah: a kicked project is not due until its interval",
+      "src/blah/blah_sched.c",
+      "    int due = r == NULL || r->due <= now || (r->kick_at > 0 && r->kick_at <= now);",
+      "    int due = r == NULL || r->due <= now;",
+      ("pytest", BLAH_SCHED + " -k two_hundred")),
+    m("blah: any failed delivery taken as the job's end",
+      "src/blah/blah_sched.c",
+      "    else if (failed && e.code == EXEC_E_REFUSED)",
+      "    else if (e.code != EXEC_OK)",
+      ("pytest", BLAH_SCHED + " -k outputs_cannot")),
+    m("blah: a DONE job not delivered yet answers completed",
+      "src/blah/blah_status.c",
+      '    if (s != NULL && (strcmp(s, "DONE") == 0 || strcmp(s, "ERROR") == 0 ||',
+      '    if (s != NULL && strcmp(s, "DONE") == 0)\n'
+      '        return status_tail(job->gahp_id, JS_COMPLETED, NULL);\n'
+      '    if (s != NULL && (strcmp(s, "ERROR") == 0 ||',
+      ("pytest", BLAH_SCHED + " -k outputs_cannot")),
+    m("blah: a group the project did not answer is held",
+      "src/blah/blah_status.c",
+      "    if (job->batch_state == 8 && job->batch_may_pass)",
+      "    if (job->batch_state == 8 && job->batch_may_pass && 0)",
+      ("pytest", BLAH_SCHED + " -k longer_than")),
+    m("exec: an HTTP error taken for the server's refusal",
+      "src/exec/exec.c",
+      "    else if (err->code == BOINC_E_TRANSPORT || err->code == BOINC_E_HTTP)",
+      "    else if (err->code == BOINC_E_TRANSPORT)",
+      ("pytest", BLAH_SCHED + " -k longer_than")),
+    m("blah: the JobDirectory look-up after the checks",
+      "src/blah/blah.c",
+      "        if (found == 1) {\n            log_info(\"BLAH: job %s is already %s: the same job id again\"",
+      "        if (found == 2) {\n            log_info(\"BLAH: job %s is already %s: the same job id again\"",
+      ("pytest", BLAH + " -k after_the_input_moved")),
+    m("blah: no scheduler at start-up for an earlier run's work",
+      "src/blah/blah_sched.c",
+      "    if (n > 0) {\n        log_info(\"BLAH: %zu project%s with BLAH work",
+      "    if (n > 1000000) {\n        log_info(\"BLAH: %zu project%s with BLAH work",
+      ("pytest", BLAH_SCHED + " -k start_up")),
+    m("blah: a group's leader waits through its window on a worker",
+      "src/blah/blah.c",
+      "    if (blah_sched_ensure(ctx) != 0) {",
+      "    if (blah_sched_ensure(ctx) != 0 || 1) {",
+      ("pytest", BLAH_SCHED + " -k occupies")),
 ]
