@@ -185,7 +185,9 @@ def test_max_age_closes_a_group_that_keeps_growing(make_client, emu, iwd):
         assert joined < 400, "no batch while jobs kept joining: max_age not applied"
         rc, err, _ = c.submit(submit_ad(iwd, "home_bl_age.%d_1" % joined,
                                         transfer_input="in", transfer_output="out",
-                                        remaps="out = out.%d" % joined))
+                                        remaps="out = out.%d" % joined,
+                                        out="out.txt.%d" % joined,
+                                        err="err.txt.%d" % joined))
         assert rc == 0, err
         joined += 1
         time.sleep(0.05)

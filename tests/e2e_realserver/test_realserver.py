@@ -177,10 +177,11 @@ def test_unfinished_and_aborted_jobs_on_a_stock_server(client, emulator, inputs,
                        "ua#1", 0, 1, a, "in") == ["NULL"]
     out = tmp_path / "o"
     out.mkdir()
-    assert client.call("BOINC_FETCH_OUTPUT", "ua#0", str(out), "e", "ALL", 0) == \
+    # each job its own stderr file: two live jobs never write one path (issue 40)
+    assert client.call("BOINC_FETCH_OUTPUT", "ua#0", str(out), "e0", "ALL", 0) == \
         ["job ua#0 is not finished"]
     assert client.call("BOINC_ABORT_JOBS", "ua#1") == ["NULL"]
-    res = client.call("BOINC_FETCH_OUTPUT", "ua#1", str(out), "e", "ALL", 0)
+    res = client.call("BOINC_FETCH_OUTPUT", "ua#1", str(out), "e1", "ALL", 0)
     assert res == ["job ua#1 failed: no instance reported an exit status (the server's "
                    "query_completed_job failed)"], res
     assert list(out.iterdir()) == []

@@ -7,12 +7,10 @@ the machine.
 The server is Python's own http.server: it stands in for a compromised
 or broken real project, which the emulator (a faithful one) never is.
 """
-import functools
 import http.server
 import io
 import os
 import resource
-import subprocess
 import threading
 import zipfile
 
@@ -47,12 +45,7 @@ class LimitedGahp(Gahp):
             if umask is not None:
                 os.umask(umask)
 
-        real = subprocess.Popen
-        gahp_client.subprocess.Popen = functools.partial(real, preexec_fn=preexec)
-        try:
-            super().__init__(journal, args=args, env=env, **kw)
-        finally:
-            gahp_client.subprocess.Popen = real
+        super().__init__(journal, args=args, env=env, preexec_fn=preexec, **kw)
 
 
 def zip_bytes(members):
