@@ -268,7 +268,10 @@ if want apache; then
     echo "ServerName 127.0.0.1" > /etc/apache2/conf-available/servername.conf
     a2enconf -q servername
     a2dissite -q 000-default > /dev/null 2>&1 || true
-    a2enmod -q cgi php8.2 logio > /dev/null
+    a2enmod -q cgi php8.2 > /dev/null
+    # mod_logio is built into Debian's apache2 (a2enmod says "Module logio
+    # does not exist"); elsewhere it is a module to enable
+    a2enmod -q logio > /dev/null 2>&1 || true
     printf 'post_max_size = %s\nupload_max_filesize = %s\nmax_file_uploads = %s\nmemory_limit = 512M\n' \
         "$PHP_POST_MAX" "$PHP_UPLOAD_MAX" "$PHP_MAX_FILE_UPLOADS" > "$PHP_INI"
     cp "$PROJECT_ROOT/$PROJECT.httpd.conf" "/etc/apache2/sites-available/$PROJECT.conf"
