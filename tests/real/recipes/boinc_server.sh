@@ -363,8 +363,14 @@ EOF
 </global_preferences>
 EOF
     : > "$CLIENT_DIR/gui_rpc_auth.cfg"
-    (cd "$CLIENT_DIR" && setsid /usr/bin/boinc --dir "$CLIENT_DIR" --gui_rpc_port "$GUI_PORT" \
-        --allow_multiple_clients >> "$CLIENT_DIR/client.log" 2>&1 < /dev/null & echo $! > "$STATE_DIR/client.pid")
+    # started from the script itself, not a subshell: run inside one, the
+    # recipe was left waiting on the client when it had nothing else to do
+    # (seen at its first run)
+    cd "$CLIENT_DIR"
+    setsid /usr/bin/boinc --dir "$CLIENT_DIR" --gui_rpc_port "$GUI_PORT" \
+        --allow_multiple_clients >> "$CLIENT_DIR/client.log" 2>&1 < /dev/null &
+    echo $! > "$STATE_DIR/client.pid"
+    cd /
     sleep 4
     bc=(boinccmd --host "127.0.0.1:$GUI_PORT")
     "${bc[@]}" --set_run_mode always
