@@ -366,11 +366,12 @@ EOF
     # started from the script itself, not a subshell: run inside one, the
     # recipe was left waiting on the client when it had nothing else to do
     # (seen at its first run)
+    back=$PWD
     cd "$CLIENT_DIR"
     setsid /usr/bin/boinc --dir "$CLIENT_DIR" --gui_rpc_port "$GUI_PORT" \
         --allow_multiple_clients >> "$CLIENT_DIR/client.log" 2>&1 < /dev/null &
     echo $! > "$STATE_DIR/client.pid"
-    cd /
+    cd "$back"
     sleep 4
     bc=(boinccmd --host "127.0.0.1:$GUI_PORT")
     "${bc[@]}" --set_run_mode always
