@@ -7,6 +7,7 @@ Exactly once: one HTCondor job (one JobDirectory) is one BOINC job, and a
 cluster that arrives together is one BOINC batch, whatever is repeated;
 after BLAH_JOB_CANCEL the same JobDirectory gets a new BOINC job."""
 import os
+import re
 import time
 
 import pytest
@@ -487,3 +488,32 @@ def test_finished_batches_are_retired_and_pruned(client, emu, iwd, journal, tmp_
     assert db.execute("SELECT count(*) FROM requests WHERE command = 'BLAH_GROUP_SUBMIT'"
                       ).fetchone()[0] == 0
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+# ---- what the log and journal status say (issue 41) ------------------------------
+
+def test_a_start_up_group_submit_is_logged_as_itself(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "30", "--blah-status-interval", "0"))
+    jobs = [j for _, _, j in submit_all(c, cluster(iwd, 2))]
+    c.kill()                            # the group is still open
+    c2 = make_client()                  # start-up closes it and submits it
+    wait_statuses(c2, jobs, 4, emu=emu)
+    log = c2.gahp.stderr_text()
+    assert re.search(r"BLAH_GROUP_SUBMIT \d+ finished: ok", log), log[-3000:]
+    assert "BOINC_SUBMIT" not in log, log[-3000:]
+
+
+def test_a_refused_ad_is_logged_with_why(client, iwd):
+    # refused when run (an input that is not there) and at accept time (an
+    # ad that cannot be read): each log line says why, as the result does
+    rid = client.start("BLAH_JOB_SUBMIT", submit_ad(iwd, "home_bl_bad.0_1",
+                                                    transfer_input="missing.txt"))
+    rc, err, job = client.wait(rid)
+    assert rc == "1" and "missing.txt" in err
+    rid2 = client.start("BLAH_JOB_SUBMIT", "[ Iwd = \"/tmp\"; JobDirectory = ")
+    rc, err2, job = client.wait(rid2)
+    assert rc == "1" and err2.startswith("the job ad cannot be read: ")
+    log = client.gahp.stderr_text()
+    assert "BLAH: job home_bl_bad.0_1 refused: input file %s/missing.txt" % iwd in log, log
+    assert "BLAH_JOB_SUBMIT %d refused: %s" % (rid2, err2) in log, log
+    assert "BLAH_JOB_SUBMIT %d finished: error" % rid2 in log, log
