@@ -13,6 +13,7 @@ import time
 import pytest
 
 from blah_client import FAST_ARGS as FAST, submit_ad, write_config
+from ops_helpers import run
 
 
 def stage(iwd, name, text):
@@ -492,7 +493,8 @@ def test_finished_batches_are_retired_and_pruned(client, emu, iwd, journal, tmp_
 
 # ---- what the log and journal status say (issue 41) ------------------------------
 
-def test_a_start_up_group_submit_is_logged_as_itself(make_client, emu, iwd):
+def test_a_start_up_group_submit_is_logged_as_itself_and_delivered(make_client, emu, iwd,
+                                                                   journal, tmp_path):
     c = make_client(args=("--blah-batch-window", "30", "--blah-status-interval", "0"))
     jobs = [j for _, _, j in submit_all(c, cluster(iwd, 2))]
     c.kill()                            # the group is still open
@@ -501,6 +503,14 @@ def test_a_start_up_group_submit_is_logged_as_itself(make_client, emu, iwd):
     log = c2.gahp.stderr_text()
     assert re.search(r"BLAH_GROUP_SUBMIT \d+ finished: ok", log), log[-3000:]
     assert "BOINC_SUBMIT" not in log, log[-3000:]
+    c2.stop()
+    home = tmp_path / "home"
+    home.mkdir()
+    p = run(home, "--journal", journal, "journal", "status")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    undelivered = out.split("results not yet delivered to the client:")[1].split("batches by")[0]
+    assert "BLAH_GROUP_SUBMIT" not in undelivered, out
 
 
 def test_a_refused_ad_is_logged_with_why(client, iwd):
