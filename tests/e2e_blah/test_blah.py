@@ -238,6 +238,7 @@ def test_a_job_that_cannot_run_is_refused_with_the_fix(client, emu, iwd, kw, wor
     assert rc == 1 and job == "NULL"
     for w in words:
         assert w in err, (w, err)
+    assert "job job" not in err         # the job has no BOINC name yet (issue 41)
     assert batch_count(emu) == 0
 
 
