@@ -21,7 +21,7 @@ ASYNC_MODE_ON, BLAH_PING, one BLAH_JOB_SUBMIT per job with the ClassAd ad
 the grid manager builds, BLAH_JOB_STATUS per job until status 4 (done)
 with the outputs in the job's Iwd.  The server is killed with SIGKILL
 after the group of jobs was created on the project and before it was
-submitted; the restarted server finishes that submit at start-up, a
+submitted; the restarted server resumes that submit at start-up, a
 repeated BLAH_JOB_SUBMIT gets the job it got before, and each job runs
 once.
 
@@ -209,7 +209,9 @@ def blah_act(tmp, info, journal):
                              err="err.txt.%d" % k))
     # the group of jobs is submitted 3 s (the default window) after its last
     # job joined; a status pass over the project every 2 s
-    args = ["--log-file", os.path.join(tmp, "gahp.log"), "--blah-status-interval", "2"]
+    log = os.path.join(tmp, "gahp.log")
+    log_start = os.path.getsize(log) if os.path.exists(log) else 0
+    args = ["--log-file", log, "--blah-status-interval", "2"]
     env = {"BOINC_GAHP_CONFIG": cfg}
     c = ShownBlahClient(journal, args, dict(env, BOINC_GAHP_TEST_CRASH_AT="submit.create_sent"),
                         info["authenticator"])
@@ -228,7 +230,7 @@ def blah_act(tmp, info, journal):
               % (-rc if rc < 0 else 0, rc))
     finally:
         c.kill()
-    print("== act 5: restart; start-up submits the group, a repeated submit gets its job")
+    print("== act 5: restart; start-up resumes the group's submit, a repeated submit gets its job")
     c = ShownBlahClient(journal, args, env, info["authenticator"])
     try:
         if c.start_up() != ["0", "NULL"]:
@@ -251,6 +253,11 @@ def blah_act(tmp, info, journal):
         c.stop()
     finally:
         c.kill()
+    with open(log) as fh:
+        fh.seek(log_start)
+        for log_line in fh:
+            if "recovery" in log_line or "BLAH_GROUP_SUBMIT" in log_line:
+                print("-- log: " + log_line.rstrip())
     for k, j in enumerate(jobs):
         with open(os.path.join(iwd, "out.%d" % k)) as fh:
             text = fh.read()
