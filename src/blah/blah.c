@@ -250,8 +250,10 @@ static int args_problem(const gahp_blah_submit *s, char **why)
     for (size_t i = 0; i < s->ninputs; i++)
         names[i] = phys;
     char *line = NULL;
-    int rc = job_args_command_line("job", (const char *const *)s->args, s->nargs, names,
-                                   s->ninputs, &line, why);
+    /* its BOINC name is not made yet: the messages say "the job", not
+     * "job job" (issue 41) */
+    int rc = job_args_command_line_as("job", "the job", (const char *const *)s->args, s->nargs,
+                                      names, s->ninputs, &line, why);
     free(line);
     free(names);
     return rc;

@@ -107,36 +107,53 @@ int job_args_command_line(const char *job_name, const char *const *args, size_t 
                           const char *const *phys_names, size_t ninputs,
                           char **command_line, char **why)
 {
+    return job_args_command_line_as(job_name, NULL, args, nargs, phys_names, ninputs,
+                                    command_line, why);
+}
+
+int job_args_command_line_as(const char *job_name, const char *label,
+                             const char *const *args, size_t nargs,
+                             const char *const *phys_names, size_t ninputs,
+                             char **command_line, char **why)
+{
     *command_line = NULL;
     *why = NULL;
     /* The name is a word of the same line (and of the same SQL insert). */
     const char *name_problem = job_arg_problem(job_name);
     char *name = shown(job_name), *arg = NULL;
+    /* who the messages name: "job NAME", or the caller's label */
+    char *who = name == NULL ? NULL
+              : label != NULL ? strdup(label) : str_printf("job %s", name);
     int rc = 0;
-    if (name == NULL)
+    if (name == NULL || who == NULL) {
+        free(name);
         return -1;
+    }
     if (name_problem != NULL)
         rc = refuse(why, "job name %s %s", name, name_problem);
     for (size_t i = 0; rc == 0 && i < nargs; i++) {
         const char *problem = job_arg_problem(args[i]);
         if (problem != NULL)
             rc = (arg = shown(args[i])) == NULL ? -1
-               : refuse(why, "argument %zu of job %s (%s) %s", i + 1, name, arg, problem);
+               : refuse(why, "argument %zu of %s (%s) %s", i + 1, who, arg, problem);
     }
     free(name);
     free(arg);
+    if (rc == 0) {
+        size_t bytes, tokens;
+        job_line_measure(job_name, args, nargs, phys_names, ninputs, &bytes, &tokens);
+        if (bytes > JOB_LINE_MAX_BYTES)
+            rc = refuse(why, "%s: its create_work line would be %zu bytes, more than "
+                        "the %d create_work reads (shorten the arguments or input names)",
+                        who, bytes, JOB_LINE_MAX_BYTES);
+        else if (tokens > JOB_LINE_MAX_TOKENS)
+            rc = refuse(why, "%s: its create_work line would have %zu words "
+                        "(arguments + input files + 3), more than create_work's %d",
+                        who, tokens, JOB_LINE_MAX_TOKENS);
+    }
+    free(who);
     if (rc != 0)
         return rc;
-    size_t bytes, tokens;
-    job_line_measure(job_name, args, nargs, phys_names, ninputs, &bytes, &tokens);
-    if (bytes > JOB_LINE_MAX_BYTES)
-        return refuse(why, "job %s: its create_work line would be %zu bytes, more than "
-                      "the %d create_work reads (shorten the arguments or input names)",
-                      job_name, bytes, JOB_LINE_MAX_BYTES);
-    if (tokens > JOB_LINE_MAX_TOKENS)
-        return refuse(why, "job %s: its create_work line would have %zu words "
-                      "(arguments + input files + 3), more than create_work's %d",
-                      job_name, tokens, JOB_LINE_MAX_TOKENS);
     strbuf sb = STRBUF_INIT;
     for (size_t i = 0; i < nargs; i++) {
         if ((i > 0 && strbuf_putc(&sb, ' ') != 0) || strbuf_puts(&sb, args[i]) != 0) {

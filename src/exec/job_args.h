@@ -54,4 +54,12 @@ int job_args_command_line(const char *job_name, const char *const *args, size_t 
                           const char *const *phys_names, size_t ninputs,
                           char **command_line, char **why);
 
+/* The same, the messages naming label (e.g. "the job") instead of "job
+ * <job_name>": for a job whose BOINC name is not made yet (BLAH), where
+ * job_name only stands in for its length. */
+int job_args_command_line_as(const char *job_name, const char *label,
+                             const char *const *args, size_t nargs,
+                             const char *const *phys_names, size_t ninputs,
+                             char **command_line, char **why);
+
 #endif

@@ -212,8 +212,13 @@ char *command_dispatch(exec_ctx *ctx, const gahp_request *req)
     if (row == NULL || row->exec == NULL)
         return gahp_escape("internal error: unknown command");
     /* A well-framed request with a bad value: the error names the field. */
-    if (req->value_error != NULL)
+    if (req->value_error != NULL) {
+        /* refused at accept time (an ad that cannot be read, a field with
+         * a bad value): the log says why, as the result does; a value
+         * error never holds an authenticator (protocol.c) */
+        log_info("%s %ld refused: %s", row->name, req->id, req->value_error);
         return command_fail(row, req->value_error);
+    }
     if (req->project_url == NULL)
         return command_fail(row, row->fail != NULL
                     ? "no BOINC project is configured: set project_url and authenticator_file "

@@ -207,8 +207,14 @@ int recovery_start(journal *j, workers *w, protocol *p,
 
 /* ---- BLAH groups an earlier run left open ---------------------------------- */
 
+/* A group closed at start-up: its request is the internal
+ * BLAH_GROUP_SUBMIT it was journaled as (blah.c's close_group), named so
+ * in the log and delivered once done; left to workers_submit, it would
+ * take the row of the client command of the same type, BOINC_SUBMIT. */
 static void run_in_background(gahp_request *req, void *arg)
 {
+    if (req->row == NULL)
+        req->row = command_find_journaled("BLAH_GROUP_SUBMIT");
     workers_submit(arg, req);
 }
 

@@ -47,6 +47,8 @@ typedef struct completion {
     char *tail;
     int background;             /* commit only; no result for RESULTS */
     int transient;              /* a result about its moment (not replayable) */
+    int internal;               /* a server-made request (BLAH_GROUP_SUBMIT):
+                                   no client reads it, delivered when journaled */
 } completion;
 
 typedef struct {
@@ -209,6 +211,23 @@ static void commit_completions(workers *w, journal *cj, completion *list)
         nanosleep(&ts, NULL);
     }
     free(jc);
+    /* An internal request's outcome has no reader: delivered now, or
+     * `journal status` would list it as undelivered forever (issue 41),
+     * as blah.c's submit_group does for the groups it submits itself. */
+    size_t ninternal = 0;
+    for (completion *c = list; c != NULL; c = c->next)
+        ninternal += c->internal != 0;
+    if (ninternal > 0) {
+        long long *rows = calloc(ninternal, sizeof *rows);
+        size_t k = 0;
+        for (completion *c = list; rows != NULL && c != NULL; c = c->next)
+            if (c->internal)
+                rows[k++] = c->request_row;
+        if (rows == NULL || journal_requests_delivered(cj, rows, k, journal_now()) != 0)
+            log_error("%zu internal requests stay undelivered in the journal: %s", ninternal,
+                      rows == NULL ? "out of memory" : journal_errmsg(cj));
+        free(rows);
+    }
     gahp_result *first = NULL, *last = NULL;
     for (completion *c = list; c != NULL; c = c->next) {
         if (c->background)
@@ -308,6 +327,7 @@ static void run_one(worker *wk, gahp_request *req)
     c->completed_at = journal_now();
     c->tail = tail;
     c->background = req->background;
+    c->internal = crow != NULL && crow->internal && req->journal_id > 0;
     /* One line per finished request, for the operator (issue 19): the
      * outcome only ("NULL ..." is success), never the arguments, which
      * name the project whose authenticator travels with them. */

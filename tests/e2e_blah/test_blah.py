@@ -7,11 +7,13 @@ Exactly once: one HTCondor job (one JobDirectory) is one BOINC job, and a
 cluster that arrives together is one BOINC batch, whatever is repeated;
 after BLAH_JOB_CANCEL the same JobDirectory gets a new BOINC job."""
 import os
+import re
 import time
 
 import pytest
 
 from blah_client import FAST_ARGS as FAST, submit_ad, write_config
+from ops_helpers import run
 
 
 def stage(iwd, name, text):
@@ -236,6 +238,7 @@ def test_a_job_that_cannot_run_is_refused_with_the_fix(client, emu, iwd, kw, wor
     assert rc == 1 and job == "NULL"
     for w in words:
         assert w in err, (w, err)
+    assert "job job" not in err         # the job has no BOINC name yet (issue 41)
     assert batch_count(emu) == 0
 
 
@@ -487,3 +490,41 @@ def test_finished_batches_are_retired_and_pruned(client, emu, iwd, journal, tmp_
     assert db.execute("SELECT count(*) FROM requests WHERE command = 'BLAH_GROUP_SUBMIT'"
                       ).fetchone()[0] == 0
     assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+# ---- what the log and journal status say (issue 41) ------------------------------
+
+def test_a_start_up_group_submit_is_logged_as_itself_and_delivered(make_client, emu, iwd,
+                                                                   journal, tmp_path):
+    c = make_client(args=("--blah-batch-window", "30", "--blah-status-interval", "0"))
+    jobs = [j for _, _, j in submit_all(c, cluster(iwd, 2))]
+    c.kill()                            # the group is still open
+    c2 = make_client()                  # start-up closes it and submits it
+    wait_statuses(c2, jobs, 4, emu=emu)
+    log = c2.gahp.stderr_text()
+    assert re.search(r"BLAH_GROUP_SUBMIT \d+ finished: ok", log), log[-3000:]
+    assert "BOINC_SUBMIT" not in log, log[-3000:]
+    c2.stop()
+    home = tmp_path / "home"
+    home.mkdir()
+    p = run(home, "--journal", journal, "journal", "status")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    undelivered = out.split("results not yet delivered to the client:")[1].split("batches by")[0]
+    assert "BLAH_GROUP_SUBMIT" not in undelivered, out
+
+
+def test_a_refused_ad_is_logged_with_why(client, iwd):
+    # refused when run (an input that is not there) and at accept time (an
+    # ad that cannot be read): each log line says why, as the result does
+    rid = client.start("BLAH_JOB_SUBMIT", submit_ad(iwd, "home_bl_bad.0_1",
+                                                    transfer_input="missing.txt"))
+    rc, err, job = client.wait(rid)
+    assert rc == "1" and "missing.txt" in err
+    rid2 = client.start("BLAH_JOB_SUBMIT", "[ Iwd = \"/tmp\"; JobDirectory = ")
+    rc, err2, job = client.wait(rid2)
+    assert rc == "1" and err2.startswith("the job ad cannot be read: ")
+    log = client.gahp.stderr_text()
+    assert "BLAH: job home_bl_bad.0_1 refused: input file %s/missing.txt" % iwd in log, log
+    assert "BLAH_JOB_SUBMIT %d refused: %s" % (rid2, err2) in log, log
+    assert "BLAH_JOB_SUBMIT %d finished: error" % rid2 in log, log

@@ -96,7 +96,7 @@ def test_a_non_utf8_argument_is_refused_and_holds_no_other_job(client, emu, iwd)
     (rc0, err0, job0), (rc1, err1, job1) = [client.wait(r) for r in rids]
     assert (rc0, err0) == ("0", "NULL")
     assert rc1 == "1" and job1 == "NULL"
-    assert "argument 1 of job job (h\\377llo) is not valid UTF-8" in err1, err1
+    assert "argument 1 of the job (h\\377llo) is not valid UTF-8" in err1, err1
     wait_status(client, job0, 4, emu)
     assert (iwd / "out.0").read_text() == "GOOD\n"
     assert not (iwd / "out.1").exists()
