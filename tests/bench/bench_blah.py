@@ -64,7 +64,8 @@ def main():
         pending, jobs = [], []
         for i in range(args.jobs):
             ad = submit_ad(iwd, "home_bl_bench_%d.0_1" % i, transfer_input="in.%d" % i,
-                           transfer_output="out", remaps="out = out.%d" % i)
+                           transfer_output="out", remaps="out = out.%d" % i,
+                           out="out.txt.%d" % i, err="err.txt.%d" % i)
             pending.append(c.start("BLAH_JOB_SUBMIT", ad))
             while len(pending) >= args.in_flight:
                 rc, err, job = c.wait(pending.pop(0), timeout=600)

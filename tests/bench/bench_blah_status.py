@@ -258,7 +258,8 @@ def main():
 
         # ---- N submits, pipelined ------------------------------------------
         ads = [escape(submit_ad(iwd, "home_bl_bench_%d.0_1" % i, transfer_input="in.%d" % i,
-                                transfer_output="out", remaps="out = out.%d" % i))
+                                transfer_output="out", remaps="out = out.%d" % i,
+                                out="out.txt.%d" % i, err="err.txt.%d" % i))
                for i in range(args.jobs)]
         jobs = [None] * args.jobs
 
