@@ -12,6 +12,7 @@
 #include "base/files.h"
 #include "journal/journal_files.h"
 #include "base/log.h"
+#include "base/strbuf.h"
 #include "submit/engine.h"
 #include "base/testpoint.h"
 #include "base/tasks.h"
@@ -381,11 +382,23 @@ static int fail_too_large(submit_run *r, const file_chunk *c, const char *name,
      * job is held again after post_max_size alone is raised (issue 28). */
     const char *also = kind == UPLOAD_LIMIT_POST
                        ? " and upload_max_filesize (each must allow a file this large)" : "";
-    return engine_failf(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files",
-                     "input %s (%s) is %lld bytes, more than the server accepts in one "
-                     "upload (%s); raise %s%s in the project's php.ini", c->names[big],
-                     c->paths[big], c->sizes[big], err->msg ? err->msg : "",
-                     upload_limit_setting(kind), also);
+    char *detail = str_printf("input %s (%s) is %lld bytes, more than the server accepts in "
+                              "one upload (%s); raise %s%s in the project's php.ini",
+                              c->names[big], c->paths[big], c->sizes[big],
+                              err->msg ? err->msg : "", upload_limit_setting(kind), also);
+    /* the input's own problem, short enough for a hold reason (the server's
+     * text, which may be long, stays in the batch's error) */
+    char *why = str_printf("input file %s is %lld bytes, more than the BOINC server takes in "
+                           "one upload (its php.ini %s%s)", c->paths[big], c->sizes[big],
+                           upload_limit_setting(kind),
+                           kind == UPLOAD_LIMIT_POST ? " and upload_max_filesize" : "");
+    int rc = detail != NULL && why != NULL
+        ? engine_fail_input(r, BATCH_FILES_KNOWN, EXEC_E_RPC, "upload_files", detail,
+                            c->paths[big], why)
+        : (exec_err_nomem(&r->error), engine_fail_record_again(r, BATCH_FILES_KNOWN));
+    free(detail);
+    free(why);
+    return rc;
 }
 
 /* Journal the smaller chunk (before anything is sent again, so a crash
