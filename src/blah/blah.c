@@ -536,7 +536,8 @@ void blah_submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
     else {
         char *msg = blah_tail_message(tail);
         log_warn("BLAH: batch %s not submitted: %s (its jobs wait when the project did not "
-                 "answer, else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
+                 "answer; a job whose input was refused is held alone, the others go on; "
+                 "else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
         free(msg);
     }
     free(tail);

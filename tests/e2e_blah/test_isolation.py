@@ -72,6 +72,9 @@ def assert_each_created_once(emu, jobs):
     counts = emu.counters()["jobs_by_name"]
     assert sorted(counts) == sorted(jobs), counts
     assert set(counts.values()) == {1}, counts
+    # no input sent twice either (the refused one included)
+    uploads = emu.counters()["uploads_by_name"]
+    assert set(uploads.values()) == {1}, uploads
 
 
 def assert_outputs(iwd, ks):
