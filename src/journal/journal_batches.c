@@ -68,7 +68,7 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
      * its error is kept so that audit_batches shows it failed at 'new'
      * (issue 19). */
     [JSTMT_BATCH_NOTE_ERROR] = { "batch error",
-        "UPDATE batches SET error = ?1, updated_at = ?2"
+        "UPDATE batches SET error = ?1, updated_at = ?2, bad_input = ?4, bad_input_why = ?5"
         " WHERE id = ?3 AND state = 0" },
     [JSTMT_BATCHES_PRUNE] = { "prune batches",
         "DELETE FROM batches WHERE id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
@@ -842,10 +842,11 @@ int journal_batch_set_client_session(journal *j, long long project_id, const cha
     return journal_txn(j, client_batch_in_txn, &c);
 }
 
-int journal_batch_note_error(journal *j, long long batch_row, const char *error)
+int journal_batch_note_error(journal *j, long long batch_row, const char *error,
+                             const char *bad_input, const char *bad_input_why)
 {
-    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tdi", error, journal_now(),
-                           batch_row);
+    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tditt", error, journal_now(),
+                           batch_row, bad_input, bad_input_why);
 }
 
 /* ---- a job's batch (fetch) ----------------------------------------------- */

@@ -161,8 +161,11 @@ int journal_batch_set_client_session(journal *j, long long project_id, const cha
 /* A submit of the new batch batch_row failed before its inputs were
  * hashed (missing or unreadable input): keep error (the client's error
  * token) on the row, which stays at state new; audit_batches shows it as
- * failed at step 'new'.  Only while the row is at state new. */
-int journal_batch_note_error(journal *j, long long batch_row, const char *error);
+ * failed at step 'new'.  Only while the row is at state new.  bad_input
+ * and bad_input_why: the input it was, and why (NULL: none;
+ * batches.bad_input). */
+int journal_batch_note_error(journal *j, long long batch_row, const char *error,
+                             const char *bad_input, const char *bad_input_why);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

@@ -35,7 +35,8 @@
     "             AND bj.cancelled_at IS NULL AND bj.held_at IS NULL)"
 
 /* Closed groups whose submit was refused for one input (batches.bad_input)
- * before submit_batch (no job of it was made), its request ended (no
+ * before submit_batch (no job of it was made; at state new, when the
+ * input could not even be hashed, nothing was sent), its request ended (no
  * submit of it runs), with a job neither cancelled nor held: the scheduler
  * holds the jobs that gave the input and submits the others as a new
  * batch (doc/blah-core.md, "Per-job isolation"). */
@@ -43,8 +44,8 @@
     "SELECT g.id FROM blah_groups g JOIN batches b" \
     " ON b.project_id = g.project_id AND b.name = g.batch_name" \
     " JOIN requests r ON r.id = g.request_id" \
-    " WHERE g.state = 'closed' AND b.state = 8 AND b.may_pass = 0" \
-    " AND b.bad_input IS NOT NULL AND b.resume_state < 6" \
+    " WHERE g.state = 'closed' AND b.bad_input IS NOT NULL" \
+    " AND ((b.state = 8 AND b.may_pass = 0 AND b.resume_state < 6) OR b.state = 0)" \
     " AND r.state IN ('completed', 'delivered')" \
     " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id" \
     "             AND bj.cancelled_at IS NULL AND bj.held_at IS NULL)"

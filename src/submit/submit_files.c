@@ -418,6 +418,45 @@ static int learn_limits(submit_run *r, file_chunk *c, const upload_limits *lim,
     return 1;
 }
 
+/* The input of chunk c that an upload's local read failure names (our
+ * boinc module's "... input file <path>: why" or "input file <path> why"),
+ * the longest path that fits (a path may begin another); NULL: none. */
+static const char *unreadable_input(const file_chunk *c, const char *msg)
+{
+    const char *best = NULL;
+    for (size_t i = 0; msg != NULL && i < c->len; i++) {
+        size_t n = strlen(c->paths[i]);
+        for (const char *p = strstr(msg, "input file "); p != NULL;
+             p = strstr(p + 1, "input file ")) {
+            const char *at = p + strlen("input file ");
+            if (strncmp(at, c->paths[i], n) == 0 && (at[n] == ':' || at[n] == ' ') &&
+                (best == NULL || n > strlen(best)))
+                best = c->paths[i];
+        }
+    }
+    return best;
+}
+
+/* An upload stopped because one input could not be read (gone, or changed
+ * since it was hashed): the whole request was aborted, nothing stored.
+ * The failure is that input's own (exec_err_blame), so the BLAH dialect
+ * holds its job alone.  0 when no input of the chunk is named (an ordinary
+ * refusal), else -1 with the failure recorded. */
+static int upload_unreadable(submit_run *r, file_chunk *c, const boinc_error *err)
+{
+    const char *path = unreadable_input(c, err->msg);
+    if (path == NULL)
+        return 0;
+    upload_unannounce(r, c);
+    char *detail = str_printf("%s: %s", boinc_code_name(err->code), err->msg);
+    int rc = detail != NULL
+        ? engine_fail_input(r, BATCH_FILES_KNOWN, EXEC_E_LOCAL, "upload_files failed", detail,
+                            path, err->msg)
+        : (exec_err_nomem(&r->error), engine_fail_record_again(r, BATCH_FILES_KNOWN));
+    free(detail);
+    return rc;
+}
+
 /*
  * An upload refused with one of the server's PHP limit errors is a
  * refusal the step recovers from (any other refusal: 0).  PHP threw the
@@ -432,6 +471,8 @@ static int upload_recover_refusal(submit_run *r, void *arg, const boinc_error *e
     file_chunk *c = arg;
     long received = 0;
     char *big_name = NULL;
+    if (err->code == BOINC_E_IO && c->paths != NULL)
+        return upload_unreadable(r, c, err);
     if (err->code != BOINC_E_SERVER)
         return 0;
     upload_limit_kind kind = upload_limit_classify(err->msg, &received, &big_name);

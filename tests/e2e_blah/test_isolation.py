@@ -169,3 +169,22 @@ def test_sigkill_while_the_rest_is_submitted_again(make_client, emu, iwd, point)
     assert_outputs(iwd, [0, 2, 3])
     assert len(emu.state()["batches"]) == 2
     assert_each_created_once(emu, [jobs[0], jobs[2], jobs[3]])
+
+
+def test_an_input_gone_while_the_batch_is_submitted_holds_its_job_alone(make_client, emu, iwd):
+    """The GAHP dies after announcing create_batch; meanwhile one job's input
+    is removed.  The restarted submit cannot read it when it uploads: that
+    job is held naming the file, the others are submitted as a new batch."""
+    ads = cluster(iwd, 3)
+    c = make_client(env={"BOINC_GAHP_TEST_CRASH_AT": "submit.create_sent"})
+    jobs = submit_all(c, ads)
+    c.gahp.proc.wait(timeout=90)
+    assert c.gahp.proc.returncode == -9
+    (iwd / "in.1").unlink()
+    c2 = make_client()
+    got = wait_statuses(c2, {jobs[0]: 4, jobs[1]: 5, jobs[2]: 4}, emu)
+    reason = got[jobs[1]][3]["HoldReason"]
+    assert str(iwd / "in.1") in reason and "No such file" in reason, reason
+    assert len(reason.encode()) <= 300
+    assert_outputs(iwd, [0, 2])
+    assert_each_created_once(emu, [jobs[0], jobs[2]])
