@@ -90,7 +90,9 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "UPDATE blah_jobs SET cancelled_at = coalesce(cancelled_at, ?2),"
         " abort_state = CASE WHEN abort_state = 0 THEN 1 ELSE abort_state END WHERE id = ?1" },
     /* Settled: the group's batch was submitted (7) or failed (8), or the
-     * group closed empty; in_batch: the server batch holds the job. */
+     * group closed empty, or the job was held alone (no server batch holds
+     * it, whatever its group's batch does); in_batch: the server batch
+     * holds the job. */
     [JSTMT_BLAH_ABORTS_PENDING] = { "read BLAH aborts",
         "SELECT bj.id, bj.gahp_id, g.batch_name,"
         " coalesce(b.state = 7 AND EXISTS (SELECT 1 FROM jobs jb WHERE jb.batch_id = b.id"
@@ -98,7 +100,8 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
         " WHERE bj.abort_state = 1 AND g.project_id = ?1"
-        "   AND (g.state = 'empty' OR (g.state = 'closed' AND b.state IN (7, 8)))" },
+        "   AND (g.state = 'empty' OR bj.held_at IS NOT NULL"
+        "        OR (g.state = 'closed' AND b.state IN (7, 8)))" },
     [JSTMT_BLAH_ABORT_DONE] = { "record BLAH abort",
         "UPDATE blah_jobs SET abort_state = 2 WHERE id = ?1" },
     [JSTMT_BLAH_FETCHED] = { "record BLAH outputs",
@@ -182,7 +185,10 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " AND held_at IS NULL" },
     [JSTMT_BLAH_JOBS_PRUNE] = { "prune BLAH jobs",
         "DELETE FROM blah_jobs WHERE (fetched_at IS NOT NULL AND fetched_at < ?1)"
-        " OR (cancelled_at IS NOT NULL AND cancelled_at < ?1 AND abort_state <> 1)" },
+        " OR (cancelled_at IS NOT NULL AND cancelled_at < ?1 AND abort_state <> 1)"
+        /* a job held alone is on no server; HTCondor forgets it once it is
+         * removed or released (a release makes a new job) */
+        " OR (held_at IS NOT NULL AND held_at < ?1 AND abort_state <> 1)" },
     [JSTMT_BLAH_GROUPS_PRUNE] = { "prune BLAH groups",
         "DELETE FROM blah_groups WHERE state <> 'open' AND coalesce(closed_at, opened_at) < ?1"
         " AND NOT EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = blah_groups.id)" },
