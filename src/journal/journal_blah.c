@@ -119,11 +119,15 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "             AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL"
         "             AND bj.held_at IS NULL)"
         " ORDER BY g.id" },
-    /* Submitted batches none of whose jobs HTCondor waits for: retired. */
+    /* Submitted batches none of whose jobs HTCondor waits for: retired.
+     * So is a batch created on the server and then refused for one input,
+     * once its group was split (its jobs held or cancelled): it stays
+     * empty, and retired it leaves the project's list of live batches. */
     [JSTMT_BLAH_DONE_BATCHES] = { "read finished BLAH batches",
         "SELECT g.batch_name, 0 FROM blah_groups g"
         " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
-        "  AND b.state = 7 AND b.retired = 0"
+        "  AND b.retired = 0 AND (b.state = 7 OR (b.state = 8 AND b.may_pass = 0"
+        "  AND b.bad_input IS NOT NULL AND b.server_batch_id > 0))"
         " WHERE g.project_id = ?1 AND g.state = 'closed'"
         " AND NOT EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id"
         "                 AND ((bj.fetched_at IS NULL AND bj.cancelled_at IS NULL"

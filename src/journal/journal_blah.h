@@ -124,7 +124,8 @@ typedef int (*journal_blah_name_fn)(const char *name, double lease, void *arg);
 int journal_blah_live_batches(journal *j, long long project_id, journal_blah_name_fn fn,
                               void *arg);
 /* Submitted, not retired batches whose every job was fetched or cancelled
- * (and aborted): fn(batch, 0). */
+ * (and aborted), and created ones refused for one input whose every job
+ * was held or cancelled (the group was split): fn(batch, 0). */
 int journal_blah_done_batches(journal *j, long long project_id, journal_blah_name_fn fn,
                               void *arg);
 
