@@ -16,3 +16,12 @@ ALTER TABLE blah_jobs ADD COLUMN held_at REAL;
 ALTER TABLE blah_jobs ADD COLUMN held_reason TEXT;
 ALTER TABLE batches ADD COLUMN bad_input TEXT;
 ALTER TABLE batches ADD COLUMN bad_input_why TEXT;
+-- The audit view shows the holds.
+DROP VIEW audit_blah_jobs;
+CREATE VIEW audit_blah_jobs AS
+SELECT bj.gahp_id AS job_id, bj.job_dir, g.batch_name AS batch, g.app,
+       g.state AS group_state, j.status AS boinc_status, bj.submitted_at,
+       bj.cancelled_at, bj.fetched_at, bj.fetch_result, bj.held_at, bj.held_reason
+FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id
+LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name
+LEFT JOIN jobs j ON j.batch_id = b.id AND j.name = bj.gahp_id;

@@ -324,10 +324,11 @@ CREATE INDEX blah_jobs_dir ON blah_jobs (job_dir);
 CREATE INDEX blah_jobs_group ON blah_jobs (group_id);
 CREATE INDEX blah_groups_state ON blah_groups (state);
 -- Each BLAH job with its group, batch and last status seen on the server.
+-- (0018: with when a job was held alone, and why)
 CREATE VIEW audit_blah_jobs AS
 SELECT bj.gahp_id AS job_id, bj.job_dir, g.batch_name AS batch, g.app,
        g.state AS group_state, j.status AS boinc_status, bj.submitted_at,
-       bj.cancelled_at, bj.fetched_at, bj.fetch_result
+       bj.cancelled_at, bj.fetched_at, bj.fetch_result, bj.held_at, bj.held_reason
 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id
 LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name
 LEFT JOIN jobs j ON j.batch_id = b.id AND j.name = bj.gahp_id;

@@ -102,9 +102,11 @@ def test_a_too_large_input_holds_its_job_alone(client, emu, iwd, journal):
     assert emu.wait_until(lambda: sorted(b["state"] for b in emu.state()["batches"]) == [4, 4])
     assert_each_created_once(emu, [j for k, j in enumerate(jobs) if k != 3])
     assert emu.counters()["php_limits"]["over_upload_max_filesize"] >= 1
+    # the audit view (doc/auditing.md) shows the hold and its reason
     db = sqlite3.connect(journal)
-    held = db.execute("SELECT gahp_id FROM blah_jobs WHERE held_at IS NOT NULL").fetchall()
-    assert held == [(jobs[3],)]
+    held = db.execute("SELECT job_id, held_reason FROM audit_blah_jobs"
+                      " WHERE held_at IS NOT NULL").fetchall()
+    assert [h[0] for h in held] == [jobs[3]] and str(BIG) in held[0][1], held
 
 
 def test_a_released_job_runs_once_its_input_fits(client, emu, iwd):
