@@ -226,21 +226,26 @@ static int app_inputs(exec_ctx *ctx, const gahp_request *req, const char *app, s
     return result == 1 && *why == NULL ? -1 : result;
 }
 
-char *blah_input_problem(const char *path)
+char *blah_input_problem(const char *path, const gahp_config *cfg)
 {
     struct stat sb;
     if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
         return str_printf("input file %s: %s", path, strerror(errno));
     if (!S_ISREG(sb.st_mode))
         return str_printf("input file %s is not a regular file", path);
+    long max = cfg != NULL ? cfg->blah_max_input_bytes : 0;
+    if (max > 0 && (long long)sb.st_size > (long long)max)
+        return str_printf("input file %s is %lld bytes, more than the BOINC server takes "
+                          "(blah_max_input_bytes = %ld in boinc_gahp.conf: its php.ini "
+                          "upload_max_filesize)", path, (long long)sb.st_size, max);
     return NULL;
 }
 
 /* Each input a readable regular file: NULL, or why not (malloc'd). */
-static char *input_problem(const gahp_blah_submit *s)
+static char *input_problem(const gahp_blah_submit *s, const gahp_config *cfg)
 {
     for (size_t i = 0; i < s->ninputs; i++) {
-        char *why = blah_input_problem(s->inputs[i]);
+        char *why = blah_input_problem(s->inputs[i], cfg);
         if (why != NULL)
             return why;
     }
@@ -342,7 +347,7 @@ static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app)
                           "input template)", *app, n, n == 1 ? "" : "s", s->ninputs);
     if (rc < 0)
         return strdup(EXEC_NOMEM_MSG);     /* the job's error: refused, not accepted */
-    if ((why = input_problem(s)) != NULL)
+    if ((why = input_problem(s, cfg)) != NULL)
         return why;
     rc = args_problem(s, &why);
     if (rc < 0)

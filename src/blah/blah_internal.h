@@ -92,8 +92,9 @@ char *blah_tail_message(const char *tail);
 
 /* blah.c, shared with blah_isolate.c: */
 /* Why the input at path cannot be submitted (missing, unreadable, not a
- * regular file), malloc'd, or NULL. */
-char *blah_input_problem(const char *path);
+ * regular file, larger than cfg's blah_max_input_bytes), malloc'd, or
+ * NULL. */
+char *blah_input_problem(const char *path, const gahp_config *cfg);
 /* A batch name no other journal will make: random bits from the kernel
  * (malloc'd; NULL when the kernel's random source failed). */
 char *blah_new_batch_name(void);
@@ -111,7 +112,8 @@ void blah_submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch);
 
 /* blah_isolate.c: per-job isolation (doc/blah-core.md).  At a group's
  * close, each job with an input gone missing or unreadable since it was
- * accepted is held alone: the count, or -1 (logged). */
+ * accepted (or grown past blah_max_input_bytes) is held alone: the count,
+ * or -1 (logged). */
 int blah_hold_unreadable(exec_ctx *ctx, long long group_id, const char *batch);
 /* In the scheduler's pass over like's project: every group whose batch
  * was refused for one input is split (its jobs that gave the input held,

@@ -6,8 +6,10 @@
  * Two places find such a problem:
  *
  *   before any RPC, when a group closes: a job whose input went missing or
- *   unreadable since it was accepted is held (blah_hold_unreadable); the
- *   group is submitted without it, in the same batch;
+ *   unreadable since it was accepted, or grew past a configured
+ *   blah_max_input_bytes, is held (blah_hold_unreadable); the group is
+ *   submitted without it, in the same batch (a job whose input is too
+ *   large when it is submitted is refused then: HTCondor holds it);
  *
  *   after the server refused the group's batch for one input (the submit
  *   engine names it: batches.bad_input, e.g. a file larger than the
@@ -121,12 +123,17 @@ static int read_jobs(exec_ctx *ctx, long long group_id, job_list *l)
 
 /* ---- at a group's close: inputs gone since the job was accepted ----------------- */
 
-/* fn of any_input: the first problem of an input, kept in *arg. */
+/* fn of any_input: the first problem of an input, kept in w->why. */
+typedef struct {
+    const gahp_config *cfg;
+    char *why;
+} input_check;
+
 static int unreadable(const char *path, void *arg)
 {
-    char **why = arg;
-    *why = blah_input_problem(path);
-    return *why != NULL;
+    input_check *w = arg;
+    w->why = blah_input_problem(path, w->cfg);
+    return w->why != NULL;
 }
 
 int blah_hold_unreadable(exec_ctx *ctx, long long group_id, const char *batch)
@@ -136,11 +143,12 @@ int blah_hold_unreadable(exec_ctx *ctx, long long group_id, const char *batch)
         return -1;
     int held = 0;
     for (size_t i = 0; held >= 0 && i < l.n; i++) {
-        char *why = NULL;
-        if (any_input(l.specs[i], unreadable, &why) <= 0 || why == NULL) {
-            free(why);
+        input_check w = { ctx->config, NULL };
+        if (any_input(l.specs[i], unreadable, &w) <= 0 || w.why == NULL) {
+            free(w.why);
             continue;
         }
+        char *why = w.why;
         /* the job's own problem: it alone is held, the group goes on */
         char *reason = str_printf("%s when its BOINC batch was made; condor_release "
                                   "submits the job again", why);

@@ -193,3 +193,27 @@ def test_an_input_gone_while_the_batch_is_submitted_holds_its_job_alone(make_cli
     assert len(reason.encode()) <= 300
     assert_outputs(iwd, [0, 2])
     assert_each_created_once(emu, [jobs[0], jobs[2]])
+
+
+def test_a_known_limit_refuses_the_too_large_input_before_any_rpc(make_client, emu, iwd,
+                                                                  tmp_path):
+    """With the project's limit configured (blah_max_input_bytes), the job
+    with the 4 MB input is refused at its submit, naming its size and the
+    limit (HTCondor holds it at once); the others go as one batch, and the
+    server never sees the big file."""
+    from blah_client import write_config
+    cfg = write_config(tmp_path / "limit.conf", emu, extra="blah_max_input_bytes = 2097152\n")
+    c = make_client(cfg=cfg)
+    ads = cluster(iwd, 4, big=(2,))
+    rids = [c.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
+    results = [c.wait(rid) for rid in rids]
+    rc, err, job = results[2]
+    assert int(rc) == 1 and job == "NULL", results[2]
+    assert str(iwd / "in.2") in err and str(BIG) in err and "2097152" in err, err
+    jobs = [r[2] for k, r in enumerate(results) if k != 2]
+    assert all(int(r[0]) == 0 for k, r in enumerate(results) if k != 2), results
+    wait_statuses(c, {j: 4 for j in jobs}, emu)
+    assert_outputs(iwd, [0, 1, 3])
+    assert len(emu.state()["batches"]) == 1
+    assert_each_created_once(emu, jobs)
+    assert emu.counters()["php_limits"]["over_upload_max_filesize"] == 0
