@@ -169,7 +169,7 @@ def test_status_gives_the_jobs_own_exit_code_and_times(client, emu, iwd):
     done = wait_statuses(client, [job], 4, emu=emu)
     for ad in (done[job][3], client.status(job)[3]):
         assert (ad["ExitCode"], ad["RemoteWallClockTime"], ad["RemoteUserCpu"]) == \
-            ("0", "125", "38"), ad
+            ("0", "125.400", "37.600"), ad
     assert "reported times: elapsed and cpu 125.4 37.6" in (iwd / "err.txt").read_text()
 
 

@@ -233,9 +233,9 @@ MUTANTS = [
       ("pytest", BLAH + " -k no_transfer_output")),
     m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
       "src/blah/blah_status.c",
-      '" RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",\n'
+      '" RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",\n'
       '                             exit_code, elapsed, cpu);',
-      '" RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",\n'
+      '" RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",\n'
       '                             exit_code, cpu, elapsed);',
       ("pytest", BLAH + " -k own_exit_code")),
     m("blah: max_age counted from the last join",
