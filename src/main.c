@@ -248,14 +248,9 @@ static int prepare(int argc, char **argv, gahp_config *cfg)
     return -1;
 }
 
-int main(int argc, char **argv)
+/* Signals, before any thread starts (every thread inherits the mask). */
+static void set_up_signals(void)
 {
-    gahp_config cfg;
-    int status = prepare(argc, argv, &cfg);
-    if (status >= 0) {
-        config_free(&cfg);
-        return status;
-    }
     /* A vanished client must be an error return from write(), not death. */
     signal(SIGPIPE, SIG_IGN);
     /* SIGTERM and SIGINT go to the reader only (protocol_catch_termination):
@@ -270,6 +265,52 @@ int main(int argc, char **argv)
     /* A file-size limit (ulimit -f) must be EFBIG from write(), an error
      * result for that fetch, not death (issue 29 #7). */
     signal(SIGXFSZ, SIG_IGN);
+}
+
+/* After the protocol loop: the exit status (0 after a clean QUIT or EOF,
+ * 1 after a stdin/stdout error).  Does not return while a worker is still
+ * inside a request. */
+static int shut_down(workers *w, journal *j, protocol *p, long long session_id, int run_rc)
+{
+    /* Prompt shutdown: commit what is finished, never wait for the network. */
+    size_t still_running = workers_shutdown(w);
+    journal_pruner_stop();
+    if (journal_session_end(j, session_id, run_rc == 0) != 0)
+        log_warn("could not record the end of session %lld", session_id);
+    int status = run_rc == 0 ? 0 : 1;
+    if (still_running > 0) {
+        /* Workers may still write to the journal: keep it open (and its
+         * lock held) until the process ends; _exit because they may be
+         * inside libcurl, where exit handlers (curl/openssl cleanup) would
+         * be unsafe. */
+        testfault_report();
+        log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
+        log_close();
+        _exit(status);
+    }
+    /* Every task has ended: release everything and return, so that exit
+     * handlers - LeakSanitizer's among them - run.  journal_close stops
+     * the checkpointer, the last task; then the pool's idle threads are
+     * joined (base/tasks.h). */
+    journal_close(j);
+    tasks_shutdown();
+    protocol_free(p);
+    boinc_global_cleanup();
+    testfault_report();
+    log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
+    log_close();
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    gahp_config cfg;
+    int status = prepare(argc, argv, &cfg);
+    if (status >= 0) {
+        config_free(&cfg);
+        return status;
+    }
+    set_up_signals();
     if (boinc_global_init() != 0) {
         startup_error("cannot initialise libcurl/libxml2");
         die(1);
@@ -315,33 +356,7 @@ int main(int argc, char **argv)
         log_warn("cannot catch SIGTERM: it ends the server as a crash would");
     int run_rc = protocol_banner(p) == 0 ? protocol_run(p) : -1;
 
-    /* Prompt shutdown: commit what is finished, never wait for the network. */
-    size_t still_running = workers_shutdown(w);
-    journal_pruner_stop();
-    if (journal_session_end(j, session_id, run_rc == 0) != 0)
-        log_warn("could not record the end of session %lld", session_id);
-    status = run_rc == 0 ? 0 : 1;
-    if (still_running > 0) {
-        /* Workers may still write to the journal: keep it open (and its
-         * lock held) until the process ends; _exit because they may be
-         * inside libcurl, where exit handlers (curl/openssl cleanup) would
-         * be unsafe. */
-        testfault_report();
-        log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
-        log_close();
-        _exit(status);
-    }
-    /* Every task has ended: release everything and return, so that exit
-     * handlers - LeakSanitizer's among them - run.  journal_close stops
-     * the checkpointer, the last task; then the pool's idle threads are
-     * joined (base/tasks.h). */
-    journal_close(j);
-    tasks_shutdown();
-    protocol_free(p);
-    boinc_global_cleanup();
-    testfault_report();
-    log_info("boinc_gahp stopped (%s)", run_rc == 0 ? "clean" : "stdout/stdin error");
-    log_close();
+    status = shut_down(w, j, p, session_id, run_rc);
     config_free(&cfg);
     return status;
 }

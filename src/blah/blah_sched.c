@@ -73,28 +73,6 @@ static double status_interval(const exec_ctx *ctx)
 
 /* ---- internal requests ------------------------------------------------------------- */
 
-static char *run_internal(exec_ctx *ctx, const gahp_request *like, gahp_command cmd,
-                          gahp_parse_fn parse, const char *command, const char *args,
-                          char *(*exec)(exec_ctx *, const gahp_request *))
-{
-    gahp_request *r = blah_request(cmd, parse, command, args, like);
-    if (r == NULL)
-        return NULL;
-    char *tail = exec(ctx, r);
-    gahp_request_free(r);
-    return tail;
-}
-
-static char *one_name_args(const char *name, const char *rest)
-{
-    strbuf sb = STRBUF_INIT;
-    if (gahp_escape_append(&sb, name) != 0 || (rest != NULL && strbuf_puts(&sb, rest) != 0)) {
-        strbuf_free(&sb);
-        return NULL;
-    }
-    return strbuf_detach(&sb);
-}
-
 /* The job's BOINC_FETCH_OUTPUT (its journaled fields after the job name)
  * with like's project; NULL on error (logged by blah_request). */
 static gahp_request *fetch_request(const char *gahp_id, const char *fetch_args,
@@ -153,23 +131,15 @@ static void names_free(name_list *l)
  * land in the journal.  0, or -1 when the project did not answer. */
 static int query_batches(exec_ctx *ctx, const gahp_request *like, const name_list *l)
 {
-    strbuf sb = STRBUF_INIT;
-    int rc = strbuf_printf(&sb, "0 %zu", l->n);
-    for (size_t i = 0; rc == 0 && i < l->n; i++)
-        rc = strbuf_putc(&sb, ' ') != 0 || gahp_escape_append(&sb, l->names[i]) != 0;
-    char *tail = rc == 0 ? run_internal(ctx, like, GAHP_CMD_QUERY_BATCHES, gahp_parse_query,
-                                        "BOINC_QUERY_BATCHES", sb.data, exec_query_batches)
-                         : NULL;
-    int ok = blah_tail_ok(tail);
-    if (!ok) {
-        char *msg = blah_tail_message(tail);
+    exec_project project = exec_project_of(like);
+    exec_err e = { 0 };
+    int rc = exec_refresh_batches(ctx, &project, (const char *const *)l->names, l->n, &e);
+    if (rc != 0)
         log_warn("BLAH: project %lld: status query of %zu batch%s failed: %s",
-                 like->project_id, l->n, l->n == 1 ? "" : "es", msg ? msg : "out of memory");
-        free(msg);
-    }
-    free(tail);
-    strbuf_free(&sb);
-    return ok ? 0 : -1;
+                 like->project_id, l->n, l->n == 1 ? "" : "es",
+                 e.msg != NULL ? e.msg : EXEC_NOMEM_MSG);
+    exec_err_clear(&e);
+    return rc;
 }
 
 /* 2. */
@@ -179,17 +149,13 @@ static void renew_leases(exec_ctx *ctx, const gahp_request *like, const name_lis
     for (size_t i = 0; i < l->n; i++) {
         if (l->leases[i] > now + BLAH_LEASE_MARGIN_S)
             continue;
-        char *rest = str_printf(" %.0f", now + BLAH_LEASE_S);
-        char *args = rest != NULL ? one_name_args(l->names[i], rest) : NULL;
-        char *tail = args != NULL ? run_internal(ctx, like, GAHP_CMD_SET_LEASE, gahp_parse_lease,
-                                                 "BOINC_SET_LEASE", args, exec_set_lease)
-                                  : NULL;
-        if (!blah_tail_ok(tail))
+        exec_project project = exec_project_of(like);
+        exec_err e = { 0 };
+        /* whole seconds, as BOINC_SET_LEASE's face sends them */
+        if (exec_set_lease_op(ctx, &project, l->names[i], floor(now + BLAH_LEASE_S), &e) != 0)
             log_warn("BLAH: batch %s: lease not renewed (tried again at the next pass): %s",
-                     l->names[i], tail ? tail : "out of memory");
-        free(tail);
-        free(args);
-        free(rest);
+                     l->names[i], e.msg != NULL ? e.msg : EXEC_NOMEM_MSG);
+        exec_err_clear(&e);
     }
 }
 
@@ -240,40 +206,32 @@ static void aborts_free(abort_list *a)
     memset(a, 0, sizeof *a);
 }
 
-/* One BOINC_ABORT_JOBS for the in-batch jobs of a[from, to); 0 or -1. */
+/* One abort_jobs for the in-batch jobs of a[from, to); 0 or -1. */
 static int abort_chunk(exec_ctx *ctx, const gahp_request *like, const abort_list *a,
                        size_t from, size_t to, size_t *sent)
 {
-    strbuf sb = STRBUF_INIT;
-    int rc = 0;
-    size_t n = 0;
-    for (size_t i = from; rc == 0 && i < to; i++) {
-        if (!a->in_batch[i])
-            continue;
-        rc = (n > 0 && strbuf_putc(&sb, ' ') != 0) || gahp_escape_append(&sb, a->ids[i]) != 0;
-        n++;
-    }
-    if (rc != 0) {
-        strbuf_free(&sb);
+    const char **ids = malloc((to - from) * sizeof *ids);
+    if (ids == NULL)
         return -1;
-    }
+    size_t n = 0;
+    for (size_t i = from; i < to; i++)
+        if (a->in_batch[i])
+            ids[n++] = a->ids[i];
+    int rc = 0;
     if (n > 0) {
-        char *tail = run_internal(ctx, like, GAHP_CMD_ABORT_JOBS, gahp_parse_abort,
-                                  "BOINC_ABORT_JOBS", sb.data, exec_abort_jobs);
-        if (!blah_tail_ok(tail)) {
-            char *msg = blah_tail_message(tail);
+        exec_project project = exec_project_of(like);
+        exec_err e = { 0 };
+        rc = exec_abort_jobs_op(ctx, &project, ids, n, &e);
+        if (rc != 0)
             log_warn("BLAH: project %lld: abort of %zu job%s failed (sent again at the next "
-                     "pass): %s", like->project_id, n, n == 1 ? "" : "s", msg ? msg : "?");
-            free(msg);
-            free(tail);
-            strbuf_free(&sb);
-            return -1;
-        }
-        free(tail);
+                     "pass): %s", like->project_id, n, n == 1 ? "" : "s",
+                     e.msg != NULL ? e.msg : EXEC_NOMEM_MSG);
+        exec_err_clear(&e);
     }
-    strbuf_free(&sb);
-    *sent += n;
-    return 0;
+    free(ids);
+    if (rc == 0)
+        *sent += n;
+    return rc;
 }
 
 static void send_aborts(exec_ctx *ctx, const gahp_request *like)
@@ -361,18 +319,15 @@ static void retire_done(exec_ctx *ctx, const gahp_request *like)
     name_list l = { 0 };
     if (journal_blah_done_batches(ctx->journal, like->project_id, collect_name, &l) != 0)
         log_error("BLAH: finished batches cannot be read: %s", journal_errmsg(ctx->journal));
+    exec_project project = exec_project_of(like);
     for (size_t i = 0; i < l.n; i++) {
-        char *args = one_name_args(l.names[i], NULL);
-        char *tail = args != NULL ? run_internal(ctx, like, GAHP_CMD_RETIRE_BATCH,
-                                                 gahp_parse_retire, "BOINC_RETIRE_BATCH", args,
-                                                 exec_retire_batch) : NULL;
-        if (blah_tail_ok(tail))
+        exec_err e = { 0 };
+        if (exec_retire_batch_op(ctx, &project, l.names[i], &e) == 0)
             log_info("BLAH: batch %s finished: retired", l.names[i]);
         else
             log_warn("BLAH: batch %s: retire failed (tried again at the next pass): %s",
-                     l.names[i], tail ? tail : "out of memory");
-        free(tail);
-        free(args);
+                     l.names[i], e.msg != NULL ? e.msg : EXEC_NOMEM_MSG);
+        exec_err_clear(&e);
     }
     names_free(&l);
 }

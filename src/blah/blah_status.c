@@ -110,9 +110,11 @@ static char *completed(const char *job, const char *fetch_result)
     long exit_code = 0;
     double elapsed = 0, cpu = 0;
     fetch_numbers(fetch_result, &exit_code, &elapsed, &cpu);
-    /* a server's times may be huge: no fixed buffer */
+    /* a server's times may be huge: no fixed buffer.  Milliseconds, not
+     * whole seconds: a short job's 0.3 s of CPU must not read as 0 in the
+     * job's history (issue 40); the grid manager copies the expressions. */
     char *extra = str_printf("; ExitCode = %ld; ExitBySignal = false;"
-                             " RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",
+                             " RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",
                              exit_code, elapsed, cpu);
     char *out = extra != NULL ? status_tail(job, JS_COMPLETED, extra) : NULL;
     free(extra);
@@ -147,7 +149,7 @@ static char *failed_on_project(const journal_blah_job *job)
                          "when the server gives it, is in the job's error file); "
                          "condor_release submits it again",
                          job->gahp_id, exit_code);
-        extra = str_printf("; ExitCode = %ld; RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",
+        extra = str_printf("; ExitCode = %ld; RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",
                            exit_code, elapsed, cpu);
     } else {
         why = str_printf("BOINC job %s failed on the project: %s; condor_release submits it "

@@ -3,6 +3,8 @@
  * (retire_batch by name) and BOINC_SET_LEASE (set_expire_time by name).
  * Each answers "NULL" or one error token; retire and lease are also
  * written to the journal's batches row when the journal knows the batch.
+ * Abort, retire and lease are typed core operations (exec_*_op, used by
+ * the BLAH scheduler as they are) with their BOINC_* command as a face.
  */
 #include "exec/exec_cmds.h"
 
@@ -29,9 +31,24 @@ char *exec_ping(exec_ctx *ctx, const gahp_request *req)
 
 /* The journal follows the server, never the other way round: a failure to
  * record is logged and the client still gets the server's answer. */
-static int journal_usable(const exec_ctx *ctx, const gahp_request *req)
+static int journal_usable(const exec_ctx *ctx, const exec_project *project)
 {
-    return ctx->journal != NULL && req->project_id > 0;
+    return ctx->journal != NULL && project->journal_id > 0;
+}
+
+/* 0 when rc is BOINC_OK, else -1 with *e the failed RPC's error. */
+static int rpc_result(int rc, const char *step, boinc_error *err, exec_err *e)
+{
+    if (rc != BOINC_OK)
+        exec_err_boinc(e, step, err);
+    boinc_error_clear(err);
+    return rc == BOINC_OK ? 0 : -1;
+}
+
+/* A 9.0 face's tail: "NULL", or the operation's error as one token. */
+static char *face_tail(int rc, exec_err *e)
+{
+    return rc == 0 ? strdup("NULL") : exec_err_result(e);
 }
 
 /*
@@ -40,54 +57,75 @@ static int journal_usable(const exec_ctx *ctx, const gahp_request *req)
  * ERROR the abort itself causes (HTCondor would apply it to the job with
  * the same cluster.proc, released into another batch).
  */
+int exec_abort_jobs_op(exec_ctx *ctx, const exec_project *project,
+                       const char *const *jobs, size_t n, exec_err *e)
+{
+    for (size_t i = 0; journal_usable(ctx, project) && i < n; i++)
+        if (journal_jobs_mark_aborted(ctx->journal, project->journal_id, jobs[i]) != 0)
+            log_warn("abort_jobs: job %s not marked aborted in the journal", jobs[i]);
+    boinc_project bp = { project->url, project->authenticator };
+    boinc_error err = { 0 };
+    return rpc_result(boinc_abort_jobs(ctx->client, &bp, jobs, n, &err), "abort_jobs", &err,
+                      e);
+}
+
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_abort_jobs *a = &req->u.abort_jobs;
-    for (size_t i = 0; journal_usable(ctx, req) && i < a->njobs; i++)
-        if (journal_jobs_mark_aborted(ctx->journal, req->project_id, a->jobs[i]) != 0)
-            log_warn("abort_jobs: job %s not marked aborted in the journal", a->jobs[i]);
-    boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { 0 };
-    int rc = boinc_abort_jobs(ctx->client, &project,
-                              (const char *const *)a->jobs, a->njobs, &err);
-    return rpc_tail(rc, "abort_jobs", &err);
+    exec_project project = exec_project_of(req);
+    exec_err e = { 0 };
+    int rc = exec_abort_jobs_op(ctx, &project, (const char *const *)a->jobs, a->njobs, &e);
+    return face_tail(rc, &e);
 }
 
-char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req)
+int exec_retire_batch_op(exec_ctx *ctx, const exec_project *project, const char *batch,
+                         exec_err *e)
 {
-    const char *batch = req->u.retire.batch;
-    boinc_project project = { req->project_url, req->authenticator };
+    boinc_project bp = { project->url, project->authenticator };
     boinc_error err = { 0 };
-    int rc = boinc_retire_batch(ctx->client, &project, batch, &err);
-    if (rc == BOINC_OK && journal_usable(ctx, req)) {
+    int rc = boinc_retire_batch(ctx->client, &bp, batch, &err);
+    if (rc == BOINC_OK && journal_usable(ctx, project)) {
         int found = 0;
-        if (journal_batch_mark_retired(ctx->journal, req->project_id, batch,
+        if (journal_batch_mark_retired(ctx->journal, project->journal_id, batch,
                                        journal_now(), &found) != 0)
             log_warn("retire_batch: batch %s retired on the server but not "
                      "marked in the journal", batch);
         else if (!found)
             log_debug("retire_batch: batch %s is not in the journal", batch);
     }
-    return rpc_tail(rc, "retire_batch", &err);
+    return rpc_result(rc, "retire_batch", &err, e);
+}
+
+char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req)
+{
+    exec_project project = exec_project_of(req);
+    exec_err e = { 0 };
+    return face_tail(exec_retire_batch_op(ctx, &project, req->u.retire.batch, &e), &e);
+}
+
+int exec_set_lease_op(exec_ctx *ctx, const exec_project *project, const char *batch,
+                      double expire, exec_err *e)
+{
+    boinc_project bp = { project->url, project->authenticator };
+    boinc_error err = { 0 };
+    int rc = boinc_set_expire_time(ctx->client, &bp, batch, expire, &err);
+    if (rc == BOINC_OK && journal_usable(ctx, project)) {
+        int found = 0;
+        if (journal_batch_set_lease(ctx->journal, project->journal_id, batch,
+                                    expire, journal_now(), &found) != 0)
+            log_warn("set_expire_time: lease of batch %s set on the server "
+                     "but not recorded in the journal", batch);
+        else if (!found)
+            log_debug("set_expire_time: batch %s is not in the journal", batch);
+    }
+    return rpc_result(rc, "set_expire_time", &err, e);
 }
 
 char *exec_set_lease(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_set_lease *l = &req->u.lease;
-    boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { 0 };
-    double expire = (double)l->lease_time;
-    int rc = boinc_set_expire_time(ctx->client, &project, l->batch, expire,
-                                   &err);
-    if (rc == BOINC_OK && journal_usable(ctx, req)) {
-        int found = 0;
-        if (journal_batch_set_lease(ctx->journal, req->project_id, l->batch,
-                                    expire, journal_now(), &found) != 0)
-            log_warn("set_expire_time: lease of batch %s set on the server "
-                     "but not recorded in the journal", l->batch);
-        else if (!found)
-            log_debug("set_expire_time: batch %s is not in the journal",
-                      l->batch);
-    }
-    return rpc_tail(rc, "set_expire_time", &err);
+    exec_project project = exec_project_of(req);
+    exec_err e = { 0 };
+    return face_tail(exec_set_lease_op(ctx, &project, l->batch, (double)l->lease_time, &e),
+                     &e);
 }

@@ -382,7 +382,7 @@ static int tail_names(const char *tail, const char *name)
  * newline, trailing blanks or great length; put back the exact requested
  * name the message stands for.  0, or -1 on ENOMEM (err unchanged).
  */
-static int restore_batch_name(boinc_error *err, const gahp_query_batches *q)
+static int restore_batch_name(boinc_error *err, const char *const *names, size_t n)
 {
     static const char marker[] = "no batch named ";
     char *at = err->code == BOINC_E_SERVER && err->msg != NULL
@@ -391,12 +391,12 @@ static int restore_batch_name(boinc_error *err, const gahp_query_batches *q)
         return 0;
     const char *tail = at + sizeof marker - 1;
     const char *exact = NULL;
-    for (size_t i = 0; i < q->nbatches; i++)
-        if (strcmp(q->batches[i], tail) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], tail) == 0)
             return 0;                   /* already exact */
-    for (size_t i = 0; exact == NULL && i < q->nbatches; i++)
-        if (tail_names(tail, q->batches[i]))
-            exact = q->batches[i];
+    for (size_t i = 0; exact == NULL && i < n; i++)
+        if (tail_names(tail, names[i]))
+            exact = names[i];
     if (exact == NULL)
         return 0;
     strbuf fixed = STRBUF_INIT;
@@ -415,15 +415,14 @@ static int restore_batch_name(boinc_error *err, const gahp_query_batches *q)
 
 /* What the journal knows of each requested batch (njobs 0 = not served
  * from the journal, also when the journal cannot be read). */
-static journal_batch_poll *load_poll_states(exec_ctx *ctx, const gahp_request *req)
+static journal_batch_poll *load_poll_states(exec_ctx *ctx, long long project_id,
+                                            const char *const *names, size_t n)
 {
-    const gahp_query_batches *q = &req->u.query;
-    journal_batch_poll *poll = calloc(q->nbatches ? q->nbatches : 1, sizeof *poll);
-    if (poll == NULL || ctx->journal == NULL || req->project_id <= 0)
+    journal_batch_poll *poll = calloc(n ? n : 1, sizeof *poll);
+    if (poll == NULL || ctx->journal == NULL || project_id <= 0)
         return poll;
-    for (size_t b = 0; b < q->nbatches; b++)
-        if (journal_jobs_poll_state(ctx->journal, req->project_id, q->batches[b],
-                                    &poll[b]) != 0)
+    for (size_t b = 0; b < n; b++)
+        if (journal_jobs_poll_state(ctx->journal, project_id, names[b], &poll[b]) != 0)
             memset(&poll[b], 0, sizeof poll[b]);
     return poll;
 }
@@ -469,53 +468,61 @@ static void parts_free(query_part *parts)
     }
 }
 
-static int plan_parts(const gahp_query_batches *q, const journal_batch_poll *poll,
+static int plan_parts(const char *const *names, size_t n, const journal_batch_poll *poll,
                       query_part *parts)
 {
     memset(parts, 0, NPARTS * sizeof *parts);
     for (int i = 0; i < NPARTS; i++) {
-        parts[i].names = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].names);
-        parts[i].pos = calloc(q->nbatches ? q->nbatches : 1, sizeof *parts[i].pos);
+        parts[i].names = calloc(n ? n : 1, sizeof *parts[i].names);
+        parts[i].pos = calloc(n ? n : 1, sizeof *parts[i].pos);
         if (parts[i].names == NULL || parts[i].pos == NULL)
             return -1;
     }
     parts[PART_RECENT].mmt = HUGE_VAL;
-    for (size_t b = 0; b < q->nbatches; b++) {
+    for (size_t b = 0; b < n; b++) {
         double t = batch_min_mod_time(&poll[b]);
         query_part *p = &parts[t > 0 ? PART_RECENT : PART_FULL];
         if (t > 0 && t < p->mmt)
             p->mmt = t;
-        p->names[p->n] = q->batches[b];
+        p->names[p->n] = names[b];
         p->pos[p->n++] = b;
     }
     return 0;
 }
 
-/* Run one part: 0, or -1 with *tail the error token (NULL on ENOMEM). */
-static int run_part(exec_ctx *ctx, const boinc_project *project,
-                    const gahp_query_batches *q, query_part *p, char **tail)
+/* The batches one query asks about, and the journal's view of each. */
+typedef struct {
+    const char *const *names;
+    size_t n;
+    journal_batch_poll *poll;
+} query_batches_of;
+
+/* Run one part: 0, or -1 with *e set. */
+static int run_part(exec_ctx *ctx, const boinc_project *project, const query_batches_of *qb,
+                    query_part *p, exec_err *e)
 {
     char mmt[32];
     if (p->mmt > 0)
         snprintf(mmt, sizeof mmt, "%.0f", p->mmt);
     else
         snprintf(mmt, sizeof mmt, "0");
-    log_debug("query_batch2: %zu batch(es), min_mod_time %s (client's %s)", p->n, mmt,
-              q->min_mod_time);
+    log_debug("query_batch2: %zu batch(es), min_mod_time %s", p->n, mmt);
     boinc_error err = { 0 };
     int rc = 0;
     if (boinc_query_batch2(ctx->client, project, mmt, p->names, p->n, &p->r,
                            &err) != BOINC_OK) {
         /* The server's text stays last, so "no batch named NAME" ends the
          * message as HTCondor requires. */
-        *tail = restore_batch_name(&err, q) != 0 ? NULL
-                                                  : exec_boinc_error("query_batch2", &err);
+        if (restore_batch_name(&err, qb->names, qb->n) != 0)
+            exec_err_nomem(e);
+        else
+            exec_err_boinc(e, "query_batch2", &err);
         rc = -1;
     } else {
         const char *bad = p->r.nbatches != p->n ? "reply does not answer every batch"
                                                  : check_reply(&p->r);
         if (bad != NULL) {
-            *tail = exec_error("query_batch2 failed", bad);
+            exec_err_set(e, EXEC_E_RPC, "query_batch2 failed", bad);
             rc = -1;
         }
     }
@@ -608,25 +615,56 @@ static char *answer(exec_ctx *ctx, const gahp_request *req,
     return tail;
 }
 
+/* Ask the server about the batches qb names (the journal's view loaded
+ * into qb->poll first), in the parts plan_parts makes.  0, or -1 with *e
+ * set; parts are the caller's to free either way. */
+static int ask_server(exec_ctx *ctx, const exec_project *project, query_batches_of *qb,
+                      query_part *parts, exec_err *e)
+{
+    memset(parts, 0, NPARTS * sizeof *parts);
+    qb->poll = load_poll_states(ctx, project->journal_id, qb->names, qb->n);
+    if (qb->poll == NULL || plan_parts(qb->names, qb->n, qb->poll, parts) != 0)
+        return exec_err_nomem(e);
+    boinc_project bp = { project->url, project->authenticator };
+    /* No batch at all still asks the server once (for its server_time). */
+    if (parts[PART_FULL].n == 0 && parts[PART_RECENT].n == 0)
+        return run_part(ctx, &bp, qb, &parts[PART_FULL], e);
+    for (int i = 0; i < NPARTS; i++)
+        if (parts[i].n > 0 && run_part(ctx, &bp, qb, &parts[i], e) != 0)
+            return -1;
+    return 0;
+}
+
+int exec_refresh_batches(exec_ctx *ctx, const exec_project *project,
+                         const char *const *names, size_t n, exec_err *e)
+{
+    query_part parts[NPARTS];
+    query_batches_of qb = { names, n, NULL };
+    int rc = ask_server(ctx, project, &qb, parts, e);
+    /* A journal failure is logged (record_statuses) and is not the
+     * refresh's: the batch's recorded server_time stays, so the next
+     * refresh asks the server again. */
+    for (int i = 0; rc == 0 && i < NPARTS; i++)
+        if (parts[i].r.server_time != NULL)
+            (void)record_statuses(ctx, project->journal_id, parts[i].names, &parts[i].r,
+                                  time_of(parts[i].r.server_time));
+    parts_free(parts);
+    free(qb.poll);
+    return rc;
+}
+
+/* BOINC_QUERY_BATCHES, the 9.0 face: the same asking and recording, and
+ * the answer HTCondor 9.0 reads (the header of this file). */
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req)
 {
     const gahp_query_batches *q = &req->u.query;
-    boinc_project project = { req->project_url, req->authenticator };
+    exec_project project = exec_project_of(req);
     query_part parts[NPARTS];
-    journal_batch_poll *poll = load_poll_states(ctx, req);
-    if (poll == NULL)
-        return NULL;
-    char *tail = NULL;
-    int rc = plan_parts(q, poll, parts);
-    /* No batch at all still asks the server once (for its server_time). */
-    if (rc == 0 && parts[PART_FULL].n == 0 && parts[PART_RECENT].n == 0)
-        rc = run_part(ctx, &project, q, &parts[PART_FULL], &tail);
-    for (int i = 0; rc == 0 && i < NPARTS; i++)
-        if (parts[i].n > 0)
-            rc = run_part(ctx, &project, q, &parts[i], &tail);
-    if (rc == 0)
-        tail = answer(ctx, req, poll, parts);
+    query_batches_of qb = { (const char *const *)q->batches, q->nbatches, NULL };
+    exec_err e = { 0 };
+    char *tail = ask_server(ctx, &project, &qb, parts, &e) == 0
+        ? answer(ctx, req, qb.poll, parts) : exec_err_result(&e);
     parts_free(parts);
-    free(poll);
+    free(qb.poll);
     return tail;
 }

@@ -95,3 +95,9 @@ char *exec_boinc_error(const char *step, const boinc_error *err)
     exec_err_boinc(&e, step, err);
     return exec_err_result(&e);
 }
+
+exec_project exec_project_of(const gahp_request *req)
+{
+    exec_project p = { req->project_url, req->authenticator, req->project_id };
+    return p;
+}

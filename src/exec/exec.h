@@ -137,6 +137,19 @@ void exec_err_clear(exec_err *e);
 void exec_err_blame(exec_err *e, const char *path, const char *why);
 int exec_err_may_pass(const exec_err *e);
 
+/*
+ * The project a typed core operation works on (doc/blah-core.md): the URL
+ * and authenticator its RPCs use, and its id in the journal (0: none, the
+ * journal is then left alone).  Borrowed strings.
+ */
+typedef struct {
+    const char *url;
+    const char *authenticator;
+    long long journal_id;
+} exec_project;
+/* The project of a request (its fields borrowed). */
+exec_project exec_project_of(const gahp_request *req);
+
 /* Shorthands of the same convention: one escaped error token
  * "<step>: <detail>" (exec_err_set, code EXEC_E_REFUSED) or "<step>
  * failed: <class>: <message>" (exec_err_boinc), or out of memory's; NULL

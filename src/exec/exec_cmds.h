@@ -20,8 +20,15 @@
  * token), NULL on ENOMEM. */
 char *exec_submit(exec_ctx *ctx, const gahp_request *req);
 
-/* cmd/query.c */
+/* cmd/query.c: BOINC_QUERY_BATCHES, the 9.0 face of exec_refresh_batches. */
 char *exec_query_batches(exec_ctx *ctx, const gahp_request *req);
+/* The typed core operation: one or two query_batch2 calls over the
+ * batches names[0..n) (every job of a batch the journal has no reply for,
+ * else the changes since its last one), their jobs' statuses recorded in
+ * the journal.  0, or -1 with *e (exec_err_boinc's codes:
+ * EXEC_E_UNREACHABLE when the project did not answer). */
+int exec_refresh_batches(exec_ctx *ctx, const exec_project *project,
+                         const char *const *names, size_t n, exec_err *e);
 
 /* fetch/fetch.c */
 char *exec_fetch_output(exec_ctx *ctx, const gahp_request *req);
@@ -49,11 +56,23 @@ void exec_fetch_cleanup(const gahp_fetch_output *f,
  * req left, whatever its age - no fetch of this run has started yet. */
 void exec_fetch_remove_leftovers(const gahp_request *req);
 
-/* cmd/manage.c */
+/* cmd/manage.c: BOINC_PING, and the 9.0 faces of the typed core
+ * operations below (each "NULL" or its exec_err as one error token). */
 char *exec_ping(exec_ctx *ctx, const gahp_request *req);
 char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
 char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);
 char *exec_set_lease(exec_ctx *ctx, const gahp_request *req);
+/* The typed core operations: 0, or -1 with *e (exec_err_boinc's codes).
+ * Abort: the jobs are marked aborted in the journal first (whatever the
+ * server answers), then one abort_jobs.  Retire and lease: the RPC, then
+ * the journal's batches row when it knows the batch (a failure to record
+ * is logged, not the operation's). */
+int exec_abort_jobs_op(exec_ctx *ctx, const exec_project *project,
+                       const char *const *jobs, size_t n, exec_err *e);
+int exec_retire_batch_op(exec_ctx *ctx, const exec_project *project, const char *batch,
+                         exec_err *e);
+int exec_set_lease_op(exec_ctx *ctx, const exec_project *project, const char *batch,
+                      double expire, exec_err *e);
 
 /* blah/ (HTCondor 10.0-25.x, grid_resource = batch boinc): result tails
  * "<rc> <error|NULL> ..." with the token counts the grid manager asserts

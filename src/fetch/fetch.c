@@ -2,7 +2,7 @@
  * fetch.c - BOINC_FETCH_OUTPUT: ask the server how a job ended
  * (query_completed_job, or on a stock server that cannot say, the job
  * details of query_batch), have a finished job's outputs delivered (the
- * app's templates for the file numbers, from fetch_step.c; then the
+ * app's templates for the file numbers, from fetch_templates.c; then the
  * downloads below, of plain outputs or of a zipped single output), append
  * the job's stderr, and answer "NULL <exit_status> <elapsed> <cpu>" or one
  * error token.  Also the clean-up of what interrupted fetches left.

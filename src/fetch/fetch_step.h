@@ -10,8 +10,9 @@
  * the server's answer or the request makes impossible (a job not
  * finished, an unsafe name, a bad destination).
  *
- * Below the helpers: which outputs a fetch delivers and where (the
- * selection), and the app templates cached per process.
+ * Below the helpers (fetch_step.c): which outputs a fetch delivers and
+ * where (the selection, fetch_select.c), and the app templates cached per
+ * process (fetch_templates.c).
  */
 #ifndef BOINC_GAHP_FETCH_STEP_H
 #define BOINC_GAHP_FETCH_STEP_H

@@ -1,6 +1,7 @@
 /*
  * journal.c - the SQLite journal's connections: open (file modes, the
- * server lock, pragmas, migrations), write and read transactions under
+ * server lock, pragmas; the migrations are journal_migrate.c's), write
+ * and read transactions under
  * the process-wide write mutex, and the statement cache with the one way
  * to run a statement (journal_internal.h).
  *
@@ -15,7 +16,6 @@
 #include "journal/journal_internal.h"
 
 #include "base/log.h"
-#include "migrations.h"
 #include "base/strbuf.h"
 #include "base/testpoint.h"
 
@@ -30,9 +30,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* NULL-terminated table emitted next to the .incbin'd migration texts. */
-extern const char *const migration_table[];
 
 /* Serialises write transactions of all connections of this process. */
 static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -70,16 +67,9 @@ struct sqlite3 *journal_db(journal *j)
     return j->db;
 }
 
-int journal_migration_count(void)
+const char *journal_file_path(const journal *j)
 {
-    return MIGRATION_COUNT;
-}
-
-const char *journal_migration_text(int n)
-{
-    if (n < 1 || n > MIGRATION_COUNT)
-        return NULL;
-    return migration_table[n - 1];
+    return j->path;
 }
 
 /* Remember and log a failure of `what`. */
@@ -111,7 +101,7 @@ int journal_refuse(journal *j, const char *what, const char *why)
  * many statements, plus PRAGMA user_version=N, whose value cannot be a
  * bound parameter).
  */
-static int exec_sql(journal *j, const char *sql, const char *what)
+int journal_exec_sql(journal *j, const char *sql, const char *what)
 {
     char *msg = NULL;
     if (sqlite3_exec(j->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -326,12 +316,12 @@ int journal_bulk_txn(journal *j, journal_txn_fn fn, void *arg)
 {
     if (j->in_txn)
         return refuse(j, "begin", "already inside a write transaction");
-    if (exec_sql(j, "PRAGMA foreign_keys=OFF", "foreign keys off") != 0)
+    if (journal_exec_sql(j, "PRAGMA foreign_keys=OFF", "foreign keys off") != 0)
         return -1;
     int rc = journal_txn(j, fn, arg);
     /* on failure every later transaction of the handle would go unchecked:
      * report it, even when fn's transaction committed */
-    if (exec_sql(j, "PRAGMA foreign_keys=ON", "foreign keys on") != 0 && rc == 0)
+    if (journal_exec_sql(j, "PRAGMA foreign_keys=ON", "foreign keys on") != 0 && rc == 0)
         rc = -1;
     return rc;
 }
@@ -476,7 +466,7 @@ static int connect_db(journal *j, int new_file, char **err)
     /* On an empty file only, and before journal_mode=WAL writes its first
      * page: afterwards the mode changes only by a VACUUM, and on a journal
      * that has it already the pragma is a write (SQLite stores it again). */
-    if (new_file && exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL", "vacuum mode") != 0) {
+    if (new_file && journal_exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL", "vacuum mode") != 0) {
         *err = str_printf("cannot configure journal %s: %s", j->path, j->errmsg);
         return -1;
     }
@@ -487,7 +477,7 @@ static int connect_db(journal *j, int new_file, char **err)
     char *pragmas = str_printf("PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
                                " PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
                                j->sync_full ? "FULL" : "NORMAL");
-    if (pragmas == NULL || exec_sql(j, pragmas, "pragmas") != 0) {
+    if (pragmas == NULL || journal_exec_sql(j, pragmas, "pragmas") != 0) {
         *err = str_printf("cannot configure journal %s: %s", j->path, j->errmsg);
         free(pragmas);
         return -1;
@@ -495,192 +485,6 @@ static int connect_db(journal *j, int new_file, char **err)
     free(pragmas);
     journal_ckpt_attach(j->db);
     return 0;
-}
-
-/* One migration script and the version it brings, in one transaction. */
-static int apply_migration(journal *j, void *arg)
-{
-    int n = *(const int *)arg;
-    char pragma[64];
-    /* built at run time: a PRAGMA takes no bound parameter */
-    snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d", n);
-    if (exec_sql(j, migration_table[n - 1], "migration") != 0 ||
-        exec_sql(j, pragma, "migration version") != 0)
-        return -1;
-    return 0;
-}
-
-/*
- * Before a journal is migrated, a copy of it as it is (issue 19): SQLite's
- * online backup API into "<journal>.v<version>.bak" beside it, mode 0600
- * (it holds the authenticators).  An upgrade that goes wrong, or a
- * downgrade, can then go back to it.  A copy that cannot be made stops
- * the migration: the journal stays as it was.
- */
-static int backup_before_migration(journal *j, int version, char **err)
-{
-    char *dest_path = str_printf("%s.v%d.bak", j->path, version);
-    if (dest_path == NULL) {
-        *err = str_printf("out of memory");
-        return -1;
-    }
-    sqlite3 *dest = NULL;
-    int rc = -1;
-    int fd = open(dest_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || fchmod(fd, 0600) != 0) {
-        *err = str_printf("cannot create the backup copy %s: %s", dest_path,
-                          strerror(errno));
-    } else if (sqlite3_open_v2(dest_path, &dest, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        *err = str_printf("cannot open the backup copy %s: %s", dest_path,
-                          dest ? sqlite3_errmsg(dest) : "out of memory");
-    } else {
-        sqlite3_backup *b = sqlite3_backup_init(dest, "main", j->db, "main");
-        int step = b != NULL ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
-        int fin = b != NULL ? sqlite3_backup_finish(b) : SQLITE_ERROR;
-        if (step != SQLITE_DONE || fin != SQLITE_OK)
-            *err = str_printf("cannot copy journal %s to %s before migrating it: %s",
-                              j->path, dest_path, sqlite3_errmsg(dest));
-        else
-            rc = 0;
-    }
-    if (fd >= 0)
-        close(fd);
-    if (dest != NULL && sqlite3_close(dest) != SQLITE_OK && rc == 0) {
-        *err = str_printf("cannot close the backup copy %s", dest_path);
-        rc = -1;
-    }
-    if (rc == 0)
-        log_info("journal %s: copied to %s (schema version %d) before migrating it",
-                 j->path, dest_path, version);
-    free(dest_path);
-    return rc;
-}
-
-/* The message for a journal written by a newer boinc_gahp: which version
- * it is, and the two ways out (doc/journal.md, "Upgrades"). */
-static char *newer_journal_message(const char *path, int version)
-{
-    /* the newest backup copy an upgrade left, if any */
-    char *bak = NULL;
-    for (int v = MIGRATION_COUNT; v >= 1 && bak == NULL; v--) {
-        char *p = str_printf("%s.v%d.bak", path, v);
-        if (p != NULL && access(p, F_OK) == 0)
-            bak = p;
-        else
-            free(p);
-    }
-    char *msg = str_printf(
-        "journal %s has schema version %d, but this boinc_gahp knows schema "
-        "versions up to %d only: a newer boinc_gahp wrote it.  Install that "
-        "newer boinc_gahp again, or stop here and restore the copy made before "
-        "the upgrade%s%s%s (doc/journal.md, \"Upgrades\")", path, version,
-        MIGRATION_COUNT, bak ? " (" : ", <journal>.v<N>.bak beside it,",
-        bak ? bak : "", bak ? ") over the journal" : " over the journal");
-    free(bak);
-    return msg;
-}
-
-/* journal.h: the server's refusal of a schema version, in its words. */
-char *journal_version_problem(const char *path, int version)
-{
-    if (version > MIGRATION_COUNT)
-        return newer_journal_message(path, version);
-    /* No boinc_gahp writes a negative version: a damaged file (issue 29:
-     * flipped bytes made the migration loop index its table out of bounds). */
-    if (version < 0)
-        return str_printf("journal %s has schema version %d, which no boinc_gahp "
-                          "writes: the file is damaged.  Restore it from a backup "
-                          "(doc/operating.md) or move it away to start a new one",
-                          path, version);
-    return NULL;
-}
-
-/*
- * Incremental vacuum (issue 19, migration 0009): free pages go back to the
- * file system after each prune (PRAGMA incremental_vacuum).  The mode can
- * only be turned on for an existing database by a VACUUM, which cannot run
- * in a transaction: done once here, after the migrations (a new journal
- * pays a VACUUM of an empty file).  The VACUUM rewrites the file through a
- * temporary copy: it needs as much free space as the journal again.
- */
-#define AUTO_VACUUM_INCREMENTAL 2
-
-static int ensure_incremental_vacuum(journal *j, char **err)
-{
-    sqlite3_stmt *st = NULL;
-    int mode = -1;
-    if (sqlite3_prepare_v2(j->db, "PRAGMA auto_vacuum", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        mode = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    if (mode == AUTO_VACUUM_INCREMENTAL)
-        return 0;
-    double t0 = journal_now();
-    if (exec_sql(j, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", "vacuum") != 0) {
-        *err = str_printf("cannot turn on the incremental vacuum of journal %s "
-                          "(a one-time VACUUM, which needs free space as large "
-                          "as the journal): %s", j->path, j->errmsg);
-        return -1;
-    }
-    log_info("journal %s: incremental vacuum turned on (one-time VACUUM, %.2f s)",
-             j->path, journal_now() - t0);
-    return 0;
-}
-
-/* Every migration, in order, in the caller's transaction. */
-static int apply_every_migration(journal *j, void *arg)
-{
-    (void)arg;
-    for (int n = 1; n <= MIGRATION_COUNT; n++)
-        if (apply_migration(j, &n) != 0)
-            return -1;
-    return 0;
-}
-
-/*
- * A journal of schema version 0: every migration in one transaction, one
- * commit where a journal being upgraded takes one a migration (a new
- * journal's first start was 15 commits and a VACUUM, each with its
- * fdatasyncs).  On a new file connect_db set the incremental vacuum
- * before the first page was written, so the one-time VACUUM after finds
- * it on; a file of version 0 that was not empty gets that VACUUM, as an
- * upgraded journal does.  A crash before the commit leaves version 0,
- * created again at the next start.
- */
-static int create_schema(journal *j, char **err)
-{
-    if (journal_txn(j, apply_every_migration, NULL) != 0) {
-        *err = str_printf("cannot create the schema (version %d) of journal %s: %s",
-                          MIGRATION_COUNT, j->path, j->errmsg);
-        return -1;
-    }
-    log_info("journal %s created with schema version %d", j->path, MIGRATION_COUNT);
-    return ensure_incremental_vacuum(j, err);
-}
-
-static int apply_migrations(journal *j, char **err)
-{
-    int version;
-    if (journal_schema_version(j, &version) != 0) {
-        *err = str_printf("cannot read schema version: %s", j->errmsg);
-        return -1;
-    }
-    if (version < 0 || version > MIGRATION_COUNT) {
-        *err = journal_version_problem(j->path, version);
-        return -1;
-    }
-    if (version == 0)
-        return create_schema(j, err);
-    if (version < MIGRATION_COUNT && backup_before_migration(j, version, err) != 0)
-        return -1;
-    for (int n = version + 1; n <= MIGRATION_COUNT; n++) {
-        if (journal_txn(j, apply_migration, &n) != 0) {
-            *err = str_printf("cannot apply migration %d: %s", n, j->errmsg);
-            return -1;
-        }
-        log_info("journal migrated to schema version %d", n);
-    }
-    return ensure_incremental_vacuum(j, err);
 }
 
 /* 1 when the journal has no content yet: its file and any -wal beside it
@@ -775,7 +579,7 @@ journal *journal_open(const journal_options *opts, char **err)
              (!opts->take_lock || take_server_lock(j, err) == 0);
     if (ok)
         ok = connect_db(j, journal_file_empty(j->path), err) == 0 &&
-             fix_sidecar_modes(j, err) == 0 && apply_migrations(j, err) == 0;
+             fix_sidecar_modes(j, err) == 0 && journal_migrate(j, err) == 0;
     if (!ok) {
         if (*err == NULL)
             *err = str_printf("cannot open journal %s", opts->path);

@@ -285,6 +285,23 @@ int journal_refuse(journal *j, const char *what, const char *why);
 /* The raw connection: row counts, rowids, the checkpointer, unit tests. */
 struct sqlite3 *journal_db(journal *j);
 
+/* The journal file's path, for messages. */
+const char *journal_file_path(const journal *j);
+
+/*
+ * sqlite3_exec: only for the SQL that cannot be a cached statement of the
+ * tables - a connection's set-up pragmas, the foreign-key switch of
+ * journal_bulk_txn, and the migrations (scripts of many statements, plus
+ * PRAGMA user_version=N, whose value cannot be a bound parameter).  0, or
+ * -1 with the handle's error "<what>: <SQLite's message>" (logged).
+ */
+int journal_exec_sql(journal *j, const char *sql, const char *what);
+
+/* journal_migrate.c: bring an open journal to this build's schema (a new
+ * one created in one transaction, an older one upgraded after a backup
+ * copy).  0, or -1 with *err (malloc'd) naming the journal and why. */
+int journal_migrate(journal *j, char **err);
+
 /* Prepare every statement of the tables on j: 0, or -1 naming the first
  * that has no text, two texts, or does not compile (a unit test). */
 int journal_prepare_all(journal *j);

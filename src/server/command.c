@@ -26,7 +26,8 @@
 /* A BLAH command: never replayed (each executor answers a repeated request
  * from the journal itself: a repeated submit of a live JobDirectory gets
  * its job id, of a cancelled one a new job), errors in its own form. */
-#define BLAH(n, c, p, e, f) { .name = n, .cmd = c, .parse = p, .exec = e, .fail = f }
+#define BLAH(n, c, p, e, f) \
+    { .name = n, .dialect = DIALECT_BLAH, .cmd = c, .parse = p, .exec = e, .fail = f }
 
 /* In the order of the COMMANDS reply (alphabetical). */
 static const command_row rows[] = {
@@ -161,9 +162,14 @@ int command_parse_request(char *const *argv, size_t argc, gahp_request **out,
     return command_parse(argc > 0 ? command_find(argv[0]) : NULL, argv, argc, out, why);
 }
 
+int command_is_blah(const command_row *row)
+{
+    return row != NULL && row->dialect == DIALECT_BLAH;
+}
+
 char *command_fail(const command_row *row, const char *msg)
 {
-    return row->fail != NULL ? row->fail(msg) : gahp_escape(msg);
+    return command_is_blah(row) ? row->fail(msg) : gahp_escape(msg);
 }
 
 /* ---- running a request ------------------------------------------------- */
@@ -220,7 +226,7 @@ char *command_dispatch(exec_ctx *ctx, const gahp_request *req)
         return command_fail(row, req->value_error);
     }
     if (req->project_url == NULL)
-        return command_fail(row, row->fail != NULL
+        return command_fail(row, command_is_blah(row)
                     ? "no BOINC project is configured: set project_url and authenticator_file "
                       "in boinc_gahp.conf (doc/htcondor.md)"
                     : "no project selected");

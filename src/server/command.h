@@ -44,12 +44,24 @@ typedef enum {
                                    writes its own reply */
 } burst_mode;
 
+/* Which of the two client languages a command belongs to (doc/blah-core.md,
+ * "Two faces"): HTCondor 9.0's BOINC_* commands, or the BLAH commands of
+ * HTCondor 10.0-25.x.  The dialect decides the form of an error's result
+ * tail, whether a re-issue may be answered under an earlier run's id, and
+ * what "success" looks like in the log. */
+typedef enum {
+    DIALECT_BOINC = 0,          /* "NULL ..." or one escaped error token */
+    DIALECT_BLAH                /* "0 ..." / "1 <error> ..." with its own
+                                   token count (row->fail) */
+} command_dialect;
+
 typedef char *(*executor_fn)(exec_ctx *ctx, const gahp_request *req);
 /* Removes what an interrupted run of the request left on disk. */
 typedef void (*leftover_fn)(const gahp_request *req);
 
 typedef struct command_row {
     const char *name;           /* as on the wire (matched case-insensitively) */
+    command_dialect dialect;    /* declared, never inferred from other fields */
     sync_command sync;
     size_t argc;                /* sync: tokens including the name */
     burst_mode burst;
@@ -63,10 +75,9 @@ typedef struct command_row {
     leftover_fn remove_leftovers; /* async, or NULL: start-up calls it for an
                                    earlier run's unfinished request it does
                                    not resume (issue 10 #5) */
-    char *(*fail)(const char *msg); /* async, or NULL: the result tail of an
-                                   error (NULL: the one escaped token of the
-                                   BOINC commands; the BLAH commands carry
-                                   more tokens) */
+    char *(*fail)(const char *msg); /* DIALECT_BLAH: the result tail of an
+                                   error (BOINC commands: NULL, the one
+                                   escaped token) */
     int internal;               /* journaled by the server itself, never
                                    read from a client nor listed by
                                    COMMANDS (a BLAH group's submit) */
@@ -82,6 +93,8 @@ typedef struct command_row {
 /* The row of a command name a client may send, or NULL when it is not
  * one. */
 const command_row *command_find(const char *name);
+/* 1 when row is a command of the BLAH dialect. */
+int command_is_blah(const command_row *row);
 /* The same, internal rows included (recovery reads the journal's rows). */
 const command_row *command_find_journaled(const char *name);
 /* The row of an asynchronous request type, for a request made outside the

@@ -139,7 +139,7 @@ static int decide_row(const journal_request_row *row, void *arg)
      * and asserts each result's token count, so a stale result for a
      * reused id would stop it; it sends every unanswered request again
      * and the journal answers it (blah/). */
-    int blah = cmd != NULL && cmd->fail != NULL;
+    int blah = command_is_blah(cmd);
     int rc = 0;
     if ((internal || blah) && !(unfinished && resumable && row->project_url != NULL)) {
         /* no client waits for it (internal), or its re-issue is answered

@@ -331,7 +331,7 @@ static void run_one(worker *wk, gahp_request *req)
     /* One line per finished request, for the operator (issue 19): the
      * outcome only ("NULL ..." is success), never the arguments, which
      * name the project whose authenticator travels with them. */
-    int ok = crow != NULL && crow->fail != NULL          /* BLAH: "0 NULL ..." */
+    int ok = command_is_blah(crow)                       /* BLAH: "0 NULL ..." */
              ? strncmp(tail, "0 ", 2) == 0
              : strncmp(tail, "NULL", 4) == 0 && (tail[4] == ' ' || tail[4] == '\0');
     log_info("%s %ld finished: %s in %.0f ms", crow != NULL ? crow->name : "?", req->id,

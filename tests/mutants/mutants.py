@@ -54,17 +54,19 @@ MUTANTS = [
       "    (void)sqlite3_exec(db, \"PRAGMA synchronous=OFF\", NULL, NULL, NULL);\n",
       ("crash", "checkpoint")),
     m("journal: a negative schema version reaches the migration loop",
-      "src/journal/journal.c",
-      "    if (version < 0) {", "    if (version < 0 && version > 0) {",
+      "src/journal/journal_migrate.c",
+      "    if (version < 0 || version > MIGRATION_COUNT) {",
+      "    if (version > MIGRATION_COUNT) {",
       ("pytest", "tests/e2e_ops/test_retention.py -k out_of_range")),
     m("journal: migrations start one version late",
-      "src/journal/journal.c",
+      "src/journal/journal_migrate.c",
       "    for (int n = version + 1; n <= MIGRATION_COUNT; n++) {",
       "    for (int n = version + 2; n <= MIGRATION_COUNT; n++) {",
       ("unit", "test_journal_retention")),
     m("journal: a journal one schema version newer is opened",
-      "src/journal/journal.c",
-      "    if (version > MIGRATION_COUNT) {", "    if (version > MIGRATION_COUNT + 1) {",
+      "src/journal/journal_migrate.c",
+      "    if (version < 0 || version > MIGRATION_COUNT) {",
+      "    if (version < 0 || version > MIGRATION_COUNT + 1) {",
       ("unit", "test_journal_retention")),
 
     # ---- the protocol loop
@@ -231,9 +233,9 @@ MUTANTS = [
       ("pytest", BLAH + " -k no_transfer_output")),
     m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
       "src/blah/blah_status.c",
-      '" RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",\n'
+      '" RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",\n'
       '                             exit_code, elapsed, cpu);',
-      '" RemoteWallClockTime = %.0f; RemoteUserCpu = %.0f",\n'
+      '" RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",\n'
       '                             exit_code, cpu, elapsed);',
       ("pytest", BLAH + " -k own_exit_code")),
     m("blah: max_age counted from the last join",

@@ -226,6 +226,20 @@ class RoutedScenario(Scenario):
                                             "not here\nexit 0\n")
         os.chmod(script, 0o755)
 
+    def wait_any_running(self, timeout, jobs=None):
+        """Until one job's routed copy runs (status 2 from the GAHP: its
+        BOINC job is IN_PROGRESS); returns the original's id.  The original
+        vanilla job carries no GridJobStatus, and the router mirrors the
+        copy's status only on its next poll."""
+        def f():
+            routed = self.routed_rows()
+            for j in (jobs or self.job_ids()):
+                r = routed.get(j)
+                if r and r["JobStatus"] == 2:
+                    return j
+            return None
+        return rs.wait_until(f, timeout, "a routed job running on the server", 1.0)
+
     def routed_rows(self):
         """{original (cluster, proc): the routed job's row} by RoutedFromJobId."""
         out = rs.condor(["condor_q", "-af:t", "RoutedFromJobId", "ClusterId", "ProcId",
