@@ -72,7 +72,14 @@ get_source() {
     mkdir -p "$dest"
     local pathspec=(-- .) x
     for x in "$@"; do pathspec+=(":(exclude)$x"); done
-    git -C "$repo" archive --format=tar "$ref" "${pathspec[@]}" | tar -x -C "$dest"
+    # Checked here, not left to the caller's set -e: boinc_server.sh calls
+    # get_source on the left of ||, where set -e does not apply, and a
+    # failed export would otherwise leave a partial tree that later runs
+    # take for a whole one.  (An excluded path whose blob a mirror lacks
+    # makes git print "error: invalid object ..." and still exit 0 with
+    # every other file exported.)
+    git -C "$repo" archive --format=tar "$ref" "${pathspec[@]}" | tar -x -C "$dest" ||
+        rdie "source: exporting $ref into $dest failed (remove $dest before trying again)"
     rlog "source: $ref -> $dest"
 }
 
