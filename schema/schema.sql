@@ -115,6 +115,9 @@ CREATE TABLE batches (
     may_pass        INTEGER NOT NULL DEFAULT 0,  -- (0017) 1: the last failure was the project
                                          -- not answering (it may pass; a BLAH group is
                                          -- submitted again), 0: final or none
+    bad_input       TEXT,                -- (0018) the local input whose refusal failed the
+                                         -- last submit attempt (NULL: none, or not one input)
+    bad_input_why   TEXT,                -- (0018) why, as the job that gave it is told
     UNIQUE (project_id, name)
 );
 
@@ -313,16 +316,19 @@ CREATE TABLE blah_jobs (
     abort_state  INTEGER NOT NULL DEFAULT 0 CHECK (abort_state BETWEEN 0 AND 2),
     fetch_started_at REAL,
     fetched_at   REAL,
-    fetch_result TEXT
+    fetch_result TEXT,
+    held_at      REAL,                   -- (0018) held alone for a problem of its own
+    held_reason  TEXT                    -- (0018) the hold reason HTCondor shows
 );
 CREATE INDEX blah_jobs_dir ON blah_jobs (job_dir);
 CREATE INDEX blah_jobs_group ON blah_jobs (group_id);
 CREATE INDEX blah_groups_state ON blah_groups (state);
 -- Each BLAH job with its group, batch and last status seen on the server.
+-- (0018: with when a job was held alone, and why)
 CREATE VIEW audit_blah_jobs AS
 SELECT bj.gahp_id AS job_id, bj.job_dir, g.batch_name AS batch, g.app,
        g.state AS group_state, j.status AS boinc_status, bj.submitted_at,
-       bj.cancelled_at, bj.fetched_at, bj.fetch_result
+       bj.cancelled_at, bj.fetched_at, bj.fetch_result, bj.held_at, bj.held_reason
 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id
 LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name
 LEFT JOIN jobs j ON j.batch_id = b.id AND j.name = bj.gahp_id;

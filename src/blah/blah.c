@@ -226,15 +226,28 @@ static int app_inputs(exec_ctx *ctx, const gahp_request *req, const char *app, s
     return result == 1 && *why == NULL ? -1 : result;
 }
 
+char *blah_input_problem(const char *path, const gahp_config *cfg)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
+        return str_printf("input file %s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return str_printf("input file %s is not a regular file", path);
+    long max = cfg != NULL ? cfg->blah_max_input_bytes : 0;
+    if (max > 0 && (long long)sb.st_size > (long long)max)
+        return str_printf("input file %s is %lld bytes, more than the BOINC server takes "
+                          "(blah_max_input_bytes = %ld in boinc_gahp.conf: its php.ini "
+                          "upload_max_filesize)", path, (long long)sb.st_size, max);
+    return NULL;
+}
+
 /* Each input a readable regular file: NULL, or why not (malloc'd). */
-static char *input_problem(const gahp_blah_submit *s)
+static char *input_problem(const gahp_blah_submit *s, const gahp_config *cfg)
 {
     for (size_t i = 0; i < s->ninputs; i++) {
-        struct stat sb;
-        if (stat(s->inputs[i], &sb) != 0 || access(s->inputs[i], R_OK) != 0)
-            return str_printf("input file %s: %s", s->inputs[i], strerror(errno));
-        if (!S_ISREG(sb.st_mode))
-            return str_printf("input file %s is not a regular file", s->inputs[i]);
+        char *why = blah_input_problem(s->inputs[i], cfg);
+        if (why != NULL)
+            return why;
     }
     return NULL;
 }
@@ -334,7 +347,7 @@ static char *refusal(exec_ctx *ctx, const gahp_request *req, const char **app)
                           "input template)", *app, n, n == 1 ? "" : "s", s->ninputs);
     if (rc < 0)
         return strdup(EXEC_NOMEM_MSG);     /* the job's error: refused, not accepted */
-    if ((why = input_problem(s)) != NULL)
+    if ((why = input_problem(s, cfg)) != NULL)
         return why;
     rc = args_problem(s, &why);
     if (rc < 0)
@@ -350,7 +363,7 @@ static const char *base_name(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
-static int put_token(strbuf *sb, const char *t)
+int blah_put_token(strbuf *sb, const char *t)
 {
     return (sb->len > 0 && strbuf_putc(sb, ' ') != 0) || gahp_escape_append(sb, t) != 0 ? -1 : 0;
 }
@@ -361,11 +374,11 @@ static char *job_spec(const gahp_blah_submit *s)
     strbuf sb = STRBUF_INIT;
     int rc = strbuf_printf(&sb, "%zu", s->nargs);
     for (size_t i = 0; rc == 0 && i < s->nargs; i++)
-        rc = put_token(&sb, s->args[i]);
+        rc = blah_put_token(&sb, s->args[i]);
     if (rc == 0)
         rc = strbuf_printf(&sb, " %zu", s->ninputs);
     for (size_t i = 0; rc == 0 && i < s->ninputs; i++)
-        rc = put_token(&sb, s->inputs[i]) || put_token(&sb, base_name(s->inputs[i]));
+        rc = blah_put_token(&sb, s->inputs[i]) || blah_put_token(&sb, base_name(s->inputs[i]));
     if (rc != 0) {
         strbuf_free(&sb);
         return NULL;
@@ -380,12 +393,12 @@ static char *fetch_args(const gahp_blah_submit *s)
 {
     strbuf sb = STRBUF_INIT;
     size_t n = s->noutputs + (s->out != NULL ? 1 : 0);
-    int rc = put_token(&sb, s->iwd) || put_token(&sb, s->err != NULL ? s->err : "/dev/null") ||
+    int rc = blah_put_token(&sb, s->iwd) || blah_put_token(&sb, s->err != NULL ? s->err : "/dev/null") ||
              strbuf_printf(&sb, " %s %zu", s->outputs_all ? "ALL" : "SOME", n) != 0;
     for (size_t i = 0; rc == 0 && i < s->noutputs; i++)
-        rc = put_token(&sb, s->outputs[i].src) || put_token(&sb, s->outputs[i].dst);
+        rc = blah_put_token(&sb, s->outputs[i].src) || blah_put_token(&sb, s->outputs[i].dst);
     if (rc == 0 && s->out != NULL)
-        rc = put_token(&sb, base_name(s->out)) || put_token(&sb, s->out);
+        rc = blah_put_token(&sb, base_name(s->out)) || blah_put_token(&sb, s->out);
     if (rc != 0) {
         strbuf_free(&sb);
         return NULL;
@@ -393,8 +406,7 @@ static char *fetch_args(const gahp_blah_submit *s)
     return strbuf_detach(&sb);
 }
 
-/* A batch name no other journal will make: random bits from the kernel. */
-static char *new_batch_name(void)
+char *blah_new_batch_name(void)
 {
     char hex[17];
     return str_random_hex(hex, 8) == 0 ? str_printf("bgahp_%s", hex) : NULL;
@@ -434,22 +446,24 @@ static int add_job_text(const char *gahp_id, const char *spec, void *arg)
 {
     group_text *t = arg;
     t->n++;
-    return put_token(t->sb, gahp_id) != 0 || strbuf_putc(t->sb, ' ') != 0 ||
-           strbuf_puts(t->sb, spec) != 0 ? -1 : 0;
+    return blah_add_job_text(t->sb, gahp_id, spec);
 }
 
-/* The group's BOINC_SUBMIT argument text from its journaled jobs. */
-static char *group_args(journal *j, long long group_id, const char *batch, const char *app,
-                        double memory_mb, size_t *njobs)
+int blah_add_job_text(strbuf *jobs, const char *gahp_id, const char *spec)
 {
-    strbuf jobs = STRBUF_INIT, sb = STRBUF_INIT;
-    group_text t = { &jobs, 0 };
+    return blah_put_token(jobs, gahp_id) != 0 || strbuf_putc(jobs, ' ') != 0 ||
+           strbuf_puts(jobs, spec) != 0 ? -1 : 0;
+}
+
+char *blah_group_args_text(const char *batch, const char *app, double memory_mb,
+                           const strbuf *jobs, size_t njobs)
+{
+    strbuf sb = STRBUF_INIT;
     char *out = NULL;
-    if (journal_blah_group_jobs(j, group_id, add_job_text, &t) == 0 &&
-        put_token(&sb, batch) == 0 && put_token(&sb, app) == 0 &&
-        strbuf_printf(&sb, " %zu", t.n) == 0 &&
-        (t.n == 0 || strbuf_putc(&sb, ' ') == 0) &&
-        (t.n == 0 || strbuf_append(&sb, jobs.data, jobs.len) == 0)) {
+    if (blah_put_token(&sb, batch) == 0 && blah_put_token(&sb, app) == 0 &&
+        strbuf_printf(&sb, " %zu", njobs) == 0 &&
+        (njobs == 0 || strbuf_putc(&sb, ' ') == 0) &&
+        (njobs == 0 || strbuf_append(&sb, jobs->data, jobs->len) == 0)) {
         /* rsc_memory_bound from RequestMemory; the other five unset */
         int rc = memory_mb > 0
             ? strbuf_printf(&sb, " NULL NULL %.0f NULL NULL NULL", memory_mb * 1048576.0)
@@ -458,6 +472,18 @@ static char *group_args(journal *j, long long group_id, const char *batch, const
             out = strbuf_detach(&sb);
     }
     strbuf_free(&sb);
+    return out;
+}
+
+/* The group's BOINC_SUBMIT argument text from its journaled jobs. */
+static char *group_args(journal *j, long long group_id, const char *batch, const char *app,
+                        double memory_mb, size_t *njobs)
+{
+    strbuf jobs = STRBUF_INIT;
+    group_text t = { &jobs, 0 };
+    char *out = NULL;
+    if (journal_blah_group_jobs(j, group_id, add_job_text, &t) == 0)
+        out = blah_group_args_text(batch, app, memory_mb, &jobs, t.n);
     strbuf_free(&jobs);
     *njobs = t.n;
     return out;
@@ -469,6 +495,9 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
                                  const char *app, double memory_mb, const gahp_request *like)
 {
     size_t n = 0;
+    /* a job whose input went away since it was accepted is held alone */
+    if (blah_hold_unreadable(ctx, group_id, batch) < 0)
+        return NULL;
     char *args = group_args(ctx->journal, group_id, batch, app, memory_mb, &n);
     long long row = 0;
     if (args == NULL ||
@@ -496,9 +525,7 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
     return req;
 }
 
-/* Run a group's submit here and record its outcome as the internal
- * request's result (completed and delivered: nobody else will read it). */
-static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
+void blah_submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
 {
     double started = journal_now();
     char *tail = exec_submit(ctx, sreq);
@@ -514,7 +541,8 @@ static void submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
     else {
         char *msg = blah_tail_message(tail);
         log_warn("BLAH: batch %s not submitted: %s (its jobs wait when the project did not "
-                 "answer, else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
+                 "answer; a job whose input was refused is held alone, the others go on; "
+                 "else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
         free(msg);
     }
     free(tail);
@@ -575,7 +603,7 @@ static void lead(exec_ctx *ctx, const gahp_request *like, blah_group *g)
 
     gahp_request *sreq = close_group(ctx, g->id, g->batch, g->app, g->memory_mb, like);
     if (sreq != NULL)
-        submit_group(ctx, sreq, g->batch);
+        blah_submit_group(ctx, sreq, g->batch);
     gahp_request_free(sreq);
     pthread_mutex_lock(&st->mu);
     forget_group(st, g);
@@ -706,7 +734,7 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
     pthread_mutex_lock(&st->mu);
     blah_group *g = open_group(st, req->project_id, app, s->memory_mb, max_jobs);
     /* a name only for a group this job would open */
-    if (g == NULL && (batch = new_batch_name()) == NULL) {
+    if (g == NULL && (batch = blah_new_batch_name()) == NULL) {
         pthread_mutex_unlock(&st->mu);
         free(spec);
         free(fetch);
@@ -777,7 +805,7 @@ char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
         /* no memory for the group in this process: close it at once */
         gahp_request *sreq = close_group(ctx, out.group_id, batch, app, s->memory_mb, req);
         if (sreq != NULL)
-            submit_group(ctx, sreq, batch);
+            blah_submit_group(ctx, sreq, batch);
         gahp_request_free(sreq);
     }
     free(batch);

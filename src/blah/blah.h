@@ -15,7 +15,10 @@
  *                  leases, aborts, outputs fetched into Iwd before
  *                  "completed", retirement; a back-off while the project
  *                  is unreachable); start-up clean-up of fetches
- *   blah_internal.h what the two share
+ *   blah_isolate.c per-job isolation: a job whose input is gone when its
+ *                  group closes, or that the server refused, held alone;
+ *                  the rest of a refused group submitted as a new batch
+ *   blah_internal.h what they share
  *
  * The executors themselves are declared in exec/exec_cmds.h with the
  * other commands'.

@@ -90,6 +90,36 @@ int blah_tail_ok(const char *tail);
 /* The message of an error tail (its first token, unescaped), malloc'd. */
 char *blah_tail_message(const char *tail);
 
+/* blah.c, shared with blah_isolate.c: */
+/* Why the input at path cannot be submitted (missing, unreadable, not a
+ * regular file, larger than cfg's blah_max_input_bytes), malloc'd, or
+ * NULL. */
+char *blah_input_problem(const char *path, const gahp_config *cfg);
+/* A batch name no other journal will make: random bits from the kernel
+ * (malloc'd; NULL when the kernel's random source failed). */
+char *blah_new_batch_name(void);
+/* t escaped as one token, after a space unless sb is empty. */
+int blah_put_token(strbuf *sb, const char *t);
+/* One job of a group's BOINC_SUBMIT text (its id, then its spec). */
+int blah_add_job_text(strbuf *jobs, const char *gahp_id, const char *spec);
+/* A group's BOINC_SUBMIT argument text from its jobs' text (malloc'd). */
+char *blah_group_args_text(const char *batch, const char *app, double memory_mb,
+                           const strbuf *jobs, size_t njobs);
+/* Run a group's submit here and record its outcome as the internal
+ * request's result (completed and delivered: nobody else will read it);
+ * then the scheduler is kicked (a failed batch may be split). */
+void blah_submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch);
+
+/* blah_isolate.c: per-job isolation (doc/blah-core.md).  At a group's
+ * close, each job with an input gone missing or unreadable since it was
+ * accepted (or grown past blah_max_input_bytes) is held alone: the count,
+ * or -1 (logged). */
+int blah_hold_unreadable(exec_ctx *ctx, long long group_id, const char *batch);
+/* In the scheduler's pass over like's project: every group whose batch
+ * was refused for one input is split (its jobs that gave the input held,
+ * the rest submitted as a new batch). */
+void blah_split_groups(exec_ctx *ctx, const gahp_request *like);
+
 /* blah_sched.c: a pass over like's project is wanted now (a job was
  * cancelled, a group's batch reached the server): the scheduler sends its
  * aborts, queries it, fetches what finished.  Starts the scheduler with a

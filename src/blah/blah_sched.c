@@ -375,6 +375,8 @@ static int project_pass(exec_ctx *ctx, const gahp_request *like)
                   journal_errmsg(ctx->journal));
     if (again > 0)
         return -1;                  /* still unreachable (or refused: then held) */
+    /* a batch refused for one job's input: that job held, the rest go on */
+    blah_split_groups(ctx, like);
     name_list l = { 0 };
     if (journal_blah_live_batches(ctx->journal, like->project_id, collect_name, &l) != 0)
         log_error("BLAH: live batches cannot be read: %s", journal_errmsg(ctx->journal));

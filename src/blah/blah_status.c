@@ -167,6 +167,8 @@ static char *answer(const journal_blah_job *job)
 {
     if (job->cancelled)
         return status_tail(job->gahp_id, JS_REMOVED, NULL);
+    if (job->held_reason != NULL)
+        return held(job->gahp_id, job->held_reason);     /* its own problem */
     if (job->fetched && job->boinc_status != NULL && strcmp(job->boinc_status, "ERROR") == 0)
         return failed_on_project(job);
     if (job->fetched)
@@ -175,6 +177,10 @@ static char *answer(const journal_blah_job *job)
         return status_tail(job->gahp_id, JS_IDLE, NULL);       /* gathering, submitting */
     if (job->batch_state == 8 && job->batch_may_pass)
         return status_tail(job->gahp_id, JS_IDLE, NULL);   /* submitted again when it answers */
+    /* refused for one job's input: the scheduler holds that job and
+     * submits the others again (blah_isolate.c); until then all wait */
+    if (job->batch_state == 8 && job->batch_bad_input)
+        return status_tail(job->gahp_id, JS_IDLE, NULL);
     if (job->batch_state == 8) {
         /* the journal keeps the error as the 9.0 client was given it: one
          * escaped token */

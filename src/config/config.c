@@ -90,6 +90,9 @@ const option_row option_table[] = {
     { "blah-batch-window",   "BOINC_GAHP_BLAH_BATCH_WINDOW", "blah_batch_window",   OT_DOUBLE,      F(blah_batch_window_s),      0,  3600,     NULL,       "3",    "SECONDS", "a BOINC batch of BLAH jobs is submitted once no job joined it for this long" },
     { "blah-batch-max-age",  "BOINC_GAHP_BLAH_BATCH_MAX_AGE", "blah_batch_max_age", OT_DOUBLE,      F(blah_batch_max_age_s),     0,  86400,    NULL,       "60",   "SECONDS", "... or once it is this old" },
     { "blah-batch-max-jobs", "BOINC_GAHP_BLAH_BATCH_MAX_JOBS", "blah_batch_max_jobs", OT_LONG,      F(blah_batch_max_jobs),      1,  100000,   NULL,       "10000", "N",      "... or once it has this many jobs" },
+    /* 0: the project's limit is not known (the server's refusal does not
+     * say it); the refusal then holds the job alone, after the fact. */
+    { "blah-max-input-bytes", "BOINC_GAHP_BLAH_MAX_INPUT_BYTES", "blah_max_input_bytes", OT_LONG, F(blah_max_input_bytes), 0, 1125899906842624.0, NULL, "0", "BYTES", "largest input file the project's server takes (its php.ini upload_max_filesize; 0 = not known): a BLAH job with a larger one is refused at once, naming both sizes" },
     { "blah-status-interval", "BOINC_GAHP_BLAH_STATUS_INTERVAL", "blah_status_interval", OT_DOUBLE, F(blah_status_interval_s),   0,  86400,    NULL,       "30",   "SECONDS", "BLAH_JOB_STATUS asks the server (one query per project) at most this often" },
     { "blah-default-app",    "BOINC_GAHP_BLAH_DEFAULT_APP",  "blah_default_app",    OT_STRING,      F(blah_default_app),         0,  0,        NULL,       NULL,   "APP",     "BOINC app of a BLAH job whose submit file sets no batch_queue" },
     { "blah-project-name",   "BOINC_GAHP_BLAH_PROJECT_NAME", "blah_project_name",   OT_STRING,      F(blah_project_name),        0,  0,        NULL,       NULL,   "NAME",    "the name batch_project may give the configured project (unset: batch_project must be unset)" },

@@ -59,6 +59,7 @@ typedef struct {
                                    new job (default 3) */
     double blah_batch_max_age_s;/* ... or at this age (default 60) */
     long blah_batch_max_jobs;   /* ... or at this many jobs (default 10000) */
+    long blah_max_input_bytes;  /* largest input the project takes (0: not known) */
     double blah_status_interval_s; /* BLAH_JOB_STATUS refreshes from the server at
                                    most this often (default 30) */
     char *blah_default_app;     /* app when the ad has no Queue, or NULL */

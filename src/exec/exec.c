@@ -14,8 +14,24 @@
 void exec_err_clear(exec_err *e)
 {
     free(e->msg);
-    e->msg = NULL;
+    free(e->bad_input);
+    free(e->bad_input_why);
+    e->msg = e->bad_input = e->bad_input_why = NULL;
     e->code = EXEC_OK;
+}
+
+void exec_err_blame(exec_err *e, const char *path, const char *why)
+{
+    char *p = strdup(path), *w = strdup(why);
+    if (p == NULL || w == NULL) {
+        free(p);
+        free(w);
+        return;
+    }
+    free(e->bad_input);
+    free(e->bad_input_why);
+    e->bad_input = p;
+    e->bad_input_why = w;
 }
 
 int exec_err_nomem(exec_err *e)

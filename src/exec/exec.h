@@ -107,6 +107,12 @@ typedef enum {
 typedef struct {
     exec_code code;
     char *msg;          /* malloc'd; NULL only with EXEC_E_NOMEM */
+    /* The failure is one input's own (the server will not take it): its
+     * local path and why, as the job that gave it is told (malloc'd, both
+     * or neither; exec_err_blame).  The BLAH dialect holds that job alone
+     * and submits the rest of its group without it (doc/blah-core.md). */
+    char *bad_input;
+    char *bad_input_why;
 } exec_err;
 
 /* Set *e to out of memory (EXEC_E_NOMEM, no message).  Returns -1. */
@@ -126,6 +132,9 @@ void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
  * message; NULL when the token cannot be allocated); *e is cleared. */
 char *exec_err_result(exec_err *e);
 void exec_err_clear(exec_err *e);
+/* Say that *e (set already) is about the input at path alone, and why
+ * (copied; out of memory leaves *e as it was, blaming nothing). */
+void exec_err_blame(exec_err *e, const char *path, const char *why);
 int exec_err_may_pass(const exec_err *e);
 
 /*

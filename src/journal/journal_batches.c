@@ -47,11 +47,13 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
     [JSTMT_BATCH_SET_STATE] = { "batch state",
         "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL, may_pass = 0,"
+        " bad_input = NULL, bad_input_why = NULL,"
         " server_batch_id = CASE WHEN ?2 > 0 THEN ?2 ELSE server_batch_id END,"
         " updated_at = ?3 WHERE id = ?4" },
     [JSTMT_BATCH_SET_FAILED] = { "batch failed",
         "UPDATE batches SET state = ?1, resume_state = ?2,"
-        " error = ?3, updated_at = ?4, may_pass = ?6 WHERE id = ?5" },
+        " error = ?3, updated_at = ?4, may_pass = ?6, bad_input = ?7, bad_input_why = ?8"
+        " WHERE id = ?5" },
     [JSTMT_BATCH_SET_OWNER] = { "batch owner",
         "UPDATE batches SET request_id = ?1, updated_at = ?2 WHERE id = ?3" },
     [JSTMT_BATCH_SET_JOB_SET] = { "batch job set",
@@ -66,7 +68,7 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
      * its error is kept so that audit_batches shows it failed at 'new'
      * (issue 19). */
     [JSTMT_BATCH_NOTE_ERROR] = { "batch error",
-        "UPDATE batches SET error = ?1, updated_at = ?2"
+        "UPDATE batches SET error = ?1, updated_at = ?2, bad_input = ?4, bad_input_why = ?5"
         " WHERE id = ?3 AND state = 0" },
     [JSTMT_BATCHES_PRUNE] = { "prune batches",
         "DELETE FROM batches WHERE id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
@@ -298,11 +300,12 @@ int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
 }
 
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error, int may_pass)
+                             batch_state resume_state, const char *error, int may_pass,
+                             const char *bad_input, const char *bad_input_why)
 {
-    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdii", (long long)BATCH_FAILED,
+    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdiitt", (long long)BATCH_FAILED,
                            (long long)resume_state, error, journal_now(), batch_row,
-                           (long long)(may_pass != 0));
+                           (long long)(may_pass != 0), bad_input, bad_input_why);
 }
 
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id)
@@ -839,10 +842,11 @@ int journal_batch_set_client_session(journal *j, long long project_id, const cha
     return journal_txn(j, client_batch_in_txn, &c);
 }
 
-int journal_batch_note_error(journal *j, long long batch_row, const char *error)
+int journal_batch_note_error(journal *j, long long batch_row, const char *error,
+                             const char *bad_input, const char *bad_input_why)
 {
-    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tdi", error, journal_now(),
-                           batch_row);
+    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tditt", error, journal_now(),
+                           batch_row, bad_input, bad_input_why);
 }
 
 /* ---- a job's batch (fetch) ----------------------------------------------- */

@@ -54,9 +54,12 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
 int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
                             long long server_batch_id);
 /* state = BATCH_FAILED, to be resumed at resume_state; may_pass: the
- * failure was the project not answering (batches.may_pass). */
+ * failure was the project not answering (batches.may_pass); bad_input and
+ * bad_input_why: the one input it was refused for, and why (NULL: none;
+ * batches.bad_input, migration 0018). */
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error, int may_pass);
+                             batch_state resume_state, const char *error, int may_pass,
+                             const char *bad_input, const char *bad_input_why);
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
 /* Record the batch's job-set fingerprint (batches.job_set_md5). */
 int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5);
@@ -158,8 +161,11 @@ int journal_batch_set_client_session(journal *j, long long project_id, const cha
 /* A submit of the new batch batch_row failed before its inputs were
  * hashed (missing or unreadable input): keep error (the client's error
  * token) on the row, which stays at state new; audit_batches shows it as
- * failed at step 'new'.  Only while the row is at state new. */
-int journal_batch_note_error(journal *j, long long batch_row, const char *error);
+ * failed at step 'new'.  Only while the row is at state new.  bad_input
+ * and bad_input_why: the input it was, and why (NULL: none;
+ * batches.bad_input). */
+int journal_batch_note_error(journal *j, long long batch_row, const char *error,
+                             const char *bad_input, const char *bad_input_why);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

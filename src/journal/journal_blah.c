@@ -32,13 +32,30 @@
     " ON b.project_id = g.project_id AND b.name = g.batch_name" \
     " WHERE g.state = 'closed' AND b.state = 8 AND b.may_pass = 1" \
     " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id" \
-    "             AND bj.cancelled_at IS NULL)"
+    "             AND bj.cancelled_at IS NULL AND bj.held_at IS NULL)"
+
+/* Closed groups whose submit was refused for one input (batches.bad_input)
+ * before submit_batch (no job of it was made; at state new, when the
+ * input could not even be hashed, nothing was sent), its request ended (no
+ * submit of it runs), with a job neither cancelled nor held: the scheduler
+ * holds the jobs that gave the input and submits the others as a new
+ * batch (doc/blah-core.md, "Per-job isolation"). */
+#define BLAH_SPLIT_GROUPS_SQL \
+    "SELECT g.id FROM blah_groups g JOIN batches b" \
+    " ON b.project_id = g.project_id AND b.name = g.batch_name" \
+    " JOIN requests r ON r.id = g.request_id" \
+    " WHERE g.state = 'closed' AND b.bad_input IS NOT NULL" \
+    " AND ((b.state = 8 AND b.may_pass = 0 AND b.resume_state < 6) OR b.state = 0)" \
+    " AND r.state IN ('completed', 'delivered')" \
+    " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id" \
+    "             AND bj.cancelled_at IS NULL AND bj.held_at IS NULL)"
 
 const journal_sql journal_sql_blah[JSTMT_COUNT] = {
     /* A JobDirectory's live job: the newest not cancelled. */
     [JSTMT_BLAH_LIVE_JOB] = { "find BLAH job",
         "SELECT bj.gahp_id FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         " WHERE bj.job_dir = ?1 AND g.project_id = ?2 AND bj.cancelled_at IS NULL"
+        " AND bj.held_at IS NULL"
         " ORDER BY bj.id DESC LIMIT 1" },
     [JSTMT_BLAH_GROUP_INSERT] = { "insert BLAH group",
         "INSERT INTO blah_groups (project_id, app, memory_mb, batch_name, state, opened_at)"
@@ -52,7 +69,7 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
     [JSTMT_BLAH_GROUP_JOBS] = { "read BLAH group jobs",
         "SELECT gahp_id, spec FROM blah_jobs WHERE group_id = ?1 AND cancelled_at IS NULL"
-        " ORDER BY id" },
+        " AND held_at IS NULL ORDER BY id" },
     [JSTMT_BLAH_GROUP_CLOSE] = { "close BLAH group",
         "UPDATE blah_groups SET state = 'closed', closed_at = ?2, request_id = ?3"
         " WHERE id = ?1 AND state = 'open'" },
@@ -62,7 +79,8 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state,"
         " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state,"
         " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status,"
-        PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0)"
+        PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0), bj.held_reason,"
+        " b.bad_input IS NOT NULL"
         " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         " JOIN projects p ON p.id = g.project_id"
         " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
@@ -72,7 +90,9 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "UPDATE blah_jobs SET cancelled_at = coalesce(cancelled_at, ?2),"
         " abort_state = CASE WHEN abort_state = 0 THEN 1 ELSE abort_state END WHERE id = ?1" },
     /* Settled: the group's batch was submitted (7) or failed (8), or the
-     * group closed empty; in_batch: the server batch holds the job. */
+     * group closed empty, or the job was held alone (no server batch holds
+     * it, whatever its group's batch does); in_batch: the server batch
+     * holds the job. */
     [JSTMT_BLAH_ABORTS_PENDING] = { "read BLAH aborts",
         "SELECT bj.id, bj.gahp_id, g.batch_name,"
         " coalesce(b.state = 7 AND EXISTS (SELECT 1 FROM jobs jb WHERE jb.batch_id = b.id"
@@ -80,7 +100,8 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
         " WHERE bj.abort_state = 1 AND g.project_id = ?1"
-        "   AND (g.state = 'empty' OR (g.state = 'closed' AND b.state IN (7, 8)))" },
+        "   AND (g.state = 'empty' OR bj.held_at IS NOT NULL"
+        "        OR (g.state = 'closed' AND b.state IN (7, 8)))" },
     [JSTMT_BLAH_ABORT_DONE] = { "record BLAH abort",
         "UPDATE blah_jobs SET abort_state = 2 WHERE id = ?1" },
     [JSTMT_BLAH_FETCHED] = { "record BLAH outputs",
@@ -95,16 +116,22 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name AND b.state = 7"
         " WHERE g.project_id = ?1 AND g.state = 'closed'"
         " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id"
-        "             AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL)"
+        "             AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL"
+        "             AND bj.held_at IS NULL)"
         " ORDER BY g.id" },
-    /* Submitted batches none of whose jobs HTCondor waits for: retired. */
+    /* Submitted batches none of whose jobs HTCondor waits for: retired.
+     * So is a batch created on the server and then refused for one input,
+     * once its group was split (its jobs held or cancelled): it stays
+     * empty, and retired it leaves the project's list of live batches. */
     [JSTMT_BLAH_DONE_BATCHES] = { "read finished BLAH batches",
         "SELECT g.batch_name, 0 FROM blah_groups g"
         " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
-        "  AND b.state = 7 AND b.retired = 0"
+        "  AND b.retired = 0 AND (b.state = 7 OR (b.state = 8 AND b.may_pass = 0"
+        "  AND b.bad_input IS NOT NULL AND b.server_batch_id > 0))"
         " WHERE g.project_id = ?1 AND g.state = 'closed'"
         " AND NOT EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id"
-        "                 AND ((bj.fetched_at IS NULL AND bj.cancelled_at IS NULL)"
+        "                 AND ((bj.fetched_at IS NULL AND bj.cancelled_at IS NULL"
+        "                       AND bj.held_at IS NULL)"
         "                      OR bj.abort_state = 1))" },
     [JSTMT_BLAH_OPEN_GROUPS] = { "read open BLAH groups",
         "SELECT g.id, g.project_id," PROJECT_URL_SQL ", p.authenticator, g.app,"
@@ -121,6 +148,7 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " OR EXISTS (SELECT 1 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
         "            WHERE g.project_id = p.id AND bj.abort_state = 1)"
         " OR EXISTS (" BLAH_RETRY_GROUPS_SQL " AND g.project_id = p.id)"
+        " OR EXISTS (" BLAH_SPLIT_GROUPS_SQL " AND g.project_id = p.id)"
         " ORDER BY p.id" },
     [JSTMT_BLAH_RETRY_GROUPS] = { "read BLAH groups to submit again",
         "SELECT g.id, g.batch_name, r.id, r.args FROM (" BLAH_RETRY_GROUPS_SQL
@@ -135,9 +163,36 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id"
         " WHERE g.project_id = ?1 AND g.state = 'closed' AND jb.status IN ('DONE', 'ERROR')"
         " AND bj.fetched_at IS NULL AND bj.cancelled_at IS NULL ORDER BY bj.id" },
+    [JSTMT_BLAH_SPLIT_GROUPS] = { "read BLAH groups to split",
+        "SELECT g.id, g.batch_name, g.app, g.memory_mb, b.bad_input,"
+        " coalesce(b.bad_input_why, 'input file ' || b.bad_input || ' was refused')"
+        " FROM (" BLAH_SPLIT_GROUPS_SQL " AND g.project_id = ?1) AS t"
+        " JOIN blah_groups g ON g.id = t.id"
+        " JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
+        " ORDER BY g.id" },
+    [JSTMT_BLAH_SPLIT_CHECK] = { "check BLAH group to split",
+        "SELECT 1 FROM (" BLAH_SPLIT_GROUPS_SQL " AND g.id = ?1)" },
+    [JSTMT_BLAH_JOB_ROW] = { "find BLAH job row",
+        "SELECT id FROM blah_jobs WHERE gahp_id = ?1 AND cancelled_at IS NULL"
+        " AND held_at IS NULL AND fetched_at IS NULL" },
+    [JSTMT_BLAH_JOB_HOLD] = { "hold BLAH job",
+        "UPDATE blah_jobs SET held_at = ?2, held_reason = ?3 WHERE id = ?1 AND held_at IS NULL" },
+    /* the rest of a split group: closed at once (it never gathers) */
+    [JSTMT_BLAH_SPLIT_INSERT] = { "insert BLAH split group",
+        "INSERT INTO blah_groups (project_id, app, memory_mb, batch_name, state, opened_at,"
+        " closed_at, njobs) SELECT project_id, app, memory_mb, ?2, 'closed', ?3, ?3, ?4"
+        " FROM blah_groups WHERE id = ?1" },
+    [JSTMT_BLAH_GROUP_SET_REQUEST] = { "record BLAH group request",
+        "UPDATE blah_groups SET request_id = ?2 WHERE id = ?1" },
+    [JSTMT_BLAH_JOB_MOVE] = { "move BLAH job",
+        "UPDATE blah_jobs SET group_id = ?3 WHERE gahp_id = ?1 AND group_id = ?2"
+        " AND held_at IS NULL" },
     [JSTMT_BLAH_JOBS_PRUNE] = { "prune BLAH jobs",
         "DELETE FROM blah_jobs WHERE (fetched_at IS NOT NULL AND fetched_at < ?1)"
-        " OR (cancelled_at IS NOT NULL AND cancelled_at < ?1 AND abort_state <> 1)" },
+        " OR (cancelled_at IS NOT NULL AND cancelled_at < ?1 AND abort_state <> 1)"
+        /* a job held alone is on no server; HTCondor forgets it once it is
+         * removed or released (a release makes a new job) */
+        " OR (held_at IS NOT NULL AND held_at < ?1 AND abort_state <> 1)" },
     [JSTMT_BLAH_GROUPS_PRUNE] = { "prune BLAH groups",
         "DELETE FROM blah_groups WHERE state <> 'open' AND coalesce(closed_at, opened_at) < ?1"
         " AND NOT EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = blah_groups.id)" },
@@ -302,6 +357,7 @@ void journal_blah_job_free(journal_blah_job *job)
     free(job->fetch_result);
     free(job->batch_error);
     free(job->boinc_status);
+    free(job->held_reason);
     free(job->project_url);
     if (job->authenticator != NULL)
         memset(job->authenticator, 0, strlen(job->authenticator));
@@ -328,6 +384,8 @@ static int read_job(sqlite3_stmt *st, journal_blah_job *out)
     out->project_url = dup_col(st, 14);
     out->authenticator = dup_col(st, 15);
     out->batch_may_pass = sqlite3_column_int(st, 16);
+    out->held_reason = dup_col(st, 17);
+    out->batch_bad_input = sqlite3_column_int(st, 18);
     /* NOT NULL columns: a NULL copy is out of memory */
     return out->gahp_id && out->batch && out->group_state && out->fetch_args &&
            out->project_url && out->authenticator ? 0 : -1;
@@ -607,4 +665,131 @@ int journal_blah_retry_groups(journal *j, long long project_id, journal_blah_ret
     }
     free(v);
     return result;
+}
+
+/* ---- per-job isolation (doc/blah-core.md) ---------------------------------- */
+
+/* Inside a write transaction: hold the live job gahp_id (none: nothing). */
+static int hold_one(journal *j, const char *gahp_id, const char *reason, double now)
+{
+    int rc = journal_query(j, JSTMT_BLAH_JOB_ROW, "t", gahp_id);
+    long long row = rc == 1 ? sqlite3_column_int64(journal_row(j, JSTMT_BLAH_JOB_ROW), 0) : 0;
+    journal_reset(j, JSTMT_BLAH_JOB_ROW);
+    if (rc <= 0)
+        return rc;
+    /* held: its output paths are free for the job a release makes */
+    if (journal_run(j, JSTMT_BLAH_JOB_HOLD, "idt", row, now, reason) != 0)
+        return -1;
+    return journal_claims_release_blah(j, row, now);
+}
+
+typedef struct {
+    const char *gahp_id, *reason;
+    double now;
+} hold_txn;
+
+static int hold_txn_run(journal *j, void *arg)
+{
+    const hold_txn *t = arg;
+    return hold_one(j, t->gahp_id, t->reason, t->now);
+}
+
+int journal_blah_hold(journal *j, const char *gahp_id, const char *reason, double now)
+{
+    hold_txn t = { gahp_id, reason, now };
+    return journal_txn(j, hold_txn_run, &t);
+}
+
+int journal_blah_split_groups(journal *j, long long project_id, journal_blah_split_fn fn,
+                              void *arg)
+{
+    /* Rows are copied first: fn submits, which writes the journal. */
+    journal_blah_split_group *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = journal_query(j, JSTMT_BLAH_SPLIT_GROUPS, "i", project_id);
+    while (rc == 1) {
+        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_SPLIT_GROUPS);
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            journal_blah_split_group *nv = realloc(v, ncap * sizeof *nv);
+            if (nv == NULL) {
+                rc = -1;
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        journal_blah_split_group g = { sqlite3_column_int64(st, 0), dup_col(st, 1),
+                                       dup_col(st, 2), sqlite3_column_double(st, 3),
+                                       dup_col(st, 4), dup_col(st, 5) };
+        v[n++] = g;
+        if (g.batch == NULL || g.app == NULL || g.bad_input == NULL || g.why == NULL) {
+            rc = -1;
+            break;
+        }
+        rc = journal_next(j, JSTMT_BLAH_SPLIT_GROUPS);
+    }
+    journal_reset(j, JSTMT_BLAH_SPLIT_GROUPS);
+    int result = rc < 0 ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (result == 0)
+            result = fn(&v[i], arg);
+        free((char *)v[i].batch);
+        free((char *)v[i].app);
+        free((char *)v[i].bad_input);
+        free((char *)v[i].why);
+    }
+    free(v);
+    return result;
+}
+
+typedef struct {
+    const journal_blah_split_in *in;
+    long long *request_row;
+    int *split;
+} split_txn;
+
+/* The moved jobs' new group, closed with its request at once. */
+static int split_rest(journal *j, const journal_blah_split_in *in, long long *request_row)
+{
+    if (journal_run(j, JSTMT_BLAH_SPLIT_INSERT, "itdi", in->group_id, in->new_batch, in->now,
+                    (long long)in->nmoved) != 0)
+        return -1;
+    long long group = sqlite3_last_insert_rowid(journal_db(j)), row = 0;
+    for (size_t i = 0; i < in->nmoved; i++)
+        if (journal_run(j, JSTMT_BLAH_JOB_MOVE, "tii", in->moved[i], in->group_id, group) != 0)
+            return -1;
+    if (journal_request_insert(j, in->session_id, (long)group, in->command, in->args,
+                               in->project_id, in->now, &row) != 0 ||
+        journal_run(j, JSTMT_BLAH_GROUP_SET_REQUEST, "ii", group, row) != 0)
+        return -1;
+    *request_row = row;
+    return 0;
+}
+
+static int split_run(journal *j, void *arg)
+{
+    split_txn *t = arg;
+    const journal_blah_split_in *in = t->in;
+    *t->request_row = 0;
+    *t->split = 0;
+    /* checked again inside the transaction: a group is split once */
+    int rc = journal_query(j, JSTMT_BLAH_SPLIT_CHECK, "i", in->group_id);
+    journal_reset(j, JSTMT_BLAH_SPLIT_CHECK);
+    if (rc <= 0)
+        return rc;
+    for (size_t i = 0; i < in->nheld; i++)
+        if (hold_one(j, in->held[i], in->reason, in->now) != 0)
+            return -1;
+    if (in->nmoved > 0 && split_rest(j, in, t->request_row) != 0)
+        return -1;
+    *t->split = 1;
+    return 0;
+}
+
+int journal_blah_split(journal *j, const journal_blah_split_in *in, long long *request_row,
+                       int *split)
+{
+    split_txn t = { in, request_row, split };
+    return journal_txn(j, split_run, &t);
 }

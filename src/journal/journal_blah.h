@@ -19,6 +19,9 @@
  *   journal_blah_retry_groups groups to submit again after an outage
  *   journal_blah_done_unfetched ended jobs whose end is not delivered
  *   journal_blah_open_groups  groups no leader closed (start-up)
+ *   journal_blah_hold         one job held alone (an input missing at close)
+ *   journal_blah_split_groups groups refused for one job's input
+ *   journal_blah_split        its jobs held, the rest a new closed group
  *   journal_blah_prune        retention (journal_prune.c)
  */
 #ifndef BOINC_GAHP_JOURNAL_BLAH_H
@@ -88,6 +91,9 @@ typedef struct {
     char *project_url;          /* the job's project (secret: never logged) */
     char *authenticator;
     int batch_may_pass;         /* batches.may_pass: a failure that may pass */
+    char *held_reason;          /* held alone (blah_jobs.held_reason), or NULL */
+    int batch_bad_input;        /* the batch failed for one input's own problem
+                                   (batches.bad_input): the scheduler splits it */
 } journal_blah_job;
 
 /* 0 with *found, or -1. */
@@ -118,7 +124,8 @@ typedef int (*journal_blah_name_fn)(const char *name, double lease, void *arg);
 int journal_blah_live_batches(journal *j, long long project_id, journal_blah_name_fn fn,
                               void *arg);
 /* Submitted, not retired batches whose every job was fetched or cancelled
- * (and aborted): fn(batch, 0). */
+ * (and aborted), and created ones refused for one input whose every job
+ * was held or cancelled (the group was split): fn(batch, 0). */
 int journal_blah_done_batches(journal *j, long long project_id, journal_blah_name_fn fn,
                               void *arg);
 
@@ -157,6 +164,45 @@ typedef struct {
  * read). */
 typedef int (*journal_blah_group_fn)(const journal_blah_group *g, void *arg);
 int journal_blah_open_groups(journal *j, journal_blah_group_fn fn, void *arg);
+
+/* Hold one job alone (not cancelled, held or fetched) with reason, and
+ * release its output paths: one write transaction.  0 (also when there
+ * was no such job to hold) or -1. */
+int journal_blah_hold(journal *j, const char *gahp_id, const char *reason, double now);
+
+/* A group whose batch was refused for one input (batches.bad_input), to
+ * be split: fn(group) for each of project's, called after the read ended
+ * (fn may use j); stops at fn's first non-zero (returned; -1 for a read
+ * error). */
+typedef struct {
+    long long id;
+    const char *batch, *app;
+    double memory_mb;
+    const char *bad_input;      /* the local path the server refused */
+    const char *why;            /* why, as the job that gave it is told */
+} journal_blah_split_group;
+typedef int (*journal_blah_split_fn)(const journal_blah_split_group *g, void *arg);
+int journal_blah_split_groups(journal *j, long long project_id, journal_blah_split_fn fn,
+                              void *arg);
+
+/* Split a group (one write transaction, only while it is still one to
+ * split): the jobs held (gahp ids) are held with reason and their output
+ * paths released; the jobs moved go to a new group, closed at once, of
+ * batch new_batch, whose internal submit request (command, args, project)
+ * is inserted.  *request_row: that request, or 0 when no job moved (or the
+ * group was split already: *split 0). */
+typedef struct {
+    long long group_id, session_id, project_id;
+    const char *const *held;
+    size_t nheld;
+    const char *reason;
+    const char *const *moved;
+    size_t nmoved;
+    const char *new_batch, *command, *args;
+    double now;
+} journal_blah_split_in;
+int journal_blah_split(journal *j, const journal_blah_split_in *in, long long *request_row,
+                       int *split);
 
 /* Inside a write transaction: jobs fetched or cancelled before cutoff,
  * then closed groups left without jobs; *deleted counts rows. */

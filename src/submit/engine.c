@@ -114,7 +114,8 @@ static int journal_failure(submit_run *r, int resume)
         /* The journal keeps the error exactly as the client is given it. */
         if (tok != NULL &&
             journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume,
-                                     tok, exec_err_may_pass(&r->error)) == 0) {
+                                     tok, exec_err_may_pass(&r->error), r->error.bad_input,
+                                     r->error.bad_input_why) == 0) {
             /* what the row now says: a later failure is checked from here */
             engine_row_written(r, BATCH_FAILED, (batch_state)resume, 0, tok);
             tok = NULL;
@@ -145,6 +146,14 @@ int engine_failf(submit_run *r, int resume, exec_code code, const char *what,
     int rc = engine_fail(r, resume, code, what, detail);
     free(detail);
     return rc;
+}
+
+int engine_fail_input(submit_run *r, int resume, exec_code code, const char *what,
+                      const char *detail, const char *path, const char *why)
+{
+    exec_err_set(&r->error, code, what, detail);
+    exec_err_blame(&r->error, path, why);
+    return journal_failure(r, resume);
 }
 
 int engine_fail_boinc(submit_run *r, int resume, const char *rpc, const boinc_error *err)

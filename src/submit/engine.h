@@ -94,6 +94,11 @@ int engine_fail(submit_run *r, int resume, exec_code code, const char *what,
              const char *detail);
 int engine_failf(submit_run *r, int resume, exec_code code, const char *what,
               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The same for a failure that is one input's own (the server will not
+ * take it): the batch row also names the input and why (exec_err_blame,
+ * batches.bad_input), so that the BLAH dialect can hold its job alone. */
+int engine_fail_input(submit_run *r, int resume, exec_code code, const char *what,
+                      const char *detail, const char *path, const char *why);
 /* A failed RPC: "<rpc> failed: <boinc code>: <message>". */
 int engine_fail_boinc(submit_run *r, int resume, const char *rpc, const boinc_error *err);
 /* Journal r->error again as the batch's failure (several upload lanes

@@ -171,7 +171,8 @@ static int note_hash_failure(submit_run *r)
             ? engine_fail_record_again(r, (int)at) : -1;
     }
     char *tok = gahp_escape(r->error.msg);
-    if (tok == NULL || journal_batch_note_error(r->ctx->journal, r->batch.id, tok) != 0)
+    if (tok == NULL || journal_batch_note_error(r->ctx->journal, r->batch.id, tok, r->error.bad_input,
+                                                r->error.bad_input_why) != 0)
         log_warn("submit %s: could not journal the input failure", r->s->batch);
     free(tok);
     return -1;

@@ -125,4 +125,29 @@ int upload_limits_probe(const upload_limits *lim, upload_limits *probe);
 /* The php.ini setting to raise for a limit error. */
 const char *upload_limit_setting(upload_limit_kind kind);
 
+/* The input of paths[0..n) that an upload's local read failure names
+ * (the boinc module's "cannot read input file <path>: why" or "input file
+ * <path> why"): the longest path that fits (one path may begin another),
+ * or NULL.  upload_limits.c. */
+const char *upload_unreadable_path(const char *const *paths, size_t n, const char *msg);
+
+/* The chunks of one upload round of files of sizes[0..n) within lim.
+ * While the project has taught no limit (!learned), the first chunk is a
+ * probe (upload_limits_probe: at most a stock request's bytes) that the
+ * caller sends alone: a stock server refuses it, wasting little, and its
+ * limits are learned before any other chunk leaves; a raised server takes
+ * it, and the rest go in large chunks.  *nprobe = 1 when (*starts)[0] is
+ * such a probe, else 0.  upload_limits.c. */
+int upload_plan_round(const long long *sizes, size_t n, const upload_limits *lim, int learned,
+                      size_t **starts, size_t *nchunks, size_t *nprobe);
+
+/* The texts of an input larger than the server takes in one upload:
+ * *detail for the batch's error (names phys and path, the size, the
+ * server's message and the php.ini setting to raise) and *why for the
+ * hold reason of its job (short); malloc'd, NULL when out of memory.
+ * upload_limits.c. */
+void upload_too_large_texts(const char *phys, const char *path, long long size,
+                            const char *server_msg, upload_limit_kind kind, char **detail,
+                            char **why);
+
 #endif

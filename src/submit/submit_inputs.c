@@ -134,9 +134,12 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* The input's own problem: blamed on it (exec_err_blame), so that the
+ * BLAH dialect holds its job alone. */
 static int fail_input(submit_run *r, char *msg, const char *path)
 {
-    int rc = engine_fail(r, -1, EXEC_E_LOCAL, "input file", msg ? msg : path);
+    int rc = engine_fail_input(r, -1, EXEC_E_LOCAL, "input file", msg ? msg : path, path,
+                               msg ? msg : path);
     free(msg);
     return rc;
 }

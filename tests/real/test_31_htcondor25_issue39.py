@@ -324,3 +324,59 @@ def test_b25_repeat_submit_after_the_input_moved_gets_the_same_job(emu25, scenar
     assert emu25.control("counters")["jobs_by_name"].get(boinc_id) == 1
     h = history(job, ["JobStatus", "ExitCode", "GridJobId"])
     assert h is not None and h["JobStatus"] == "4" and h["GridJobId"].endswith(" " + boinc_id), h
+
+
+# ------------------------------------------------------------------ per-job isolation
+BIG = 4 * 1024 * 1024       # twice a stock PHP's upload_max_filesize (2M)
+
+
+def test_b25_one_too_large_input_holds_its_job_alone(emu25, scenario25):
+    """Issue 39 item 3's "Done when": a cluster of 10 where job 3's input is
+    4 MB.  The pools' emulator keeps a stock PHP's upload limits (2M), so
+    upload_files refuses that input as a real BOINC server does: job 3 is
+    held alone with a reason naming the file and its size; the other 9 are
+    submitted again as a new batch without it and complete with their
+    outputs.  Nothing is created twice: 9 BOINC jobs, the refused batch
+    (created, never submitted) and the one that ran."""
+    s = scenario25("isolation", emu25)
+    batches_before = realsys25.project_batch_names(emu25)
+    # s.submit writes every input then submits at once: its submit file is
+    # written here instead, with job 3's input 4 MB before condor_submit
+    k = len(s.clusters)
+    for i in range(10):
+        s.write("in%d.%d" % (k, i), b"x" * BIG if i == 3 else s.content(1000 * k + i))
+    text = rs.SUBMIT_TEMPLATE.format(app="uppercase", inputs="in%d.$(Process)" % k,
+                                     extra="arguments = %s" % FAST, n=10)
+    text = text.replace('"out = out.$(Process)"', '"out = out%d.$(Process)"' % k)
+    text = text.replace("err.$(Process)", "err%d.$(Process)" % k)
+    sub = s.write("c%d.sub" % k, text)
+    out = rs.condor(["condor_submit", sub.name], cwd=str(s.dir), timeout=120)
+    m = re.search(r"submitted to cluster (\d+)", out)
+    assert m, out
+    cl = int(m.group(1))
+    s.clusters.append(cl)
+    for i in range(10):
+        s.expected[(cl, i)] = (None, k) if i == 3 else (s.content(1000 * k + i).upper(), k)
+    big = (cl, 3)
+    s.allowed_holds[big] = r"in%d\.3 is %d bytes.*upload_max_filesize" % (k, BIG)
+    realsys.progress("    cluster %d: 10 jobs submitted, job 3's input %d bytes" % (cl, BIG))
+
+    s.wait_settled(900)
+    rows = s.rows()
+    assert rows[big]["JobStatus"] == 5, rows.get(big)
+    reason = rows[big]["HoldReason"]
+    assert str(s.dir / ("in%d.3" % k)) in reason and str(BIG) in reason, reason
+    assert len(reason.encode()) <= 300, reason
+    nine = [(cl, i) for i in range(10) if i != 3]
+    # the 9 completed with their outputs (check reads out<k>.<i>), job 3
+    # held for its input only; nothing twice on the emulator
+    s.check(must_complete=nine)
+    assert not (s.dir / ("out%d.3" % k)).exists()
+    new = s.new_boinc_jobs()
+    assert len(new) == 9, "%d BOINC jobs for the 9 jobs that fit: %s" % (len(new), sorted(new))
+    ids = s.grid_job_ids()
+    assert set(ids.get(j) for j in nine if ids.get(j)) <= new
+    batches = realsys25.project_batch_names(emu25) - batches_before
+    assert len(batches) == 2, batches
+    assert re.search(r"BLAH: batch \S+ was refused for input \S*in%d\.3: 1 job held" % k,
+                     s.gahp.text()), "no split of the refused batch in the GAHP's log"

@@ -351,7 +351,7 @@ static void test_failed_at_new_shows_in_audit(void **state)
                " created_at, updated_at) VALUES (1, 'b', 'a', 0, 'x', 1, 1, 1)");
     assert_int_equal(journal_commit(j), 0);
     long long id = query_int("SELECT id FROM batches WHERE name = 'b'");
-    assert_int_equal(journal_batch_note_error(j, id, "input\\ file:\\ /x"), 0);
+    assert_int_equal(journal_batch_note_error(j, id, "input\\ file:\\ /x", NULL, NULL), 0);
     char *step = query_text("SELECT step || '/' || failed_step || '/' || error"
                             " FROM audit_batches");
     assert_string_equal(step, "failed/new/input\\ file:\\ /x");

@@ -216,6 +216,38 @@ static void test_classify_and_shrink(void **state)
     assert_string_equal(upload_limit_setting(UPLOAD_LIMIT_FILESIZE), "upload_max_filesize");
 }
 
+/* Per-job isolation: the input an upload's local read failure names, and
+ * the texts of an input too large for the server. */
+static void test_unreadable_input_and_too_large_texts(void **state)
+{
+    (void)state;
+    const char *paths[] = { "/j/in.1", "/j/in.10", "/j/a b/in.2" };
+    assert_string_equal(upload_unreadable_path(paths, 3, "cannot read input file /j/in.10: "
+                                               "No such file or directory"), "/j/in.10");
+    assert_string_equal(upload_unreadable_path(paths, 3, "cannot read input file /j/in.1: "
+                                               "Permission denied"), "/j/in.1");
+    assert_string_equal(upload_unreadable_path(paths, 3, "input file /j/a b/in.2 changed "
+                                               "since it was hashed (it is shorter)"),
+                        "/j/a b/in.2");
+    assert_null(upload_unreadable_path(paths, 3, "cannot read input file /j/in.100: x"));
+    assert_null(upload_unreadable_path(paths, 3, NULL));
+
+    char *detail = NULL, *why = NULL;
+    upload_too_large_texts("abc.bin", "/j/in.3", 4194304, "too big", UPLOAD_LIMIT_FILESIZE,
+                           &detail, &why);
+    assert_non_null(strstr(detail, "input abc.bin (/j/in.3) is 4194304 bytes"));
+    assert_non_null(strstr(detail, "raise upload_max_filesize"));
+    assert_string_equal(why, "input file /j/in.3 is 4194304 bytes, more than the BOINC server "
+                             "takes in one upload (its php.ini upload_max_filesize)");
+    free(detail);
+    free(why);
+    upload_too_large_texts("abc.bin", "/j/in.3", 9000000, NULL, UPLOAD_LIMIT_POST, &detail,
+                           &why);
+    assert_non_null(strstr(why, "post_max_size and upload_max_filesize"));
+    free(detail);
+    free(why);
+}
+
 static void test_journal_learned_limits_and_job_batch(void **state)
 {
     (void)state;
@@ -293,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_line_limits),
         cmocka_unit_test(test_plan_within_limits),
         cmocka_unit_test(test_classify_and_shrink),
+        cmocka_unit_test(test_unreadable_input_and_too_large_texts),
         cmocka_unit_test(test_journal_learned_limits_and_job_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
