@@ -65,6 +65,9 @@ class BlahRun:
         self.banner = self.g.read_raw(timeout=30)
         return self.banner is not None and self.banner.startswith("$GahpVersion")
 
+    def banner_ok(self):
+        return self.banner is not None and self.banner.startswith("$GahpVersion")
+
     def request(self, command, *args, timeout=30):
         """The tokens after the id, or None when the server refused (F) or
         is gone; asserts the grid manager's token count."""
@@ -117,8 +120,13 @@ class BlahRun:
         return False
 
     def end(self):
-        if self.g.proc.poll() is None:
-            self.g.command("QUIT")
+        # a server that stopped at start-up (no banner) has closed its
+        # output: nothing to QUIT, only its exit to wait for
+        if self.banner_ok() and self.g.proc.poll() is None:
+            try:
+                self.g.command("QUIT")
+            except TimeoutError:
+                pass    # it stopped meanwhile (a fault): its exit says how
         rc = self.g.wait(timeout=60)
         log = self.g.stderr_text()
         assert rc in (0, 1), "server ended with %r:\n%s" % (rc, log[-3000:])
@@ -172,8 +180,15 @@ def one_run(root, base, tag, fault, code=None):
     check failed (the sweep goes on and reports every such run)."""
     try:
         return checked_run(root, base, tag, fault, code), None
-    except AssertionError as e:
-        return True, "%s (%s): %s" % (tag, fault, str(e)[:3000])
+    except (AssertionError, TimeoutError) as e:
+        log = ""
+        path = root / tag / "journal.db.stderr"
+        if path.exists():
+            text = path.read_text(errors="replace")
+            log = interesting(text) + "\n--- its last lines:\n" + "\n".join(
+                text.splitlines()[-25:])
+        return True, "%s (%s): %s: %s\n%s" % (tag, fault, type(e).__name__, str(e)[:2500],
+                                             log[-5000:])
 
 
 def checked_run(root, base, tag, fault, code=None):
@@ -189,7 +204,7 @@ def checked_run(root, base, tag, fault, code=None):
                 run.poll(8)
         log = run.end()
         reached = "test fault " + point in log
-        if not run.banner or not run.banner.startswith("$GahpVersion"):
+        if not run.banner_ok():
             # a fault at start-up: an exit 1 with a message, never a crash
             assert run.g.proc.returncode == 1, log[-2000:]
         check_journal(run.journal)
@@ -233,13 +248,13 @@ def sample(hits, first, spread):
     return sorted(n for n in out if 1 <= n <= hits)
 
 
-def sweep(tmp_path, point, tags, codes=(None,)):
+def sweep(tmp_path, point, tags, first, spread, codes=(None,)):
     """The round trip under point:N for each sampled N (codes in turn);
     every run must pass its checks.  Returns (hits, runs, reached)."""
     tmp_path.mkdir(exist_ok=True)
     base = boot_journal(tmp_path)
     hits = fault_count(tmp_path, base, point)
-    ns = sample(hits, FIRST_NS, SPREAD_NS)
+    ns = sample(hits, first, spread)
     with concurrent.futures.ThreadPoolExecutor(PARALLEL) as pool:
         results = list(pool.map(
             lambda n: one_run(tmp_path, base, "%s%d" % (tags, n), "%s:%d" % (point, n),
@@ -249,15 +264,15 @@ def sweep(tmp_path, point, tags, codes=(None,)):
     return hits, len(ns), sum(1 for ok, _ in results if ok)
 
 
-# Ns of a sweep: every one of the first FIRST_NS (start-up, the accept
-# path, the group's rows), then SPREAD_NS over the rest of the round trip.
-FIRST_NS = int(os.environ.get("BLAH_SWEEP_FIRST", "30"))
-SPREAD_NS = int(os.environ.get("BLAH_SWEEP_SPREAD", "30"))
+# Ns of a sweep: every one of the first few (start-up, the accept path,
+# the group's rows), then a spread over the rest of the round trip.
+# BLAH_SWEEP_SCALE=K runs K times as many (the long sweep).
+SCALE = int(os.environ.get("BLAH_SWEEP_SCALE", "1"))
 
 
 def test_fault_sweep_blah(tmp_path):
     """A failing sqlite3_step (SQLITE_FULL or SQLITE_IOERR in turn)."""
-    hits, runs, reached = sweep(tmp_path, "step", "s", STEP_CODES)
+    hits, runs, reached = sweep(tmp_path, "step", "s", 24 * SCALE, 24 * SCALE, STEP_CODES)
     print("BLAH sweep: %d steps, %d runs, %d reached" % (hits, runs, reached))
     assert hits > 100 and reached >= runs - 3, (hits, runs, reached)
 
@@ -265,7 +280,34 @@ def test_fault_sweep_blah(tmp_path):
 def test_alloc_sweep_blah(tmp_path):
     """A failing allocation of SQLite, then of libcurl."""
     for library in ("sqlite", "curl"):
-        hits, runs, reached = sweep(tmp_path / library, "alloc." + library, "a" + library)
+        hits, runs, reached = sweep(tmp_path / library, "alloc." + library, "a" + library,
+                                    4 * SCALE, 12 * SCALE)
         print("BLAH allocation sweep: %s %d allocations, %d runs, %d reached"
               % (library, hits, runs, reached))
         assert hits > 50 and reached >= runs - 3, (library, hits, runs, reached)
+
+
+def test_a_group_whose_submit_failed_in_the_journal_is_submitted_again(tmp_path):
+    """Found by the sweep: when the journal fails as a group's submit
+    writes its batch (the first batch insert fails with SQLITE_FULL),
+    nothing was sent, and the group must be submitted again by the
+    scheduler, as after an outage: the job completes in the same run,
+    once on the project (it answered 1 forever)."""
+    base = boot_journal(tmp_path)
+    run = BlahRun(tmp_path, base, "batch-insert")
+    try:
+        assert run.start({"BOINC_GAHP_TEST_FAULT_AT": "step.batch insert:1",
+                          "BOINC_GAHP_TEST_STEP_ERROR": "full"})
+        assert run.set_up()
+        r = run.submit()
+        assert r is not None and r[0] == "0", r
+        ad = run.poll(60)
+        log = run.g.stderr_text()
+        assert "test fault step.batch insert injected" in log, interesting(log)
+        assert ad and ad["ExitCode"] == "0", (run.last, interesting(log))
+        assert "submitted again" in log, interesting(log)
+        assert (run.iwd / "out").read_bytes() == (run.iwd / "in").read_bytes().upper()
+        assert sorted(run.emu.counters()["jobs_by_name"].values()) == [1]
+        run.end()
+    finally:
+        run.stop()
