@@ -332,8 +332,9 @@ static void retire_done(exec_ctx *ctx, const gahp_request *like)
     names_free(&l);
 }
 
-/* 0. A group whose submit failed with the project not answering: its
- * journaled request run again (the submit engine resumes where the last
+/* 0. A group whose submit failed with the project not answering, or
+ * before anything was sent (journal_blah_retry_groups): its journaled
+ * request run again (the submit engine resumes where the last
  * attempt stopped, and never creates the batch twice).  0, or 1 when the
  * project did not answer again. */
 static int submit_again(long long group_id, const char *batch, long long request_row,
@@ -349,7 +350,8 @@ static int submit_again(long long group_id, const char *batch, long long request
         return 0;                   /* logged; tried again at the next pass */
     req->journal_id = request_row;
     req->background = 1;            /* no client waits: no deadline, no RESULTS */
-    log_info("BLAH: batch %s: submitted again (the project did not answer last time)", batch);
+    log_info("BLAH: batch %s: submitted again (last time the project did not answer, or "
+             "the submit failed before anything was sent)", batch);
     char *tail = exec_submit(ctx, req);
     gahp_request_free(req);
     int ok = blah_tail_ok(tail);

@@ -21,6 +21,8 @@
 #include <libxml/parser.h>
 #include <libxml/xmlmemory.h>
 #include <stdint.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -420,11 +422,40 @@ static const char *setup_fix(CURLcode rc)
     }
 }
 
+/* 1 when the host of the transfer's URL is an IP address, which needs no
+ * name resolution (0 when it is a name, or cannot be told). */
+static int host_is_address(CURL *curl)
+{
+    char *url = NULL, *host = NULL;
+    CURLU *u = curl_url();
+    int literal = 0;
+    if (u != NULL && curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK &&
+        url != NULL && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK && host != NULL) {
+        unsigned char addr[sizeof(struct in6_addr)];
+        size_t n = strlen(host);
+        /* an IPv6 host comes back in brackets */
+        if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+            host[n - 1] = '\0';
+            literal = inet_pton(AF_INET6, host + 1, addr) == 1;
+        } else {
+            literal = inet_pton(AF_INET, host, addr) == 1;
+        }
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+    return literal;
+}
+
 /* Turn a failed curl_easy_perform into a boinc error. */
 static int curl_failure(boinc_curl_client *c, CURLcode rc, const char *what,
                         boinc_error *err)
 {
-    const char *fix = setup_fix(rc);
+    /* A "could not resolve" for an IP address is no unknown host name: the
+     * resolver itself failed (libcurl reports its own out of memory so),
+     * which may pass (found by the BLAH allocation sweep). */
+    const char *fix = rc == CURLE_COULDNT_RESOLVE_HOST && host_is_address(c->curl)
+        ? NULL : setup_fix(rc);
     boinc_code code = rc == CURLE_UNSUPPORTED_PROTOCOL ? BOINC_E_BADARG
                       : fix != NULL ? BOINC_E_SETUP : BOINC_E_TRANSPORT;
     const char *detail = c->errbuf[0] != '\0' ? c->errbuf : NULL;

@@ -24,13 +24,23 @@
     " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
     " || substr(p.url, instr(p.url, ':***@') + 4) END"
 
-/* Closed groups whose submit failed with the project not answering
- * (batches.may_pass), with a job HTCondor still waits for: the scheduler
- * submits them again (doc/blah-core.md). */
+/* Closed groups with a job HTCondor still waits for whose submit ended in
+ * a failure that may pass, to be submitted again by the scheduler
+ * (doc/blah-core.md): the project did not answer (batches.may_pass), or
+ * the submit stopped before its batch was final - no batch row yet, or a
+ * batch left between new and submit_batch - because the journal or memory
+ * failed (found by the BLAH fault sweep: such a group answered 1 forever).
+ * Its request has ended (no submit of it runs) and its batch was not
+ * refused for one input (the split below takes those).  The submit engine
+ * resumes from the batch's journaled state and never creates a batch or
+ * job twice. */
 #define BLAH_RETRY_GROUPS_SQL \
-    "SELECT g.id FROM blah_groups g JOIN batches b" \
-    " ON b.project_id = g.project_id AND b.name = g.batch_name" \
-    " WHERE g.state = 'closed' AND b.state = 8 AND b.may_pass = 1" \
+    "SELECT g.id FROM blah_groups g" \
+    " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name" \
+    " JOIN requests r ON r.id = g.request_id" \
+    " WHERE g.state = 'closed' AND r.state IN ('completed', 'delivered')" \
+    " AND (b.id IS NULL OR (b.state < 7 AND b.bad_input IS NULL)" \
+    "      OR (b.state = 8 AND b.may_pass = 1))" \
     " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id" \
     "             AND bj.cancelled_at IS NULL AND bj.held_at IS NULL)"
 
