@@ -598,6 +598,28 @@ static void test_remove_stale_temps(void **state)
     free(dest);
 }
 
+/* An append in place that succeeds is a success whatever errno held
+ * before (issue 42: a sampled mutant that took every fsync for a failure
+ * survived test_append_stderr, where the /dev/null append just before the
+ * symlink's left errno at EINVAL, one of the two errors it forgives). */
+static void test_append_in_place_ignores_a_stale_errno(void **state)
+{
+    (void)state;
+    char *p = tpath("target.err");
+    char *link = tpath("via.err");
+    write_bytes(p, "old\n", 4);
+    assert_int_equal(symlink(p, link), 0);
+    char *err = NULL;
+    errno = EIO;
+    assert_int_equal(outputs_append_stderr(link, "new\n", &err), 0);
+    assert_null(err);
+    char *content = read_all(p, NULL);
+    assert_string_equal(content, "old\nnew\n");
+    free(content);
+    free(link);
+    free(p);
+}
+
 /* The cutoff of a stale-temporary sweep (issue 42: the test above passes
  * NULL only, and a sampled mutant that took "modified in the cutoff's
  * second" for "before the cutoff" survived).  Temporaries stamped just
@@ -649,6 +671,7 @@ int main(void)
         T(test_unzip_not_a_zip),
         T(test_unzip_missing_dest),
         T(test_append_stderr),
+        T(test_append_in_place_ignores_a_stale_errno),
         T(test_remove_stale_temps),
         T(test_remove_stale_temps_before_the_cutoff),
     };
