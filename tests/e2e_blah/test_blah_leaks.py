@@ -64,3 +64,28 @@ def test_a_blah_session_loses_no_memory(make_client, emu, iwd, tmp_path, monkeyp
     report = log.read_text() if log.exists() else ""
     assert rc == 0, "exit status %s (%d: valgrind found a leak):\n%s" % (rc, LEAKED, report)
     assert "definitely lost" not in report, report
+
+
+def test_a_failed_abort_loses_no_memory(make_client, emu, iwd, tmp_path, monkeypatch):
+    """BLAH_JOB_CANCEL while the project refuses abort_jobs: the
+    scheduler's failed attempt (logged with the server's message) and the
+    one that works after the outage, under valgrind."""
+    log = valgrind_wrapper(tmp_path, monkeypatch)
+    c = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "0",
+                          "--retry-budget", "1"))
+    (iwd / "in").write_text("x\n")
+    rc, err, job = c.submit(submit_ad(iwd, "home_bl_vg_abort.0_1", transfer_input="in",
+                                      transfer_output="out"), timeout=120)
+    assert rc == 0, err
+    assert emu.wait_until(lambda: len(emu.state()["batches"]) == 1, timeout=120)
+    emu.advance(0)
+    emu.fault("abort_jobs", "http503", probability=1)
+    assert c.cancel(job) == (0, "NULL")
+    c.gahp.wait_stderr("abort of 1 job failed", timeout=120)
+    emu.clear_faults()
+    assert emu.wait_until(lambda: emu.job(job)["status"] == "ERROR", timeout=120,
+                          interval=0.5)
+    rc = c.gahp.quit(timeout=120)
+    report = log.read_text() if log.exists() else ""
+    assert rc == 0, "exit status %s (%d: valgrind found a leak):\n%s" % (rc, LEAKED, report)
+    assert "definitely lost" not in report, report
