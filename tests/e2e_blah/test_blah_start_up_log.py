@@ -1,7 +1,7 @@
 """What start-up says about the BLAH work an earlier run left (issue 42,
-sampled mutation: a negated test of how many open batches were closed
-passed every net, the log line gone and a wrong one at every clean
-start).  The real boinc_gahp over pipes, driven as the 25.0 grid manager
+sampled mutation: negated tests of how many open batches were closed
+and of how many requests recovery saw passed every net, the log lines
+gone and wrong ones at every clean start).  The real boinc_gahp over pipes, driven as the 25.0 grid manager
 drives it, against the real emulator on 127.0.0.1."""
 import time
 
@@ -23,8 +23,11 @@ def test_start_up_logs_the_open_batches_it_closed(make_client, emu, iwd):
     rids = [c.start("BLAH_JOB_SUBMIT", ad) for ad in cluster(iwd, 2)]
     jobs = [c.wait(r)[2] for r in rids]
     first = c.gahp.stderr_text()
-    # a start with no earlier BLAH work says nothing of it
+    # a start with no earlier work says nothing of it: no BLAH batch
+    # closed, no request resumed, kept or closed (a sampled mutant of
+    # recovery.c:194 logged "recovery: 0 ..." at every clean start)
     assert "BLAH batch" not in first, first[-3000:]
+    assert "recovery:" not in first, first[-3000:]
     c.kill()                            # the group is still open
     c2 = make_client()                  # start-up closes it and submits it
     c2.gahp.wait_stderr("recovery: 1 BLAH batch closed and submitted")
