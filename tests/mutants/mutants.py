@@ -64,7 +64,8 @@ MUTANTS = [
       ("unit", "test_journal_retention")),
     m("journal: a journal one schema version newer is opened",
       "src/journal/journal.c",
-      "    if (version > MIGRATION_COUNT) {", "    if (version > MIGRATION_COUNT + 1) {",
+      "    if (version < 0 || version > MIGRATION_COUNT) {",
+      "    if (version < 0 || version > MIGRATION_COUNT + 1) {",
       ("unit", "test_journal_retention")),
 
     # ---- the protocol loop
