@@ -809,6 +809,28 @@ static void test_job_statuses_recorded(void **state)
     journal_close(j);
 }
 
+/* The client took a batch as submitted in this session: the batch says
+ * so to a later status query (issue 42: a sampled mutant that left the
+ * batch's client session unwritten survived every net). */
+static void test_client_session_of_a_batch_recorded(void **state)
+{
+    (void)state;
+    long long sid;
+    journal *j = open_session(&sid);
+    const char *names[] = { "a.dat" };
+    long long batch = new_batch_with_files(j, sid, names, 1);
+    const char *jobs[] = { "j1" };
+    assert_int_equal(journal_batch_set_submitted(j, batch, jobs, 1), 0);
+    journal_batch_poll poll;
+    assert_int_equal(journal_jobs_poll_state(j, 1, "b", &poll), 0);
+    assert_int_equal(poll.client_session, 0);
+    assert_int_equal(journal_batch_set_client_session(j, 1, "b", sid), 0);
+    assert_int_equal(journal_jobs_poll_state(j, 1, "b", &poll), 0);
+    assert_int_equal(poll.njobs, 1);
+    assert_int_equal(poll.client_session, sid);
+    journal_close(j);
+}
+
 static void test_query_announcements(void **state)
 {
     (void)state;
@@ -1056,6 +1078,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_txn_rolls_back_on_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_inserts_check_their_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_statuses_recorded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_session_of_a_batch_recorded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_writes_take_their_own_txn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_claims, setup, teardown),
         cmocka_unit_test(test_schema_matches_migrations),
