@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "base/strset.h"
+#include "base/utf8.h"
 #include "boinc/boinc.h"
 #include "submit/submit_files.h"
 
@@ -534,11 +535,37 @@ static void test_urls_are_redacted_for_the_log(void **state)
     }
 }
 
+/* utf8_decode's contract (utf8.h): a code point and its length, or -1
+ * (length 1) when the bytes do not start with a well-formed sequence - an
+ * empty input included (issue 42: a sampled mutant that decoded an empty
+ * input as U+0000 survived; no test called utf8.c directly). */
+static void test_utf8_decode_contract(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    assert_int_equal(utf8_decode("", 0, &n), -1);
+    assert_int_equal(n, 1);
+    assert_int_equal(utf8_decode("A", 1, &n), 'A');
+    assert_int_equal(n, 1);
+    assert_int_equal(utf8_decode("\xC3\xA9", 2, &n), 0xE9);
+    assert_int_equal(n, 2);
+    assert_int_equal(utf8_decode("\xF0\x9F\x98\x80", 4, &n), 0x1F600);
+    assert_int_equal(n, 4);
+    const char *bad[] = { "\xC3", "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\x80" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(utf8_decode(bad[i], strlen(bad[i]), &n), -1);
+        assert_int_equal(n, 1);
+    }
+    assert_int_equal(utf8_valid_len("ab\xC3", 3), 2);
+    assert_int_equal(utf8_valid_len("", 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_md5_known_content),
         cmocka_unit_test(test_urls_are_redacted_for_the_log),
+        cmocka_unit_test(test_utf8_decode_contract),
         cmocka_unit_test(test_strbuf_free_gives_the_memory_back),
         cmocka_unit_test(test_md5_large_file),
         cmocka_unit_test(test_unreadable_inputs),
