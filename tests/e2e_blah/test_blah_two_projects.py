@@ -62,5 +62,10 @@ def test_a_kick_of_one_project_keeps_the_other_due_on_time(make_client, emu, iwd
         # the second project is still asked on time, not INTERVAL after the kick
         t1 = wait_asked(second, base, timeout=INTERVAL + INTERVAL / 4)
         assert t1 - t0 < INTERVAL + INTERVAL / 4, t1 - t0
+        # and none of it is an error: the group timer's waits that time out
+        # (every batch window) are its normal course (issue 42: a sampled
+        # mutant logged each as "group timer wait: Connection timed out")
+        log = c.gahp.stderr_text()
+        assert "[error]" not in log, log[-3000:]
     finally:
         second.stop()
