@@ -30,7 +30,7 @@ TEST_PKGS := cmocka
 # Debian packages needed to build and test; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libsqlite3-dev libcurl4-openssl-dev \
             libxml2-dev libssl-dev libzip-dev libmicrohttpd-dev libcmocka-dev \
-            python3 python3-pytest python3-pytest-xdist sqlite3 zip unzip ca-certificates openssl \
+            python3 python3-pytest python3-pytest-xdist sqlite3 zip unzip ca-certificates openssl valgrind \
             debhelper dpkg-dev fakeroot lintian man-db groff-base
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla

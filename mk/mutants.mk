@@ -25,6 +25,7 @@ N       ?= 10
 MODULES ?= src/wire,src/base,src/journal
 check-mutants-sampled: all
 	/usr/bin/python3 tests/mutants/sample.py --seed "$(SEED)" --n "$(N)" --modules "$(MODULES)" \
-	  $(if $(FULL),--full) $(if $(MIN_RATE),--min-rate $(MIN_RATE)) $(if $(TIMEOUT),--timeout $(TIMEOUT))
+	  $(if $(FULL),--full) $(if $(MIN_RATE),--min-rate $(MIN_RATE)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+	  $(if $(ONLY),--only "$(ONLY)")
 
 .PHONY: check-mutants-sampled

@@ -114,3 +114,42 @@ def test_changed_output_template_is_honoured(make_session, make_emu, iwd, tmp_pa
     assert s.fetch("new#1", str(d), "err", "ALL")[0] == "NULL"
     assert sorted(p.name for p in d.iterdir()) == ["err", "out"]
     assert get_templates(emu) == 2
+
+
+# The same app renamed its outputs, their number unchanged (issue 42: a
+# sampled mutant that compared the names' presence only, not the names,
+# survived every net).
+SAME_COUNT_NEW_NAMES = """<emu_config>
+  <app><name>tpl</name><kind>twoinout</kind><input>a</input><input>b</input>
+       <output>total</output><output>notes</output></app>
+</emu_config>
+"""
+
+
+def test_renamed_outputs_are_honoured_after_a_failed_download(make_session, make_emu, iwd,
+                                                              tmp_path):
+    emu = make_emu(TWO_OUTPUTS)
+    s = make_session(emu, args=("--retry-budget", "0"))
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("1 2\n")
+    b.write_text("3\n")
+    assert s.call("BOINC_SUBMIT", "old", "tpl", 1,
+                  "old#1", 0, 2, str(a), "a", str(b), "b") == ["NULL"]
+    emu.run()
+    fetch_all(s, ["old#1"], iwd)
+    assert sorted(p.name for p in (iwd / "old_1").iterdir()) == ["err", "log", "sum"]
+
+    # The cache still holds (sum, log); the project now calls them (total,
+    # notes).  A download that fails makes the fetch ask for the templates
+    # again; the new names differ, so it downloads again with them.
+    emu.stop()
+    emu.config = str(tmp_path / "renamed.xml")
+    (tmp_path / "renamed.xml").write_text(SAME_COUNT_NEW_NAMES)
+    emu.start()
+    assert s.call("BOINC_SUBMIT", "new", "tpl", 1,
+                  "new#1", 0, 2, str(a), "a", str(b), "b") == ["NULL"]
+    emu.run()
+    emu.fault("get_output.php", "html_error", count=1)
+    fetch_all(s, ["new#1"], iwd)
+    assert sorted(p.name for p in (iwd / "new_1").iterdir()) == ["err", "notes", "total"]
+    assert (iwd / "new_1" / "total").read_text() == "6\n"

@@ -41,3 +41,23 @@ def test_stalled_project_does_not_block_a_healthy_one(args, cap, server, healthy
     lines = g.wait_results(len(slow_ids), timeout=120)
     assert sorted(int(split_tokens(x)[0]) for x in lines) == slow_ids
     assert all(split_tokens(x)[1] == "NULL" for x in lines)
+
+
+def test_each_authenticator_of_a_server_has_its_own_cap(server, make_gahp):
+    """A project is a (URL, authenticator) pair, as the journal numbers
+    them: a second user of the stalled server is not held behind the
+    first one's cap (issue 42: a sampled mutant that compared project 1
+    by its URL alone passed every net)."""
+    server.cfg["post"] = "slow"
+    g = make_gahp(("--workers", "8", "--retry-budget", "1", "--project-workers", "2"))
+    c = Client(g, server.url, "first-user-authenticator")
+    first = [c.start("BOINC_PING") for _ in range(4)]
+    wait_posts(server, 2)
+    c.select(server.url, "second-user-authenticator")
+    second = [c.start("BOINC_PING") for _ in range(2)]
+    wait_posts(server, 4)                   # the second user's two run too
+    time.sleep(0.3)
+    assert len(server.posts()) == 4         # and each cap held
+    server.srv.release.set()
+    lines = g.wait_results(len(first) + len(second), timeout=120)
+    assert sorted(int(split_tokens(x)[0]) for x in lines) == sorted(first + second)

@@ -44,6 +44,8 @@ Exit status 0, whatever the rate, unless the runner itself broke (2) or
 
     sample.py --seed 42 --n 10 --modules src/wire,src/base
     sample.py --seed 42 --n 10 --modules src/wire --list   # the mutants only
+    sample.py --seed 42 --n 10 --modules src/wire --only src/wire/request.c:452:33
+                                          # one picked mutant again (its id's start)
 """
 import argparse
 import difflib
@@ -363,6 +365,9 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the mutants, run nothing")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
     ap.add_argument("--report", default=None, help="also write the report to this file")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only the picked mutants whose id starts with this (repeatable:"
+                         " a survivor again, after its test was added)")
     args = ap.parse_args()
 
     modules = [x.strip().rstrip("/") for x in args.modules.split(",") if x.strip()]
@@ -374,6 +379,8 @@ def main():
             print("sample: no module %s" % mod)
             return 2
         for mut in pick(mod, args.seed, args.n):
+            if args.only and not any(mut["id"].startswith(o) for o in args.only):
+                continue
             mut["module"] = mod
             mut["nets"] = nets_for(mut["file"], nets)
             if not mut["nets"]:

@@ -39,6 +39,25 @@ static void test_the_real_ad_parses(void **state)
     classad_free(&ad);
 }
 
+/* White space around the record, as a hand-written ad or an old client's
+ * long form has it (issue 42: two sampled mutants that dropped the
+ * skipping of white space before [ and after ] survived every net). */
+static void test_white_space_around_the_record(void **state)
+{
+    (void)state;
+    const char *ads[] = { "  [ a = \"x\"; b = 2 ]", "[ a = \"x\"; b = 2 ]  ",
+                          "\t\n[ a = \"x\"; b = 2 ]\r\n" };
+    for (size_t i = 0; i < sizeof ads / sizeof ads[0]; i++) {
+        classad ad;
+        char *why = NULL;
+        assert_int_equal(classad_parse(ads[i], &ad, &why), 0);
+        assert_null(why);
+        assert_int_equal(ad.n, 2);
+        assert_string_equal(classad_string(&ad, "a"), "x");
+        classad_free(&ad);
+    }
+}
+
 static void test_values_strings_and_expressions(void **state)
 {
     (void)state;
@@ -381,6 +400,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_real_ad_parses),
+        cmocka_unit_test(test_white_space_around_the_record),
         cmocka_unit_test(test_values_strings_and_expressions),
         cmocka_unit_test(test_bad_records_are_refused),
         cmocka_unit_test(test_put_string_round_trips),

@@ -23,8 +23,10 @@
 #include <cmocka.h>
 
 #include "base/files.h"
+#include "base/log.h"
 #include "base/strbuf.h"
 #include "base/strset.h"
+#include "base/utf8.h"
 #include "boinc/boinc.h"
 #include "submit/submit_files.h"
 
@@ -509,10 +511,61 @@ static void test_strbuf_free_gives_the_memory_back(void **state)
     assert_true(mallinfo2().hblkhd <= grown - BIG);
 }
 
+/* A URL shown in the log: the values of auth_str and authenticator, and
+ * a password in the authority, become ***; every other parameter, and a
+ * parameter whose name only starts or ends like a secret's, stays
+ * (issue 42: a sampled mutant that matched no secret name at all survived
+ * every net - no test read a redacted URL). */
+static void test_urls_are_redacted_for_the_log(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        { "http://h/p/get_output.php?cmd=workunit_file&auth_str=s3cret&wu_name=j&file_num=0",
+          "http://h/p/get_output.php?cmd=workunit_file&auth_str=***&wu_name=j&file_num=0" },
+        { "https://h/x?authenticator=s3cret", "https://h/x?authenticator=***" },
+        { "http://u:s3cret@h/x?auth_strx=1&xauth_str=2&auth=3",
+          "http://u:***@h/x?auth_strx=1&xauth_str=2&auth=3" },
+        { "http://h/plain", "http://h/plain" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *shown = log_redact_url(cases[i][0]);
+        assert_non_null(shown);
+        assert_string_equal(shown, cases[i][1]);
+        free(shown);
+    }
+}
+
+/* utf8_decode's contract (utf8.h): a code point and its length, or -1
+ * (length 1) when the bytes do not start with a well-formed sequence - an
+ * empty input included (issue 42: a sampled mutant that decoded an empty
+ * input as U+0000 survived; no test called utf8.c directly). */
+static void test_utf8_decode_contract(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    assert_int_equal(utf8_decode("", 0, &n), -1);
+    assert_int_equal(n, 1);
+    assert_int_equal(utf8_decode("A", 1, &n), 'A');
+    assert_int_equal(n, 1);
+    assert_int_equal(utf8_decode("\xC3\xA9", 2, &n), 0xE9);
+    assert_int_equal(n, 2);
+    assert_int_equal(utf8_decode("\xF0\x9F\x98\x80", 4, &n), 0x1F600);
+    assert_int_equal(n, 4);
+    const char *bad[] = { "\xC3", "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\x80" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(utf8_decode(bad[i], strlen(bad[i]), &n), -1);
+        assert_int_equal(n, 1);
+    }
+    assert_int_equal(utf8_valid_len("ab\xC3", 3), 2);
+    assert_int_equal(utf8_valid_len("", 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_md5_known_content),
+        cmocka_unit_test(test_urls_are_redacted_for_the_log),
+        cmocka_unit_test(test_utf8_decode_contract),
         cmocka_unit_test(test_strbuf_free_gives_the_memory_back),
         cmocka_unit_test(test_md5_large_file),
         cmocka_unit_test(test_unreadable_inputs),

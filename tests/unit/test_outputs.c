@@ -598,6 +598,63 @@ static void test_remove_stale_temps(void **state)
     free(dest);
 }
 
+/* An append in place that succeeds is a success whatever errno held
+ * before (issue 42: a sampled mutant that took every fsync for a failure
+ * survived test_append_stderr, where the /dev/null append just before the
+ * symlink's left errno at EINVAL, one of the two errors it forgives). */
+static void test_append_in_place_ignores_a_stale_errno(void **state)
+{
+    (void)state;
+    char *p = tpath("target.err");
+    char *link = tpath("via.err");
+    write_bytes(p, "old\n", 4);
+    assert_int_equal(symlink(p, link), 0);
+    char *err = NULL;
+    errno = EIO;
+    assert_int_equal(outputs_append_stderr(link, "new\n", &err), 0);
+    assert_null(err);
+    char *content = read_all(p, NULL);
+    assert_string_equal(content, "old\nnew\n");
+    free(content);
+    free(link);
+    free(p);
+}
+
+/* The cutoff of a stale-temporary sweep (issue 42: the test above passes
+ * NULL only, and a sampled mutant that took "modified in the cutoff's
+ * second" for "before the cutoff" survived).  Temporaries stamped just
+ * before, at and just after the cutoff, to the nanosecond: only those
+ * strictly before it go. */
+static void test_remove_stale_temps_before_the_cutoff(void **state)
+{
+    (void)state;
+    const struct timespec cutoff = { 1700000000, 500000000 };
+    const struct { const char *name; struct timespec mtime; int gone; } t[] = {
+        { ".a.boinc_gahp.AAAAAA", { 1699999999, 900000000 }, 1 },
+        { ".b.boinc_gahp.BBBBBB", { 1700000000, 499999999 }, 1 },
+        { ".c.boinc_gahp.CCCCCC", { 1700000000, 500000000 }, 0 },
+        { ".d.boinc_gahp.DDDDDD", { 1700000000, 500000001 }, 0 },
+        { ".e.boinc_gahp.EEEEEE", { 1700000001, 0 }, 0 },
+    };
+    size_t n = sizeof t / sizeof t[0];
+    for (size_t i = 0; i < n; i++) {
+        char *p = tpath(t[i].name);
+        write_bytes(p, "t", 1);
+        struct timespec times[2] = { t[i].mtime, t[i].mtime };
+        assert_int_equal(utimensat(AT_FDCWD, p, times, 0), 0);
+        free(p);
+    }
+    assert_int_equal(outputs_remove_stale_before(test_dir, &cutoff, NULL), 2);
+    for (size_t i = 0; i < n; i++) {
+        char *p = tpath(t[i].name);
+        if (t[i].gone)
+            assert_int_equal(access(p, F_OK), -1);
+        else
+            assert_int_equal(access(p, F_OK), 0);
+        free(p);
+    }
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -614,7 +671,9 @@ int main(void)
         T(test_unzip_not_a_zip),
         T(test_unzip_missing_dest),
         T(test_append_stderr),
+        T(test_append_in_place_ignores_a_stale_errno),
         T(test_remove_stale_temps),
+        T(test_remove_stale_temps_before_the_cutoff),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

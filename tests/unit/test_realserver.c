@@ -248,6 +248,33 @@ static void test_unreadable_input_and_too_large_texts(void **state)
     free(why);
 }
 
+/* The first refusal of an upload whose limits were above a stock
+ * server's: the count the server named when it names one, else the stock
+ * defaults (issue 42: a sampled mutant that took the count from any other
+ * refusal, and ignored it in a files refusal, survived every net). */
+static void test_first_refusal_limits(void **state)
+{
+    (void)state;
+    upload_limits lim = { 100, 5 * UPLOAD_DEFAULT_BYTES };
+    upload_limits_first_refusal(&lim, UPLOAD_LIMIT_FILES, 7);
+    assert_int_equal(lim.max_files, 7);
+    assert_int_equal(lim.max_bytes, UPLOAD_DEFAULT_BYTES);
+
+    lim = (upload_limits){ 100, 5 * UPLOAD_DEFAULT_BYTES };
+    upload_limits_first_refusal(&lim, UPLOAD_LIMIT_FILES, 0);     /* no count named */
+    assert_int_equal(lim.max_files, UPLOAD_DEFAULT_FILES);
+
+    lim = (upload_limits){ 100, 5 * UPLOAD_DEFAULT_BYTES };
+    upload_limits_first_refusal(&lim, UPLOAD_LIMIT_POST, 7);      /* not a count */
+    assert_int_equal(lim.max_files, UPLOAD_DEFAULT_FILES);
+    assert_int_equal(lim.max_bytes, UPLOAD_DEFAULT_BYTES);
+
+    lim = (upload_limits){ 3, 1000 };                    /* already below: kept */
+    upload_limits_first_refusal(&lim, UPLOAD_LIMIT_FILES, 7);
+    assert_int_equal(lim.max_files, 3);
+    assert_int_equal(lim.max_bytes, 1000);
+}
+
 static void test_journal_learned_limits_and_job_batch(void **state)
 {
     (void)state;
@@ -326,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_plan_within_limits),
         cmocka_unit_test(test_classify_and_shrink),
         cmocka_unit_test(test_unreadable_input_and_too_large_texts),
+        cmocka_unit_test(test_first_refusal_limits),
         cmocka_unit_test(test_journal_learned_limits_and_job_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
