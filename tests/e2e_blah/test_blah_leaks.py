@@ -5,44 +5,10 @@ drives it, against the real emulator on 127.0.0.1, run by valgrind
 a request's argument text, ...) change nothing any other test sees: the
 memory is lost, not misused.  valgrind exits with its own status (99) when
 a block is definitely lost, and the server's clean exit must be 0."""
-import os
-import shutil
-
-import pytest
-
 from blah_client import FAST_ARGS as FAST, submit_ad
-from gahp_client import gahp_binary
+from valgrind_leaks import LEAKED, needs_valgrind, valgrind_wrapper
 
-
-def _sanitizer_build():
-    """ASan and TSan builds do not run under valgrind (their own checks
-    cover leaks and races there: make check-asan, make check-tsan)."""
-    try:
-        with open(gahp_binary(), "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return b"__asan_init" in data or b"__tsan_init" in data
-
-
-pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None or _sanitizer_build(),
-                                reason="no valgrind, or a sanitizer build")
-
-LEAKED = 99
-
-
-def valgrind_wrapper(tmp_path, monkeypatch):
-    """BOINC_GAHP is a script that runs the server under valgrind; its
-    report goes to vg.log."""
-    log = tmp_path / "vg.log"
-    wrapper = tmp_path / "boinc_gahp_under_valgrind"
-    wrapper.write_text("#!/bin/sh\nexec valgrind -q --leak-check=full "
-                       "--show-leak-kinds=definite --errors-for-leak-kinds=definite "
-                       "--error-exitcode=%d --log-file=%s %s \"$@\"\n"
-                       % (LEAKED, log, os.path.abspath(gahp_binary())))
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("BOINC_GAHP", str(wrapper))
-    return log
+pytestmark = needs_valgrind
 
 
 def test_a_blah_session_loses_no_memory(make_client, emu, iwd, tmp_path, monkeypatch):

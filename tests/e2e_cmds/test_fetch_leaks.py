@@ -3,30 +3,14 @@ valgrind's leak checker (issue 42, sampled mutation: recovery's request
 for the leftovers' removal not freed passed every net).  The real
 boinc_gahp over pipes against the real emulator on 127.0.0.1."""
 import os
-import shutil
 import signal
 
-import pytest
 
 from cmds_helpers import Gahp, Session
-from gahp_client import gahp_binary
+from valgrind_leaks import LEAKED, needs_valgrind, valgrind_wrapper
 
 
-def _sanitizer_build():
-    """ASan and TSan builds do not run under valgrind (their own checks
-    cover leaks and races there: make check-asan, make check-tsan)."""
-    try:
-        with open(gahp_binary(), "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return b"__asan_init" in data or b"__tsan_init" in data
-
-
-pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None or _sanitizer_build(),
-                                reason="no valgrind, or a sanitizer build")
-
-LEAKED = 99
+pytestmark = needs_valgrind
 
 
 def test_start_up_after_an_interrupted_fetch_loses_no_memory(journal, emu, iwd, tmp_path,
@@ -40,14 +24,7 @@ def test_start_up_after_an_interrupted_fetch_loses_no_memory(journal, emu, iwd, 
     crashing.gahp.kill()
     assert [n for n in os.listdir(iwd) if n.startswith(".")]    # its temporaries
 
-    log = tmp_path / "vg.log"
-    wrapper = tmp_path / "boinc_gahp_under_valgrind"
-    wrapper.write_text("#!/bin/sh\nexec valgrind -q --leak-check=full "
-                       "--show-leak-kinds=definite --errors-for-leak-kinds=definite "
-                       "--error-exitcode=%d --log-file=%s %s \"$@\"\n"
-                       % (LEAKED, log, os.path.abspath(gahp_binary())))
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("BOINC_GAHP", str(wrapper))
+    log = valgrind_wrapper(tmp_path, monkeypatch)
     g = Gahp(journal, args=["--retry-budget", "5"])
     g.wait_stderr("removed stale temporary", timeout=120)
     assert not [n for n in os.listdir(iwd) if n.startswith(".")]

@@ -2,43 +2,19 @@
 under valgrind's leak checker, that task's memory is given back when it
 ends (issue 42, sampled mutation: task_detach that forgot to mark the task
 detached - the thread then never frees it - passed every net)."""
-import os
-import shutil
 import time
 
 import pytest
 
-from gahp_client import gahp_binary
+from valgrind_leaks import LEAKED, needs_valgrind, valgrind_wrapper
 from htc import assert_once, make_jobs
 
 pytestmark = pytest.mark.serial
 
-LEAKED = 99
-
-
-def _sanitizer_build():
-    """ASan and TSan builds do not run under valgrind (their own checks
-    cover leaks there)."""
-    try:
-        with open(gahp_binary(), "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return b"__asan_init" in data or b"__tsan_init" in data
-
-
-@pytest.mark.skipif(shutil.which("valgrind") is None or _sanitizer_build(),
-                    reason="no valgrind, or a sanitizer build")
+@needs_valgrind
 def test_a_submit_past_its_deadline_loses_no_memory(make_gm, emulator, inputs, tmp_path,
                                                     monkeypatch):
-    log = tmp_path / "vg.log"
-    wrapper = tmp_path / "boinc_gahp_under_valgrind"
-    wrapper.write_text("#!/bin/sh\nexec valgrind -q --leak-check=full "
-                       "--show-leak-kinds=definite --errors-for-leak-kinds=definite "
-                       "--error-exitcode=%d --log-file=%s %s \"$@\"\n"
-                       % (LEAKED, log, os.path.abspath(gahp_binary())))
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("BOINC_GAHP", str(wrapper))
+    log = valgrind_wrapper(tmp_path, monkeypatch)
     batch = "condor#s#uppercase#300"
     jobs = make_jobs(inputs, batch, n=2)
     emulator.fault("submit_batch", "delay", count=1, delay_ms=8000)

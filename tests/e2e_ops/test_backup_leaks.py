@@ -3,29 +3,16 @@ sampled mutation: the copy's SQLite connection never closed - its memory
 and descriptor lost - passed every net, the copy itself being complete).
 The real binary on a real journal."""
 import os
-import shutil
 import sqlite3
 import subprocess
 
-import pytest
 
 from gahp_client import Gahp, gahp_binary
 from ops_helpers import clean_env
+from valgrind_leaks import needs_valgrind, valgrind_command
 
 
-def _sanitizer_build():
-    """ASan and TSan builds do not run under valgrind (their own checks
-    cover leaks there: make check-asan)."""
-    try:
-        with open(gahp_binary(), "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
-    return b"__asan_init" in data or b"__tsan_init" in data
-
-
-pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None or _sanitizer_build(),
-                                reason="no valgrind, or a sanitizer build")
+pytestmark = needs_valgrind
 
 
 def test_a_backup_loses_no_memory(journal, tmp_path):
@@ -36,10 +23,9 @@ def test_a_backup_loses_no_memory(journal, tmp_path):
     assert g.quit() == 0
     copy = tmp_path / "backup.db"
     log = tmp_path / "vg.log"
-    p = subprocess.run(["valgrind", "-q", "--leak-check=full", "--show-leak-kinds=definite",
-                        "--errors-for-leak-kinds=definite", "--error-exitcode=99",
-                        "--log-file=%s" % log, os.path.abspath(gahp_binary()),
-                        "--journal", journal, "journal", "backup", str(copy)],
+    p = subprocess.run(valgrind_command(log) + [
+                           os.path.abspath(gahp_binary()),
+                           "--journal", journal, "journal", "backup", str(copy)],
                        capture_output=True, env=clean_env(home, None), timeout=300)
     report = log.read_text() if log.exists() else ""
     assert p.returncode == 0, (p.returncode, p.stderr[-2000:], report)
