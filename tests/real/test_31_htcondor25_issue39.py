@@ -291,8 +291,10 @@ def test_b25_repeat_submit_after_the_input_moved_gets_the_same_job(emu25, scenar
                              % PING_DELAY_S)
             assert not marker.exists()
             # the new GAHP's start-up closes and submits the journaled batch
-            s.gahp.wait_for(r"BLAH: batch \S+ submitted", 180)
-            new = s.new_boinc_jobs()
+            # (recovery's submit logs no "submitted" line: the server is asked)
+            s.gahp.wait_for(r"recovery: 1 BLAH batch closed and submitted", 180)
+            new = rs.wait_until(lambda: s.new_boinc_jobs(), 180,
+                                "the journaled batch's job on the server", 0.2)
             assert len(new) == 1, new
             (boinc_id,) = new
             subs = s.gm_lines(r"<- 'BLAH_JOB_SUBMIT")
