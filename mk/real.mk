@@ -5,7 +5,11 @@
 # three systems (about 50 minutes on 2 shared cores), later runs take
 # 30-40 min of scenarios.  Runs as root.
 #
-#   make check-real [HTC_MIRROR=DIR] [BOINC_MIRROR=DIR]
+#   make check-real [HTC_MIRROR=DIR] [BOINC_MIRROR=DIR] [REAL_ARGS=...]
+#
+# REAL_ARGS goes to pytest as is (default tests/real), e.g.
+# REAL_ARGS='tests/real -k "not 1000"' to leave
+# out the 1,000-job comparisons, or a file name to run one group.
 #
 # 1. builds build/boinc_gahp and build/boinc_emu;
 # 2. tests/real/setup_real.sh sets up whatever of the systems is missing
@@ -18,10 +22,11 @@
 
 HTC_MIRROR   ?=
 BOINC_MIRROR ?=
+REAL_ARGS    ?= tests/real
 
 .PHONY: check-real
 check-real:
 	$(MAKE) deps
 	$(MAKE) all
 	HTC_MIRROR="$(HTC_MIRROR)" BOINC_MIRROR="$(BOINC_MIRROR)" tests/real/setup_real.sh
-	/usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib tests/real
+	/usr/bin/python3 -m pytest -q -p no:cacheprovider --import-mode=importlib $(REAL_ARGS)
