@@ -164,7 +164,13 @@ ENABLE_IPV6 = False
 COLLECTOR_HOST = 127.0.0.1:$COLLECTOR_PORT
 USE_SHARED_PORT = False
 DAEMON_LIST = $DAEMONS
-SCHEDD_NAME = $SCHEDD_NAME
+# A name with '@' is taken as it is; a bare one is first looked up as a
+# host name (get_daemon_name.cpp, build_valid_daemon_name) by every tool
+# and daemon that locates the local schedd: condor_job_router does it for
+# each job it routes or finalizes, and on a machine whose resolver is
+# unreachable a lookup can stall 5 s (the router's "Saw slow DNS query").
+# The schedd's Name is the same either way: $SCHEDD_NAME@<host>.
+SCHEDD_NAME = $SCHEDD_NAME@\$(FULL_HOSTNAME)
 CONDOR_ADMIN =
 MAIL = /bin/true
 UID_DOMAIN = localdomain
