@@ -29,6 +29,7 @@
 
 #include "journal/journal.h"
 #include "journal/journal_claims.h"
+#include "journal/blah_job_state.h"
 
 typedef struct {
     long long project_id;
@@ -94,7 +95,14 @@ typedef struct {
     char *held_reason;          /* held alone (blah_jobs.held_reason), or NULL */
     int batch_bad_input;        /* the batch failed for one input's own problem
                                    (batches.bad_input): the scheduler splits it */
+    int fetch_started;          /* its fetch into Iwd was noted */
+    int held;                   /* held alone (blah_jobs.held_at) */
 } journal_blah_job;
+
+/* The job's state (journal/blah_job_state.h), derived from the columns
+ * above: what BLAH_JOB_STATUS answers and what every write is checked
+ * from agree. */
+blah_job_state journal_blah_job_state(const journal_blah_job *job);
 
 /* 0 with *found, or -1. */
 int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out, int *found);
