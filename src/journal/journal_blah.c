@@ -219,6 +219,44 @@ static char *dup_col(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
+/*
+ * The rows of statement id, whose journal_query returned rc, copied into a
+ * malloc'd array (*out, *n elements of size bytes) and the read ended:
+ * the callers' fn sends RPCs or writes the journal, which must not happen
+ * while a statement holds its read.  copy(st, elem) fills one element: 0,
+ * or -1 out of memory (having freed what it took).  0, or -1 with the
+ * rows copied so far still in *out for the caller to free.
+ */
+typedef int (*row_copy_fn)(sqlite3_stmt *st, void *elem);
+static int copy_rows(journal *j, jstmt id, int rc, size_t size, row_copy_fn copy, void **out,
+                     size_t *n)
+{
+    char *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    while (rc == 1) {
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            char *nv = realloc(v, ncap * size);
+            if (nv == NULL) {
+                rc = journal_refuse(j, "copy BLAH rows", "out of memory");
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        if (copy(journal_row(j, id), v + *n * size) != 0) {
+            rc = journal_refuse(j, "copy BLAH rows", "out of memory");
+            break;
+        }
+        (*n)++;
+        rc = journal_next(j, id);
+    }
+    journal_reset(j, id);
+    *out = v;
+    return rc < 0 ? -1 : 0;
+}
+
 /* ---- joining ------------------------------------------------------------- */
 
 typedef struct {
@@ -527,43 +565,36 @@ int journal_blah_cancel(journal *j, long long row, double now)
     return journal_txn(j, end_job, &t);
 }
 
+typedef struct { long long row; char *id, *batch; int in_batch; } abort_row;
+
+static int copy_abort(sqlite3_stmt *st, void *elem)
+{
+    abort_row *a = elem;
+    *a = (abort_row){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                      sqlite3_column_int(st, 3) };
+    if (a->id != NULL && a->batch != NULL)
+        return 0;
+    free(a->id);
+    free(a->batch);
+    return -1;
+}
+
 int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg)
 {
-    /* Rows are copied first: fn sends RPCs and writes, which must not
-     * happen while this statement holds its read. */
-    typedef struct { long long row; char *id, *batch; int in_batch; } pending;
-    pending *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_ABORTS_PENDING, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_ABORTS_PENDING);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            pending *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n] = (pending){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
-                          sqlite3_column_int(st, 3) };
-        if (v[n++].batch == NULL) {
-            rc = -1;
-            break;
-        }
-        rc = journal_next(j, JSTMT_BLAH_ABORTS_PENDING);
-    }
-    journal_reset(j, JSTMT_BLAH_ABORTS_PENDING);
+    void *p;
+    size_t n;
+    int rc = copy_rows(j, JSTMT_BLAH_ABORTS_PENDING,
+                       journal_query(j, JSTMT_BLAH_ABORTS_PENDING, "i", project_id),
+                       sizeof(abort_row), copy_abort, &p, &n);
+    abort_row *v = p;
     for (size_t i = 0; i < n; i++) {
-        if (rc >= 0 && v[i].id != NULL && fn(v[i].row, v[i].id, v[i].batch, v[i].in_batch, arg) != 0)
+        if (rc == 0 && fn(v[i].row, v[i].id, v[i].batch, v[i].in_batch, arg) != 0)
             rc = -1;
         free(v[i].id);
         free(v[i].batch);
     }
     free(v);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 /* One checked change of a job by row whose write is one statement. */
@@ -686,47 +717,37 @@ int journal_blah_work_projects(journal *j, journal_blah_project_fn fn, void *arg
     return rc < 0 ? -1 : 0;
 }
 
+typedef struct { long long row; char *id, *fetch_args; int failed; } done_row;
+
+static int copy_done(sqlite3_stmt *st, void *elem)
+{
+    done_row *d = elem;
+    *d = (done_row){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                     sqlite3_column_int(st, 3) };
+    if (d->id != NULL && d->fetch_args != NULL)
+        return 0;
+    free(d->id);
+    free(d->fetch_args);
+    return -1;
+}
+
 int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
                                 void *arg)
 {
-    /* Rows are copied first: fn fetches and writes the journal, which
-     * must not happen while this statement holds its read. */
-    typedef struct { long long row; char *id, *fetch_args; int failed; } done_job;
-    done_job *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_DONE_UNFETCHED, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_DONE_UNFETCHED);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            done_job *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n] = (done_job){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
-                           sqlite3_column_int(st, 3) };
-        if (v[n].id == NULL || v[n].fetch_args == NULL) {
-            free(v[n].id);
-            free(v[n].fetch_args);
-            rc = -1;
-            break;
-        }
-        n++;
-        rc = journal_next(j, JSTMT_BLAH_DONE_UNFETCHED);
-    }
-    journal_reset(j, JSTMT_BLAH_DONE_UNFETCHED);
+    void *p;
+    size_t n;
+    int rc = copy_rows(j, JSTMT_BLAH_DONE_UNFETCHED,
+                       journal_query(j, JSTMT_BLAH_DONE_UNFETCHED, "i", project_id),
+                       sizeof(done_row), copy_done, &p, &n);
+    done_row *v = p;
     for (size_t i = 0; i < n; i++) {
-        if (rc >= 0 && fn(v[i].row, v[i].id, v[i].fetch_args, v[i].failed, arg) != 0)
+        if (rc == 0 && fn(v[i].row, v[i].id, v[i].fetch_args, v[i].failed, arg) != 0)
             rc = -1;
         free(v[i].id);
         free(v[i].fetch_args);
     }
     free(v);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 int journal_blah_live_job(journal *j, long long project_id, const char *job_dir, char **gahp_id)
@@ -735,45 +756,32 @@ int journal_blah_live_job(journal *j, long long project_id, const char *job_dir,
     return find_live(j, project_id, job_dir, gahp_id);
 }
 
+typedef struct { long long group, request; char *batch, *args; } retry_row;
+
+static int copy_retry(sqlite3_stmt *st, void *elem)
+{
+    retry_row *r = elem;
+    *r = (retry_row){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+                      dup_col(st, 1), dup_col(st, 3) };
+    if (r->batch != NULL && r->args != NULL)
+        return 0;
+    free(r->batch);
+    free(r->args);
+    return -1;
+}
+
 int journal_blah_retry_groups(journal *j, long long project_id, journal_blah_retry_fn fn,
                               void *arg)
 {
-    /* Rows are copied first: fn submits, which writes the journal. */
-    typedef struct { long long group, request; char *batch, *args; } retry;
-    retry *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_RETRY_GROUPS, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_RETRY_GROUPS);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            retry *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n] = (retry){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
-                        dup_col(st, 1), dup_col(st, 3) };
-        if (v[n].batch == NULL || v[n].args == NULL) {
-            free(v[n].batch);
-            free(v[n].args);
-            rc = -1;
-            break;
-        }
-        n++;
-        rc = journal_next(j, JSTMT_BLAH_RETRY_GROUPS);
-    }
-    journal_reset(j, JSTMT_BLAH_RETRY_GROUPS);
-    int result = rc < 0 ? -1 : 0;
+    void *p;
+    size_t n;
+    int result = copy_rows(j, JSTMT_BLAH_RETRY_GROUPS,
+                           journal_query(j, JSTMT_BLAH_RETRY_GROUPS, "i", project_id),
+                           sizeof(retry_row), copy_retry, &p, &n);
+    retry_row *v = p;
     for (size_t i = 0; i < n; i++) {
-        if (result == 0) {
-            int r = fn(v[i].group, v[i].batch, v[i].request, v[i].args, arg);
-            if (r != 0)
-                result = r;
-        }
+        if (result == 0)
+            result = fn(v[i].group, v[i].batch, v[i].request, v[i].args, arg);
         free(v[i].batch);
         free(v[i].args);
     }
@@ -813,44 +821,39 @@ int journal_blah_hold(journal *j, const char *gahp_id, const char *reason, doubl
     return journal_txn(j, hold_txn_run, &t);
 }
 
+static void split_group_free(journal_blah_split_group *g)
+{
+    free((char *)g->batch);
+    free((char *)g->app);
+    free((char *)g->bad_input);
+    free((char *)g->why);
+}
+
+static int copy_split(sqlite3_stmt *st, void *elem)
+{
+    journal_blah_split_group *g = elem;
+    *g = (journal_blah_split_group){ sqlite3_column_int64(st, 0), dup_col(st, 1),
+                                     dup_col(st, 2), sqlite3_column_double(st, 3),
+                                     dup_col(st, 4), dup_col(st, 5) };
+    if (g->batch != NULL && g->app != NULL && g->bad_input != NULL && g->why != NULL)
+        return 0;
+    split_group_free(g);
+    return -1;
+}
+
 int journal_blah_split_groups(journal *j, long long project_id, journal_blah_split_fn fn,
                               void *arg)
 {
-    /* Rows are copied first: fn submits, which writes the journal. */
-    journal_blah_split_group *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_SPLIT_GROUPS, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_SPLIT_GROUPS);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            journal_blah_split_group *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        journal_blah_split_group g = { sqlite3_column_int64(st, 0), dup_col(st, 1),
-                                       dup_col(st, 2), sqlite3_column_double(st, 3),
-                                       dup_col(st, 4), dup_col(st, 5) };
-        v[n++] = g;
-        if (g.batch == NULL || g.app == NULL || g.bad_input == NULL || g.why == NULL) {
-            rc = -1;
-            break;
-        }
-        rc = journal_next(j, JSTMT_BLAH_SPLIT_GROUPS);
-    }
-    journal_reset(j, JSTMT_BLAH_SPLIT_GROUPS);
-    int result = rc < 0 ? -1 : 0;
+    void *p;
+    size_t n;
+    int result = copy_rows(j, JSTMT_BLAH_SPLIT_GROUPS,
+                           journal_query(j, JSTMT_BLAH_SPLIT_GROUPS, "i", project_id),
+                           sizeof(journal_blah_split_group), copy_split, &p, &n);
+    journal_blah_split_group *v = p;
     for (size_t i = 0; i < n; i++) {
         if (result == 0)
             result = fn(&v[i], arg);
-        free((char *)v[i].batch);
-        free((char *)v[i].app);
-        free((char *)v[i].bad_input);
-        free((char *)v[i].why);
+        split_group_free(&v[i]);
     }
     free(v);
     return result;
