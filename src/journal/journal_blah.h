@@ -23,6 +23,14 @@
  *   journal_blah_split_groups groups refused for one job's input
  *   journal_blah_split        its jobs held, the rest a new closed group
  *   journal_blah_prune        retention (journal_prune.c)
+ *   journal_blah_job_state    a job's state (journal/blah_job_state.h)
+ *
+ * Every write that moves a job (close, hold, split, cancel, fetch
+ * started, fetched, abort done) reads the job's state in its transaction
+ * and refuses an event blah_job_next does not allow: -1, nothing written,
+ * journal_errmsg "BLAH job state: illegal transition of job J: S --E-->
+ * refused, not journaled".  An allowed event that changes nothing (a
+ * repeated cancel, a hold of a job cancelled first) writes nothing: 0.
  */
 #ifndef BOINC_GAHP_JOURNAL_BLAH_H
 #define BOINC_GAHP_JOURNAL_BLAH_H
