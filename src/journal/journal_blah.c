@@ -13,6 +13,8 @@
 #include "journal/journal_internal.h"
 #include "base/strbuf.h"
 
+#include <stdio.h>
+
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,20 @@
     " CASE WHEN p.url_password IS NULL OR instr(p.url, ':***@') = 0 THEN p.url" \
     " ELSE substr(p.url, 1, instr(p.url, ':***@')) || p.url_password" \
     " || substr(p.url, instr(p.url, ':***@') + 4) END"
+
+/* One job with what its state is derived from (read_job's columns):
+ * its group, its group's newest batch and its BOINC job row. */
+#define BLAH_JOB_SQL(where) \
+    "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state," \
+    " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state," \
+    " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status," \
+    PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0), bj.held_reason," \
+    " b.bad_input IS NOT NULL, bj.fetch_started_at IS NOT NULL, bj.held_at IS NOT NULL" \
+    " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id" \
+    " JOIN projects p ON p.id = g.project_id" \
+    " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name" \
+    " LEFT JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id" \
+    " WHERE " where " ORDER BY b.id DESC LIMIT 1"
 
 /* Closed groups with a job HTCondor still waits for whose submit ended in
  * a failure that may pass, to be submitted again by the scheduler
@@ -85,17 +101,9 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " WHERE id = ?1 AND state = 'open'" },
     [JSTMT_BLAH_GROUP_EMPTY] = { "close empty BLAH group",
         "UPDATE blah_groups SET state = 'empty', closed_at = ?2 WHERE id = ?1 AND state = 'open'" },
-    [JSTMT_BLAH_JOB_GET] = { "read BLAH job",
-        "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state,"
-        " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state,"
-        " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status,"
-        PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0), bj.held_reason,"
-        " b.bad_input IS NOT NULL"
-        " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id"
-        " JOIN projects p ON p.id = g.project_id"
-        " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name"
-        " LEFT JOIN jobs jb ON jb.batch_id = b.id AND jb.name = bj.gahp_id"
-        " WHERE bj.gahp_id = ?1 ORDER BY b.id DESC LIMIT 1" },
+    [JSTMT_BLAH_JOB_GET] = { "read BLAH job", BLAH_JOB_SQL("bj.gahp_id = ?1") },
+    /* the same by row: the state a transition is checked from */
+    [JSTMT_BLAH_JOB_GET_ROW] = { "read BLAH job state", BLAH_JOB_SQL("bj.id = ?1") },
     [JSTMT_BLAH_JOB_CANCEL] = { "cancel BLAH job",
         "UPDATE blah_jobs SET cancelled_at = coalesce(cancelled_at, ?2),"
         " abort_state = CASE WHEN abort_state = 0 THEN 1 ELSE abort_state END WHERE id = ?1" },
@@ -182,9 +190,6 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         " ORDER BY g.id" },
     [JSTMT_BLAH_SPLIT_CHECK] = { "check BLAH group to split",
         "SELECT 1 FROM (" BLAH_SPLIT_GROUPS_SQL " AND g.id = ?1)" },
-    [JSTMT_BLAH_JOB_ROW] = { "find BLAH job row",
-        "SELECT id FROM blah_jobs WHERE gahp_id = ?1 AND cancelled_at IS NULL"
-        " AND held_at IS NULL AND fetched_at IS NULL" },
     [JSTMT_BLAH_JOB_HOLD] = { "hold BLAH job",
         "UPDATE blah_jobs SET held_at = ?2, held_reason = ?3 WHERE id = ?1 AND held_at IS NULL" },
     /* the rest of a split group: closed at once (it never gathers) */
@@ -212,6 +217,44 @@ static char *dup_col(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
     return t ? strdup((const char *)t) : NULL;
+}
+
+/*
+ * The rows of statement id, whose journal_query returned rc, copied into a
+ * malloc'd array (*out, *n elements of size bytes) and the read ended:
+ * the callers' fn sends RPCs or writes the journal, which must not happen
+ * while a statement holds its read.  copy(st, elem) fills one element: 0,
+ * or -1 out of memory (having freed what it took).  0, or -1 with the
+ * rows copied so far still in *out for the caller to free.
+ */
+typedef int (*row_copy_fn)(sqlite3_stmt *st, void *elem);
+static int copy_rows(journal *j, jstmt id, int rc, size_t size, row_copy_fn copy, void **out,
+                     size_t *n)
+{
+    char *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    while (rc == 1) {
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            char *nv = realloc(v, ncap * size);
+            if (nv == NULL) {
+                rc = journal_refuse(j, "copy BLAH rows", "out of memory");
+                break;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        if (copy(journal_row(j, id), v + *n * size) != 0) {
+            rc = journal_refuse(j, "copy BLAH rows", "out of memory");
+            break;
+        }
+        (*n)++;
+        rc = journal_next(j, id);
+    }
+    journal_reset(j, id);
+    *out = v;
+    return rc < 0 ? -1 : 0;
 }
 
 /* ---- joining ------------------------------------------------------------- */
@@ -331,10 +374,30 @@ typedef struct {
     long long *request_row;
 } close_txn;
 
+/* What a transition is checked from: the job's row and its states. */
+typedef struct {
+    long long row;
+    int error_on_project;       /* its BOINC job ended in ERROR */
+    blah_job_state from, to;
+} job_step;
+static int step_job(journal *j, long long row, const char *gahp_id, blah_job_event e,
+                    job_step *st);
+
+/* each_pair's fn: a job of a closing group may close (checked). */
+static int close_check(const char *gahp_id, const char *spec, void *arg)
+{
+    (void)spec;
+    job_step st;
+    return step_job(arg, 0, gahp_id, BJE_CLOSE, &st) < 0 ? -1 : 0;
+}
+
 static int close_group(journal *j, void *arg)
 {
     close_txn *c = arg;
     *c->request_row = 0;
+    if (each_pair(j, JSTMT_BLAH_GROUP_JOBS,
+                  journal_query(j, JSTMT_BLAH_GROUP_JOBS, "i", c->group_id), close_check, j) != 0)
+        return -1;
     if (c->njobs == 0)
         return journal_run(j, JSTMT_BLAH_GROUP_EMPTY, "id", c->group_id, c->now);
     long long row;
@@ -396,6 +459,8 @@ static int read_job(sqlite3_stmt *st, journal_blah_job *out)
     out->batch_may_pass = sqlite3_column_int(st, 16);
     out->held_reason = dup_col(st, 17);
     out->batch_bad_input = sqlite3_column_int(st, 18);
+    out->fetch_started = sqlite3_column_int(st, 19);
+    out->held = sqlite3_column_int(st, 20);
     /* NOT NULL columns: a NULL copy is out of memory */
     return out->gahp_id && out->batch && out->group_state && out->fetch_args &&
            out->project_url && out->authenticator ? 0 : -1;
@@ -420,6 +485,58 @@ int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out,
     return 0;
 }
 
+blah_job_state journal_blah_job_state(const journal_blah_job *job)
+{
+    blah_job_facts f = { job->group_state, job->batch_state, job->batch_may_pass,
+                         job->batch_bad_input, job->boinc_status, job->cancelled,
+                         job->abort_state, job->held, job->fetched, job->fetch_started };
+    return blah_job_state_of(&f);
+}
+
+/* ---- checked transitions (journal/blah_job_state.h) ----------------------- */
+
+
+static int refuse_step(journal *j, const char *gahp_id, blah_job_state from, blah_job_event e)
+{
+    char why[256];
+    snprintf(why, sizeof why, "illegal transition of job %s: %s --%s--> refused, not journaled",
+             gahp_id, blah_job_state_name(from), blah_job_event_name(e));
+    return journal_refuse(j, "BLAH job state", why);
+}
+
+/*
+ * Inside a write transaction: read the job (by row, or by gahp_id when row
+ * is 0) and where event e takes it.  1 with *st when legal, 0 when there
+ * is no such job, -1 when the event is illegal from its state (refused:
+ * journal_errmsg names the job, the state and the event) or on error.
+ * The read is the status's own (journal_blah_job_state), so what a job
+ * answers and what it may do next agree.
+ */
+static int step_job(journal *j, long long row, const char *gahp_id, blah_job_event e,
+                    job_step *st)
+{
+    journal_blah_job job;
+    memset(&job, 0, sizeof job);
+    jstmt id = row > 0 ? JSTMT_BLAH_JOB_GET_ROW : JSTMT_BLAH_JOB_GET;
+    int rc = row > 0 ? journal_query(j, id, "i", row) : journal_query(j, id, "t", gahp_id);
+    if (rc == 1 && read_job(journal_row(j, id), &job) != 0)
+        rc = journal_refuse(j, "read BLAH job state", "out of memory");
+    journal_reset(j, id);
+    if (rc == 1) {
+        st->row = job.row;
+        st->error_on_project = job.boinc_status != NULL &&
+                               strcmp(job.boinc_status, "ERROR") == 0;
+        if (e == BJE_FETCHED && st->error_on_project)
+            e = BJE_FETCHED_ERROR;
+        st->from = journal_blah_job_state(&job);
+        st->to = blah_job_next(st->from, e);
+        if (st->to == BJS_ILLEGAL)
+            rc = refuse_step(j, job.gahp_id, st->from, e);
+    }
+    journal_blah_job_free(&job);
+    return rc;
+}
+
 typedef struct {
     long long row;
     double now;
@@ -432,7 +549,11 @@ typedef struct {
 static int end_job(journal *j, void *arg)
 {
     end_txn *t = arg;
-    int rc = t->fetched
+    job_step st;
+    int rc = step_job(j, t->row, NULL, t->fetched ? BJE_FETCHED : BJE_CANCEL, &st);
+    if (rc <= 0 || st.to == st.from)
+        return rc < 0 ? -1 : 0;      /* no such job, refused, or nothing changes */
+    rc = t->fetched
                  ? journal_run(j, JSTMT_BLAH_FETCHED, "idt", t->row, t->now, t->result)
                  : journal_run(j, JSTMT_BLAH_JOB_CANCEL, "id", t->row, t->now);
     return rc != 0 ? -1 : journal_claims_release_blah(j, t->row, t->now);
@@ -444,48 +565,61 @@ int journal_blah_cancel(journal *j, long long row, double now)
     return journal_txn(j, end_job, &t);
 }
 
+typedef struct { long long row; char *id, *batch; int in_batch; } abort_row;
+
+static int copy_abort(sqlite3_stmt *st, void *elem)
+{
+    abort_row *a = elem;
+    *a = (abort_row){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                      sqlite3_column_int(st, 3) };
+    if (a->id != NULL && a->batch != NULL)
+        return 0;
+    free(a->id);
+    free(a->batch);
+    return -1;
+}
+
 int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg)
 {
-    /* Rows are copied first: fn sends RPCs and writes, which must not
-     * happen while this statement holds its read. */
-    typedef struct { long long row; char *id, *batch; int in_batch; } pending;
-    pending *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_ABORTS_PENDING, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_ABORTS_PENDING);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            pending *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n] = (pending){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
-                          sqlite3_column_int(st, 3) };
-        if (v[n++].batch == NULL) {
-            rc = -1;
-            break;
-        }
-        rc = journal_next(j, JSTMT_BLAH_ABORTS_PENDING);
-    }
-    journal_reset(j, JSTMT_BLAH_ABORTS_PENDING);
+    void *p;
+    size_t n;
+    int rc = copy_rows(j, JSTMT_BLAH_ABORTS_PENDING,
+                       journal_query(j, JSTMT_BLAH_ABORTS_PENDING, "i", project_id),
+                       sizeof(abort_row), copy_abort, &p, &n);
+    abort_row *v = p;
     for (size_t i = 0; i < n; i++) {
-        if (rc >= 0 && v[i].id != NULL && fn(v[i].row, v[i].id, v[i].batch, v[i].in_batch, arg) != 0)
+        if (rc == 0 && fn(v[i].row, v[i].id, v[i].batch, v[i].in_batch, arg) != 0)
             rc = -1;
         free(v[i].id);
         free(v[i].batch);
     }
     free(v);
-    return rc < 0 ? -1 : 0;
+    return rc;
+}
+
+/* One checked change of a job by row whose write is one statement. */
+typedef struct {
+    long long row;
+    blah_job_event event;
+    jstmt write;
+    double now;
+} row_txn;
+
+static int row_step(journal *j, void *arg)
+{
+    const row_txn *t = arg;
+    job_step st;
+    int rc = step_job(j, t->row, NULL, t->event, &st);
+    if (rc <= 0 || st.to == st.from)
+        return rc < 0 ? -1 : 0;
+    return t->write == JSTMT_BLAH_ABORT_DONE ? journal_run(j, t->write, "i", t->row)
+                                             : journal_run(j, t->write, "id", t->row, t->now);
 }
 
 int journal_blah_abort_done(journal *j, long long row)
 {
-    return journal_run_txn(j, JSTMT_BLAH_ABORT_DONE, "i", row);
+    row_txn t = { row, BJE_ABORT_SENT, JSTMT_BLAH_ABORT_DONE, 0 };
+    return journal_txn(j, row_step, &t);
 }
 
 int journal_blah_fetched(journal *j, long long row, const char *result, double now)
@@ -556,7 +690,8 @@ int journal_blah_prune(journal *j, double cutoff, long long *deleted)
 
 int journal_blah_fetch_started(journal *j, long long row, double now)
 {
-    return journal_run_txn(j, JSTMT_BLAH_FETCH_START, "id", row, now);
+    row_txn t = { row, BJE_FETCH_START, JSTMT_BLAH_FETCH_START, now };
+    return journal_txn(j, row_step, &t);
 }
 
 int journal_blah_interrupted_fetches(journal *j, journal_blah_job_fn fn, void *arg)
@@ -582,47 +717,37 @@ int journal_blah_work_projects(journal *j, journal_blah_project_fn fn, void *arg
     return rc < 0 ? -1 : 0;
 }
 
+typedef struct { long long row; char *id, *fetch_args; int failed; } done_row;
+
+static int copy_done(sqlite3_stmt *st, void *elem)
+{
+    done_row *d = elem;
+    *d = (done_row){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
+                     sqlite3_column_int(st, 3) };
+    if (d->id != NULL && d->fetch_args != NULL)
+        return 0;
+    free(d->id);
+    free(d->fetch_args);
+    return -1;
+}
+
 int journal_blah_done_unfetched(journal *j, long long project_id, journal_blah_done_fn fn,
                                 void *arg)
 {
-    /* Rows are copied first: fn fetches and writes the journal, which
-     * must not happen while this statement holds its read. */
-    typedef struct { long long row; char *id, *fetch_args; int failed; } done_job;
-    done_job *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_DONE_UNFETCHED, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_DONE_UNFETCHED);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            done_job *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n] = (done_job){ sqlite3_column_int64(st, 0), dup_col(st, 1), dup_col(st, 2),
-                           sqlite3_column_int(st, 3) };
-        if (v[n].id == NULL || v[n].fetch_args == NULL) {
-            free(v[n].id);
-            free(v[n].fetch_args);
-            rc = -1;
-            break;
-        }
-        n++;
-        rc = journal_next(j, JSTMT_BLAH_DONE_UNFETCHED);
-    }
-    journal_reset(j, JSTMT_BLAH_DONE_UNFETCHED);
+    void *p;
+    size_t n;
+    int rc = copy_rows(j, JSTMT_BLAH_DONE_UNFETCHED,
+                       journal_query(j, JSTMT_BLAH_DONE_UNFETCHED, "i", project_id),
+                       sizeof(done_row), copy_done, &p, &n);
+    done_row *v = p;
     for (size_t i = 0; i < n; i++) {
-        if (rc >= 0 && fn(v[i].row, v[i].id, v[i].fetch_args, v[i].failed, arg) != 0)
+        if (rc == 0 && fn(v[i].row, v[i].id, v[i].fetch_args, v[i].failed, arg) != 0)
             rc = -1;
         free(v[i].id);
         free(v[i].fetch_args);
     }
     free(v);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 int journal_blah_live_job(journal *j, long long project_id, const char *job_dir, char **gahp_id)
@@ -631,45 +756,32 @@ int journal_blah_live_job(journal *j, long long project_id, const char *job_dir,
     return find_live(j, project_id, job_dir, gahp_id);
 }
 
+typedef struct { long long group, request; char *batch, *args; } retry_row;
+
+static int copy_retry(sqlite3_stmt *st, void *elem)
+{
+    retry_row *r = elem;
+    *r = (retry_row){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+                      dup_col(st, 1), dup_col(st, 3) };
+    if (r->batch != NULL && r->args != NULL)
+        return 0;
+    free(r->batch);
+    free(r->args);
+    return -1;
+}
+
 int journal_blah_retry_groups(journal *j, long long project_id, journal_blah_retry_fn fn,
                               void *arg)
 {
-    /* Rows are copied first: fn submits, which writes the journal. */
-    typedef struct { long long group, request; char *batch, *args; } retry;
-    retry *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_RETRY_GROUPS, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_RETRY_GROUPS);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            retry *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        v[n] = (retry){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
-                        dup_col(st, 1), dup_col(st, 3) };
-        if (v[n].batch == NULL || v[n].args == NULL) {
-            free(v[n].batch);
-            free(v[n].args);
-            rc = -1;
-            break;
-        }
-        n++;
-        rc = journal_next(j, JSTMT_BLAH_RETRY_GROUPS);
-    }
-    journal_reset(j, JSTMT_BLAH_RETRY_GROUPS);
-    int result = rc < 0 ? -1 : 0;
+    void *p;
+    size_t n;
+    int result = copy_rows(j, JSTMT_BLAH_RETRY_GROUPS,
+                           journal_query(j, JSTMT_BLAH_RETRY_GROUPS, "i", project_id),
+                           sizeof(retry_row), copy_retry, &p, &n);
+    retry_row *v = p;
     for (size_t i = 0; i < n; i++) {
-        if (result == 0) {
-            int r = fn(v[i].group, v[i].batch, v[i].request, v[i].args, arg);
-            if (r != 0)
-                result = r;
-        }
+        if (result == 0)
+            result = fn(v[i].group, v[i].batch, v[i].request, v[i].args, arg);
         free(v[i].batch);
         free(v[i].args);
     }
@@ -682,15 +794,14 @@ int journal_blah_retry_groups(journal *j, long long project_id, journal_blah_ret
 /* Inside a write transaction: hold the live job gahp_id (none: nothing). */
 static int hold_one(journal *j, const char *gahp_id, const char *reason, double now)
 {
-    int rc = journal_query(j, JSTMT_BLAH_JOB_ROW, "t", gahp_id);
-    long long row = rc == 1 ? sqlite3_column_int64(journal_row(j, JSTMT_BLAH_JOB_ROW), 0) : 0;
-    journal_reset(j, JSTMT_BLAH_JOB_ROW);
-    if (rc <= 0)
-        return rc;
+    job_step st;
+    int rc = step_job(j, 0, gahp_id, BJE_HOLD, &st);
+    if (rc <= 0 || st.to == st.from)
+        return rc < 0 ? -1 : 0;      /* none, refused, or cancelled (or held) first */
     /* held: its output paths are free for the job a release makes */
-    if (journal_run(j, JSTMT_BLAH_JOB_HOLD, "idt", row, now, reason) != 0)
+    if (journal_run(j, JSTMT_BLAH_JOB_HOLD, "idt", st.row, now, reason) != 0)
         return -1;
-    return journal_claims_release_blah(j, row, now);
+    return journal_claims_release_blah(j, st.row, now);
 }
 
 typedef struct {
@@ -710,44 +821,39 @@ int journal_blah_hold(journal *j, const char *gahp_id, const char *reason, doubl
     return journal_txn(j, hold_txn_run, &t);
 }
 
+static void split_group_free(journal_blah_split_group *g)
+{
+    free((char *)g->batch);
+    free((char *)g->app);
+    free((char *)g->bad_input);
+    free((char *)g->why);
+}
+
+static int copy_split(sqlite3_stmt *st, void *elem)
+{
+    journal_blah_split_group *g = elem;
+    *g = (journal_blah_split_group){ sqlite3_column_int64(st, 0), dup_col(st, 1),
+                                     dup_col(st, 2), sqlite3_column_double(st, 3),
+                                     dup_col(st, 4), dup_col(st, 5) };
+    if (g->batch != NULL && g->app != NULL && g->bad_input != NULL && g->why != NULL)
+        return 0;
+    split_group_free(g);
+    return -1;
+}
+
 int journal_blah_split_groups(journal *j, long long project_id, journal_blah_split_fn fn,
                               void *arg)
 {
-    /* Rows are copied first: fn submits, which writes the journal. */
-    journal_blah_split_group *v = NULL;
-    size_t n = 0, cap = 0;
-    int rc = journal_query(j, JSTMT_BLAH_SPLIT_GROUPS, "i", project_id);
-    while (rc == 1) {
-        sqlite3_stmt *st = journal_row(j, JSTMT_BLAH_SPLIT_GROUPS);
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 4;
-            journal_blah_split_group *nv = realloc(v, ncap * sizeof *nv);
-            if (nv == NULL) {
-                rc = -1;
-                break;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        journal_blah_split_group g = { sqlite3_column_int64(st, 0), dup_col(st, 1),
-                                       dup_col(st, 2), sqlite3_column_double(st, 3),
-                                       dup_col(st, 4), dup_col(st, 5) };
-        v[n++] = g;
-        if (g.batch == NULL || g.app == NULL || g.bad_input == NULL || g.why == NULL) {
-            rc = -1;
-            break;
-        }
-        rc = journal_next(j, JSTMT_BLAH_SPLIT_GROUPS);
-    }
-    journal_reset(j, JSTMT_BLAH_SPLIT_GROUPS);
-    int result = rc < 0 ? -1 : 0;
+    void *p;
+    size_t n;
+    int result = copy_rows(j, JSTMT_BLAH_SPLIT_GROUPS,
+                           journal_query(j, JSTMT_BLAH_SPLIT_GROUPS, "i", project_id),
+                           sizeof(journal_blah_split_group), copy_split, &p, &n);
+    journal_blah_split_group *v = p;
     for (size_t i = 0; i < n; i++) {
         if (result == 0)
             result = fn(&v[i], arg);
-        free((char *)v[i].batch);
-        free((char *)v[i].app);
-        free((char *)v[i].bad_input);
-        free((char *)v[i].why);
+        split_group_free(&v[i]);
     }
     free(v);
     return result;
@@ -766,9 +872,14 @@ static int split_rest(journal *j, const journal_blah_split_in *in, long long *re
                     (long long)in->nmoved) != 0)
         return -1;
     long long group = sqlite3_last_insert_rowid(journal_db(j)), row = 0;
-    for (size_t i = 0; i < in->nmoved; i++)
-        if (journal_run(j, JSTMT_BLAH_JOB_MOVE, "tii", in->moved[i], in->group_id, group) != 0)
+    for (size_t i = 0; i < in->nmoved; i++) {
+        /* a job cancelled since moves too (its state stays): its abort is
+         * owed whichever group it is in */
+        job_step st;
+        if (step_job(j, 0, in->moved[i], BJE_SPLIT_MOVED, &st) < 0 ||
+            journal_run(j, JSTMT_BLAH_JOB_MOVE, "tii", in->moved[i], in->group_id, group) != 0)
             return -1;
+    }
     if (journal_request_insert(j, in->session_id, (long)group, in->command, in->args,
                                in->project_id, in->now, &row) != 0 ||
         journal_run(j, JSTMT_BLAH_GROUP_SET_REQUEST, "ii", group, row) != 0)

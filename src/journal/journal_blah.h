@@ -23,12 +23,21 @@
  *   journal_blah_split_groups groups refused for one job's input
  *   journal_blah_split        its jobs held, the rest a new closed group
  *   journal_blah_prune        retention (journal_prune.c)
+ *   journal_blah_job_state    a job's state (journal/blah_job_state.h)
+ *
+ * Every write that moves a job (close, hold, split, cancel, fetch
+ * started, fetched, abort done) reads the job's state in its transaction
+ * and refuses an event blah_job_next does not allow: -1, nothing written,
+ * journal_errmsg "BLAH job state: illegal transition of job J: S --E-->
+ * refused, not journaled".  An allowed event that changes nothing (a
+ * repeated cancel, a hold of a job cancelled first) writes nothing: 0.
  */
 #ifndef BOINC_GAHP_JOURNAL_BLAH_H
 #define BOINC_GAHP_JOURNAL_BLAH_H
 
 #include "journal/journal.h"
 #include "journal/journal_claims.h"
+#include "journal/blah_job_state.h"
 
 typedef struct {
     long long project_id;
@@ -94,7 +103,14 @@ typedef struct {
     char *held_reason;          /* held alone (blah_jobs.held_reason), or NULL */
     int batch_bad_input;        /* the batch failed for one input's own problem
                                    (batches.bad_input): the scheduler splits it */
+    int fetch_started;          /* its fetch into Iwd was noted */
+    int held;                   /* held alone (blah_jobs.held_at) */
 } journal_blah_job;
+
+/* The job's state (journal/blah_job_state.h), derived from the columns
+ * above: what BLAH_JOB_STATUS answers and what every write is checked
+ * from agree. */
+blah_job_state journal_blah_job_state(const journal_blah_job *job);
 
 /* 0 with *found, or -1. */
 int journal_blah_job_get(journal *j, const char *gahp_id, journal_blah_job *out, int *found);

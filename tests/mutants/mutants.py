@@ -12,6 +12,7 @@ CRASH = "tests/e2e_crash/test_crash.py"
 ENGINE = ("unit", "test_submit_engine")
 BLAH = "tests/e2e_blah/test_blah.py"
 BLAH_SCHED = "tests/e2e_blah/test_blah_sched.py"
+BLAH_STATE = ("unit", "test_blah_state")
 
 
 def m(name, file, old, new, *nets):
@@ -290,4 +291,22 @@ MUTANTS = [
       "    if (blah_sched_ensure(ctx) != 0) {",
       "    if (blah_sched_ensure(ctx) != 0 || 1) {",
       ("pytest", BLAH_SCHED + " -k occupies")),
+    # ---- the BLAH job state machine (issue 39, doc/blah-core.md)
+    m("blah state: a fetch's end taken after a cancel",
+      "src/journal/blah_job_state.c",
+      "    { BJS_CANCELLED_OWED, BJE_ABORT_SENT, BJS_CANCELLED_SENT },\n",
+      "    { BJS_CANCELLED_OWED, BJE_ABORT_SENT, BJS_CANCELLED_SENT },\n"
+      "    { BJS_CANCELLED_OWED, BJE_FETCHED, BJS_COMPLETED },\n",
+      BLAH_STATE),
+    m("blah state: a retry of a failed submit taken for the client's",
+      "src/journal/blah_job_state.c",
+      "    return (unsigned)e < BJE_COUNT && e != BJE_JOIN && e != BJE_CANCEL;",
+      "    return (unsigned)e < BJE_COUNT && e != BJE_JOIN && e != BJE_CANCEL"
+      " && e != BJE_SUBMIT_START;",
+      BLAH_STATE),
+    m("blah journal: an illegal transition written anyway",
+      "src/journal/journal_blah.c",
+      "        if (st->to == BJS_ILLEGAL)\n            rc = refuse_step(",
+      "        if (st->to == BJS_ILLEGAL && 0)\n            rc = refuse_step(",
+      BLAH_STATE),
 ]
