@@ -65,11 +65,19 @@ static const struct { blah_job_state from; blah_job_event e; blah_job_state to; 
     { BJS_CANCELLED_OWED, BJE_HOLD, BJS_CANCELLED_OWED },
     { BJS_CANCELLED_OWED, BJE_SPLIT_MOVED, BJS_CANCELLED_OWED },
     { BJS_CANCELLED_OWED, BJE_CANCEL, BJS_CANCELLED_OWED },
+    /* a fetch already running when the cancel came ends as a no-op: its
+     * files are in Iwd, the job stays cancelled (a new fetch is refused) */
+    { BJS_CANCELLED_OWED, BJE_FETCH_FAILED, BJS_CANCELLED_OWED },
+    { BJS_CANCELLED_OWED, BJE_FETCHED, BJS_CANCELLED_OWED },
+    { BJS_CANCELLED_OWED, BJE_FETCHED_ERROR, BJS_CANCELLED_OWED },
     { BJS_CANCELLED_OWED, BJE_ABORT_SENT, BJS_CANCELLED_SENT },
     { BJS_CANCELLED_SENT, BJE_CLOSE, BJS_CANCELLED_SENT },
     { BJS_CANCELLED_SENT, BJE_HOLD, BJS_CANCELLED_SENT },
     { BJS_CANCELLED_SENT, BJE_SPLIT_MOVED, BJS_CANCELLED_SENT },
     { BJS_CANCELLED_SENT, BJE_CANCEL, BJS_CANCELLED_SENT },
+    { BJS_CANCELLED_SENT, BJE_FETCH_FAILED, BJS_CANCELLED_SENT },
+    { BJS_CANCELLED_SENT, BJE_FETCHED, BJS_CANCELLED_SENT },
+    { BJS_CANCELLED_SENT, BJE_FETCHED_ERROR, BJS_CANCELLED_SENT },
     { BJS_CANCELLED_SENT, BJE_ABORT_SENT, BJS_CANCELLED_SENT },
 };
 
@@ -320,13 +328,16 @@ static void test_journal_refuses_illegal(void **state)
     refused(j, journal_blah_fetch_started(j, a, 2.0), "bA-1", "gathering --fetch_start-->");
     assert_int_equal(query_int(j, "SELECT count(*) FROM blah_jobs"
                                   " WHERE fetch_started_at IS NOT NULL"), 0);
-    /* cancelled, then a fetch's end: refused, the row unchanged */
+    /* cancelled: a new fetch is refused; the end of a fetch that was
+     * already running is accepted and changes nothing (the row unchanged) */
     assert_int_equal(journal_blah_cancel(j, a, 3.0), 0);
     assert_int_equal(state_of(j, "bA-1"), BJS_CANCELLED_OWED);
-    refused(j, journal_blah_fetched(j, a, "NULL 0 1 1", 4.0), "bA-1",
-            "cancelled_abort_owed --fetched-->");
-    assert_int_equal(query_int(j, "SELECT count(*) FROM blah_jobs WHERE fetched_at IS NOT NULL"),
-                     0);
+    refused(j, journal_blah_fetch_started(j, a, 3.5), "bA-1",
+            "cancelled_abort_owed --fetch_start-->");
+    assert_int_equal(journal_blah_fetched(j, a, "NULL 0 1 1", 4.0), 0);
+    assert_int_equal(state_of(j, "bA-1"), BJS_CANCELLED_OWED);
+    assert_int_equal(query_int(j, "SELECT count(*) FROM blah_jobs WHERE fetched_at IS NOT NULL"
+                                  " OR fetch_started_at IS NOT NULL"), 0);
     /* an abort only of a cancelled job */
     refused(j, journal_blah_abort_done(j, b), "bA-2", "gathering --abort_sent-->");
     assert_int_equal(journal_blah_abort_done(j, a), 0);
