@@ -292,10 +292,9 @@ MUTANTS = [
       "    if (blah_sched_ensure(ctx) != 0 || 1) {",
       ("pytest", BLAH_SCHED + " -k occupies")),
     # ---- the BLAH job state machine (issue 39, doc/blah-core.md)
-    m("blah state: a fetch's end taken after a cancel",
+    m("blah state: a fetch's end after a cancel taken as completed",
       "src/journal/blah_job_state.c",
-      "    { BJS_CANCELLED_OWED, BJE_ABORT_SENT, BJS_CANCELLED_SENT },\n",
-      "    { BJS_CANCELLED_OWED, BJE_ABORT_SENT, BJS_CANCELLED_SENT },\n"
+      "    { BJS_CANCELLED_OWED, BJE_FETCHED, BJS_CANCELLED_OWED },\n",
       "    { BJS_CANCELLED_OWED, BJE_FETCHED, BJS_COMPLETED },\n",
       BLAH_STATE),
     m("blah state: a retry of a failed submit taken for the client's",
