@@ -6,39 +6,19 @@ real emulator on 127.0.0.1 (manual clock: jobs run when a test says so).
 Exactly once: one HTCondor job (one JobDirectory) is one BOINC job, and a
 cluster that arrives together is one BOINC batch, whatever is repeated;
 after BLAH_JOB_CANCEL the same JobDirectory gets a new BOINC job."""
+import functools
 import os
 import re
 import time
 
 import pytest
 
-from blah_client import FAST_ARGS as FAST, submit_ad, write_config
+from blah_client import FAST_ARGS as FAST, cluster_ads, stage, submit_ad, write_config
+from blah_client import submit_each as submit_all
 from ops_helpers import run
 
 
-def stage(iwd, name, text):
-    (iwd / name).write_text(text)
-
-
-def submit_all(client, ads):
-    """Every submit in flight before any result is read, as the grid
-    manager sends a cluster's submits."""
-    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
-    out = []
-    for rid in rids:
-        rc, err, job = client.wait(rid)
-        out.append((int(rc), err, job))
-    return out
-
-
-def cluster(iwd, n, prefix="home_bl_127.0.0.1_9618_schedd_1", **kw):
-    ads = []
-    for k in range(n):
-        stage(iwd, "in.%d" % k, "job %d input\n" % k)
-        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
-                             transfer_output="out", remaps="out = out.%d" % k,
-                             out="out.txt.%d" % k, err="err.txt.%d" % k, **kw))
-    return ads
+cluster = functools.partial(cluster_ads, prefix="home_bl_127.0.0.1_9618_schedd_1")
 
 
 def wait_statuses(client, jobs, want, emu=None, timeout=60):

@@ -5,33 +5,14 @@ is done once, in the background.  The real boinc_gahp over pipes, driven
 as the 25.0 grid manager drives it, against the real emulator on
 127.0.0.1 (manual clock), with the emulator's own fault injection for the
 outages."""
+import functools
 import time
 
-from blah_client import parse_status_ad, submit_ad
+from blah_client import cluster_ads, parse_status_ad
+from blah_client import submit_all_ok as submit_all
 
 
-def stage(iwd, name, text):
-    (iwd / name).write_text(text)
-
-
-def cluster(iwd, n, prefix="home_bl_127.0.0.1_9618_schedd_7"):
-    ads = []
-    for k in range(n):
-        stage(iwd, "in.%d" % k, "job %d input\n" % k)
-        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
-                             transfer_output="out", remaps="out = out.%d" % k,
-                             out="out.txt.%d" % k, err="err.txt.%d" % k))
-    return ads
-
-
-def submit_all(client, ads):
-    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
-    jobs = []
-    for rid in rids:
-        rc, err, job = client.wait(rid)
-        assert int(rc) == 0, err
-        jobs.append(job)
-    return jobs
+cluster = functools.partial(cluster_ads, prefix="home_bl_127.0.0.1_9618_schedd_7")
 
 
 def statuses(client, jobs):

@@ -3,19 +3,13 @@ sampled mutation: negated tests of how many open batches were closed
 and of how many requests recovery saw passed every net, the log lines
 gone and wrong ones at every clean start).  The real boinc_gahp over pipes, driven as the 25.0 grid manager
 drives it, against the real emulator on 127.0.0.1."""
+import functools
 import time
 
-from blah_client import submit_ad
+from blah_client import cluster_ads
 
 
-def cluster(iwd, n, prefix="home_bl_127.0.0.1_9618_schedd_42"):
-    ads = []
-    for k in range(n):
-        (iwd / ("in.%d" % k)).write_text("job %d input\n" % k)
-        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
-                             transfer_output="out", remaps="out = out.%d" % k,
-                             out="out.txt.%d" % k, err="err.txt.%d" % k))
-    return ads
+cluster = functools.partial(cluster_ads, prefix="home_bl_127.0.0.1_9618_schedd_42")
 
 
 def test_start_up_logs_the_open_batches_it_closed(make_client, emu, iwd):

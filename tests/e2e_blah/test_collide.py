@@ -8,11 +8,7 @@ The claims are journaled with the accepted job: a SIGKILL and a new GAHP
 keep them."""
 import time
 
-from blah_client import submit_ad
-
-
-def stage(iwd, name, text):
-    (iwd / name).write_text(text)
+from blah_client import stage, submit_ad
 
 
 def batch_count(emu):

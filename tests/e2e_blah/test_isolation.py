@@ -8,40 +8,17 @@ stock PHP's upload limits (upload_max_filesize = 2M: a 4 MB input is
 refused by upload_files, as a real BOINC server refuses it), a real
 SQLite journal, and SIGKILL at the crash points of the path that submits
 the rest of a refused group as a new batch."""
+import functools
 import sqlite3
 import time
 
 import pytest
 
-from blah_client import submit_ad
-
-BIG = 4 * 1024 * 1024       # twice a stock PHP's upload_max_filesize
-
-
-def stage(iwd, name, data):
-    (iwd / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+from blah_client import BIG_INPUT as BIG, cluster_ads, stage
+from blah_client import submit_all_ok as submit_all
 
 
-def cluster(iwd, n, big=(), prefix="home_bl_127.0.0.1_9618_schedd_9"):
-    """n jobs of one cluster; the jobs in big have a 4 MB input."""
-    ads = []
-    for k in range(n):
-        stage(iwd, "in.%d" % k, b"x" * BIG if k in big else "job %d input\n" % k)
-        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
-                             transfer_output="out", remaps="out = out.%d" % k,
-                             out="out.txt.%d" % k, err="err.txt.%d" % k))
-    return ads
-
-
-def submit_all(client, ads):
-    """Every submit in flight before any result is read (a cluster)."""
-    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
-    jobs = []
-    for rid in rids:
-        rc, err, job = client.wait(rid)
-        assert int(rc) == 0, err
-        jobs.append(job)
-    return jobs
+cluster = functools.partial(cluster_ads, prefix="home_bl_127.0.0.1_9618_schedd_9")
 
 
 def wait_statuses(client, want, emu, timeout=90):

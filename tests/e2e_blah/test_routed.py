@@ -9,11 +9,8 @@ import time
 
 import pytest
 
-from blah_client import routed_submit_ad
-
-
-def stage(iwd, name, text):
-    (iwd / name).write_text(text)
+from blah_client import routed_submit_ad, stage
+from blah_client import submit_each as submit_all
 
 
 def wait_statuses(client, jobs, want, emu=None, timeout=90):
@@ -42,11 +39,6 @@ def routed_cluster(iwd, n, cluster=16, remaps=True, **kw):
             transfer_output="out", remaps=("out = out.%d" % k) if remaps else None,
             output="stdout.%d" % k, error="err.%d" % k, **kw))
     return ads
-
-
-def submit_all(client, ads):
-    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
-    return [(int(rc), err, job) for rc, err, job in (client.wait(r) for r in rids)]
 
 
 def test_the_routed_ad_has_the_routers_shape(iwd):

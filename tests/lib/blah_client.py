@@ -305,3 +305,42 @@ def routed_submit_ad(iwd, job_dir, executable, arguments="", transfer_input=None
             attrs = [a for a in attrs if a[0].lower() != name[7:].lower()]
             attrs.append((name[7:], str(v)))
     return "[ " + "; ".join("%s = %s" % kv for kv in attrs) + " ]"
+
+
+# ---- a cluster as the grid manager sends it (the e2e_blah tests share these)
+
+BIG_INPUT = 4 * 1024 * 1024     # twice a stock PHP's upload_max_filesize
+
+
+def stage(iwd, name, data):
+    """Write an input file into Iwd (text or bytes)."""
+    (iwd / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def cluster_ads(iwd, n, prefix, big=(), **kw):
+    """n jobs of one cluster (JobDirectory <prefix>.<k>_1795751136), each
+    with its own input in.<k>, TransferOutput out remapped to out.<k>, Out
+    out.txt.<k> and Err err.txt.<k>; the jobs in big get a BIG_INPUT-byte
+    input.  kw goes to submit_ad."""
+    ads = []
+    for k in range(n):
+        stage(iwd, "in.%d" % k, b"x" * BIG_INPUT if k in big else "job %d input\n" % k)
+        ads.append(submit_ad(iwd, "%s.%d_1795751136" % (prefix, k), transfer_input="in.%d" % k,
+                             transfer_output="out", remaps="out = out.%d" % k,
+                             out="out.txt.%d" % k, err="err.txt.%d" % k, **kw))
+    return ads
+
+
+def submit_each(client, ads):
+    """Every BLAH_JOB_SUBMIT in flight before any result is read, as the
+    grid manager sends a cluster's submits: [(rc, error, job id)]."""
+    rids = [client.start("BLAH_JOB_SUBMIT", ad) for ad in ads]
+    return [(int(rc), err, job) for rc, err, job in (client.wait(r) for r in rids)]
+
+
+def submit_all_ok(client, ads):
+    """submit_each, every submit accepted: the job ids."""
+    out = submit_each(client, ads)
+    for rc, err, _ in out:
+        assert rc == 0, err
+    return [job for _, _, job in out]
