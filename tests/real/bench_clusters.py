@@ -14,7 +14,10 @@ boinc type does not meet (it asks about a whole batch at once);
 `--probe-rate N` runs the 25.0 cluster again with that knob raised to N
 (written to the 25.0 pool's configuration for the run, condor_reconfig'd,
 then removed) and prints its ratio to 9.0 too; `--no-default` leaves out
-the 25.0 run with the default rate.
+the 25.0 run with the default rate; `--status-interval S` sets
+boinc_gahp's blah_status_interval (default 30 s: how often the BLAH
+scheduler asks the project) for the 25.0 runs, e.g. 5 to match the
+9.0 grid manager's GRIDMANAGER_JOB_PROBE_INTERVAL of these pools.
 Prints numbers; asserts correctness only (Scenario.check).
 
     /usr/bin/python3 tests/real/bench_clusters.py [--jobs 1000]
@@ -49,6 +52,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--probe-rate", type=int, default=0)
     ap.add_argument("--skip-9", action="store_true")
+    ap.add_argument("--status-interval", type=float, default=0,
+                    help="boinc_gahp's blah_status_interval for the 25.0 runs")
     ap.add_argument("--no-default", action="store_true",
                     help="with --probe-rate: only the 25.0 run at that rate")
     args = ap.parse_args()
@@ -89,7 +94,10 @@ def main():
 
 def run25(args, label):
     p25 = realsys25.emu_project()
-    realsys25.use_project(p25, "log_file = %s\n" % realsys25.rs.GAHP_LOG)
+    extra = "log_file = %s\n" % realsys25.rs.GAHP_LOG
+    if args.status_interval > 0:
+        extra += "blah_status_interval = %g\n" % args.status_interval
+    realsys25.use_project(p25, extra)
     s25 = realsys25.Scenario("bench%d" % args.jobs, p25)
     t25 = run("25.0", s25, args.jobs, args.timeout)
     closed = re.findall(r"closed with (\d+) job", s25.gahp.text())
