@@ -119,30 +119,17 @@ char *blah_status_fail(const char *msg)
     return fail_tail(msg, " 0 NULL");
 }
 
-gahp_request *blah_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
-                           const char *args_text, const gahp_request *like)
+gahp_request *blah_record_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
+                                  const char *args_text, const gahp_request *like)
 {
-    char *line = str_printf("%s 1 %s", command, args_text);
-    if (line == NULL)
-        return NULL;
-    gahp_args args = { 0 };
-    gahp_request *req = NULL;
-    const char *why = "the line does not tokenise";
-    if (gahp_tokenize(line, strlen(line), &args) == GAHP_TOK_OK &&
-        gahp_request_parse(cmd, parse, args.argv, args.argc, &req, &why) == 0) {
-        req->project_id = like->project_id;
-        req->project_url = strdup(like->project_url);
-        req->authenticator = strdup(like->authenticator);
-        if (req->project_url == NULL || req->authenticator == NULL) {
-            gahp_request_free(req);
-            req = NULL;
-            why = EXEC_NOMEM_MSG;
-        }
-    }
+    /* request id 1: no client numbered it (internal requests are never
+     * answered on the wire) */
+    gahp_journal_record rec = { command, 1, args_text, like->project_id, like->project_url,
+                                like->authenticator };
+    const char *why = NULL;
+    gahp_request *req = gahp_request_from_record(cmd, parse, &rec, &why);
     if (req == NULL)
         log_error("BLAH: internal %s request cannot be made: %s", command, why);
-    gahp_args_free(&args);
-    free(line);
     return req;
 }
 
@@ -511,7 +498,8 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
     testpoint("blah.closed");
     gahp_request *req = NULL;
     if (row > 0) {
-        req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT, args, like);
+        req = blah_record_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT,
+                                  args, like);
         if (req != NULL) {
             req->journal_id = row;
             req->background = 1;    /* no client waits: no deadline, no RESULTS */
@@ -624,6 +612,22 @@ char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req)
     return strdup("0 NULL");
 }
 
+/* The internal BLAH_GROUP_LEAD of group group_id with like's project,
+ * built typed (no text: nothing journals it); NULL when memory ran out. */
+static gahp_request *lead_request(long long group_id, const gahp_request *like)
+{
+    gahp_request *r = gahp_request_new(GAHP_CMD_BLAH_LEAD, 1);
+    if (r == NULL)
+        return NULL;
+    r->u.blah_group = group_id;
+    if (gahp_request_set_project(r, like->project_id, like->project_url,
+                                 like->authenticator) != 0) {
+        gahp_request_free(r);
+        return NULL;
+    }
+    return r;
+}
+
 /* Arm group g: the group timer hands its leader to a worker when the
  * group is due (no worker sleeps through a group's window), or lead it
  * here when there is no worker queue (a unit test's context) or no
@@ -631,11 +635,7 @@ char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req)
 static void start_leader(exec_ctx *ctx, const gahp_request *req, blah_group *g)
 {
     struct blah_state *st = ctx->shared->blah;
-    char num[32];
-    snprintf(num, sizeof num, "%lld", g->id);
-    gahp_request *lreq = ctx->shared->spawn != NULL
-        ? blah_request(GAHP_CMD_BLAH_LEAD, gahp_parse_blah_lead, "BLAH_GROUP_LEAD", num, req)
-        : NULL;
+    gahp_request *lreq = ctx->shared->spawn != NULL ? lead_request(g->id, req) : NULL;
     if (lreq == NULL) {
         lead(ctx, req, g);
         return;

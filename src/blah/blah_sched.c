@@ -74,15 +74,15 @@ static double status_interval(const exec_ctx *ctx)
 /* ---- internal requests ------------------------------------------------------------- */
 
 /* The job's BOINC_FETCH_OUTPUT (its journaled fields after the job name)
- * with like's project; NULL on error (logged by blah_request). */
+ * with like's project; NULL on error (logged by blah_record_request). */
 static gahp_request *fetch_request(const char *gahp_id, const char *fetch_args,
                                    const gahp_request *like)
 {
     strbuf sb = STRBUF_INIT;
     gahp_request *r = NULL;
     if (gahp_escape_append(&sb, gahp_id) == 0 && strbuf_printf(&sb, " %s", fetch_args) == 0)
-        r = blah_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch, "BOINC_FETCH_OUTPUT", sb.data,
-                         like);
+        r = blah_record_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch, "BOINC_FETCH_OUTPUT",
+                                sb.data, like);
     strbuf_free(&sb);
     return r;
 }
@@ -344,8 +344,8 @@ static int submit_again(long long group_id, const char *batch, long long request
     exec_ctx *ctx = (exec_ctx *)pair[0];
     const gahp_request *like = pair[1];
     (void)group_id;
-    gahp_request *req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT,
-                                     args, like);
+    gahp_request *req = blah_record_request(GAHP_CMD_SUBMIT, gahp_parse_submit,
+                                            BLAH_GROUP_SUBMIT, args, like);
     if (req == NULL)
         return 0;                   /* logged; tried again at the next pass */
     req->journal_id = request_row;

@@ -603,26 +603,10 @@ int submit_identity_of(const gahp_submit *s, char out[SUBMIT_IDENTITY_LEN])
 
 gahp_request *submit_identity_parse_args(const char *args_text)
 {
-    strbuf line = STRBUF_INIT;
     /* The request id is irrelevant here; 1 is always a valid one. */
-    if (strbuf_printf(&line, "BOINC_SUBMIT 1%s%s", args_text[0] ? " " : "",
-                      args_text) != 0) {
-        strbuf_free(&line);
-        return NULL;
-    }
-    gahp_args args = { 0 };
-    gahp_request *req = NULL;
+    gahp_journal_record rec = { "BOINC_SUBMIT", 1, args_text, 0, NULL, NULL };
     const char *why = NULL;
-    if (gahp_tokenize(line.data, line.len, &args) != GAHP_TOK_OK ||
-        gahp_request_parse(GAHP_CMD_SUBMIT, gahp_parse_submit, args.argv, args.argc,
-                           &req, &why) != 0 ||
-        req->cmd != GAHP_CMD_SUBMIT) {
-        gahp_request_free(req);
-        req = NULL;
-    }
-    gahp_args_free(&args);
-    strbuf_free(&line);
-    return req;
+    return gahp_request_from_record(GAHP_CMD_SUBMIT, gahp_parse_submit, &rec, &why);
 }
 
 int submit_identity_of_args(const char *args_text, char out[SUBMIT_IDENTITY_LEN])

@@ -228,7 +228,7 @@ MUTANTS = [
       '    " AND ?3 IS NOT NULL AND session_id < ?4" \\',
       ("pytest", CRASH + " -k another_project")),
     m("blah: a job without TransferOutput gets only Out",
-      "src/wire/blah_request.c",
+      "src/wire/blah_submit_ad.c",
       "    s->outputs_all = n == 0;", "    s->outputs_all = 0;",
       ("pytest", BLAH + " -k no_transfer_output")),
     m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
