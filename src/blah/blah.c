@@ -133,27 +133,6 @@ gahp_request *blah_record_request(gahp_command cmd, gahp_parse_fn parse, const c
     return req;
 }
 
-int blah_tail_ok(const char *tail)
-{
-    return tail != NULL && strncmp(tail, "NULL", 4) == 0 && (tail[4] == '\0' || tail[4] == ' ');
-}
-
-char *blah_tail_message(const char *tail)
-{
-    if (tail == NULL)
-        return strdup(EXEC_NOMEM_MSG);
-    char *copy = strdup(tail);
-    if (copy == NULL)
-        return NULL;
-    gahp_args args = { 0 };
-    char *msg = NULL;
-    if (gahp_tokenize(copy, strlen(copy), &args) == GAHP_TOK_OK && args.argc > 0)
-        msg = strdup(args.argv[0]);
-    gahp_args_free(&args);
-    free(copy);
-    return msg != NULL ? msg : strdup(tail);
-}
-
 /* ---- checks before a job is accepted ------------------------------------------ */
 
 /* The input count of app's template, from the cache or the server.  0 with
@@ -513,27 +492,36 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
     return req;
 }
 
+/* The internal request's result as the journal records it: its row is a
+ * BOINC_SUBMIT's (the 9.0 form), read by nobody but an auditor. */
+static char *group_result_record(int rc, exec_err *e)
+{
+    return rc == 0 ? strdup("NULL") : exec_err_result(e);
+}
+
 void blah_submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
 {
     double started = journal_now();
-    char *tail = exec_submit(ctx, sreq);
+    exec_err e = { 0 };
+    int rc = exec_submit_job_set(ctx, sreq, &e);
     testpoint("blah.group_submitted");
+    char *plain = rc != 0 && e.msg != NULL ? strdup(e.msg) : NULL;
+    char *record = group_result_record(rc, &e);
     journal_completion c = { sreq->journal_id, started, journal_now(),
-                             tail != NULL ? tail : EXEC_NOMEM_RESULT, 0 };
+                             record != NULL ? record : EXEC_NOMEM_RESULT, 0 };
     if (journal_requests_complete(ctx->journal, &c, 1) != 0 ||
         journal_requests_delivered(ctx->journal, &sreq->journal_id, 1, journal_now()) != 0)
         log_error("BLAH: the outcome of batch %s cannot be recorded: %s", batch,
                   journal_errmsg(ctx->journal));
-    if (blah_tail_ok(tail))
+    free(record);
+    if (rc == 0)
         log_info("BLAH: batch %s submitted", batch);
-    else {
-        char *msg = blah_tail_message(tail);
+    else
         log_warn("BLAH: batch %s not submitted: %s (its jobs wait when the project did not "
                  "answer; a job whose input was refused is held alone, the others go on; "
-                 "else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
-        free(msg);
-    }
-    free(tail);
+                 "else they are held)", batch, plain != NULL ? plain : EXEC_NOMEM_MSG);
+    free(plain);
+    exec_err_clear(&e);
     blah_send_aborts(ctx, sreq);
 }
 

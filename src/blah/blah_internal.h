@@ -86,10 +86,6 @@ double blah_clock(void);        /* real time in seconds */
 gahp_request *blah_record_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
                                   const char *args_text, const gahp_request *like);
 
-/* Whether an executor's result tail says success ("NULL" first). */
-int blah_tail_ok(const char *tail);
-/* The message of an error tail (its first token, unescaped), malloc'd. */
-char *blah_tail_message(const char *tail);
 
 /* blah.c, shared with blah_isolate.c: */
 /* Why the input at path cannot be submitted (missing, unreadable, not a

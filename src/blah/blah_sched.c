@@ -336,7 +336,7 @@ static void retire_done(exec_ctx *ctx, const gahp_request *like)
  * before anything was sent (journal_blah_retry_groups): its journaled
  * request run again (the submit engine resumes where the last
  * attempt stopped, and never creates the batch twice).  0, or 1 when the
- * project did not answer again. */
+ * project did not answer again (exec_err_may_pass: the pass ends there). */
 static int submit_again(long long group_id, const char *batch, long long request_row,
                         const char *args, void *arg)
 {
@@ -352,18 +352,16 @@ static int submit_again(long long group_id, const char *batch, long long request
     req->background = 1;            /* no client waits: no deadline, no RESULTS */
     log_info("BLAH: batch %s: submitted again (last time the project did not answer, or "
              "the submit failed before anything was sent)", batch);
-    char *tail = exec_submit(ctx, req);
+    exec_err e = { 0 };
+    int rc = exec_submit_job_set(ctx, req, &e);
     gahp_request_free(req);
-    int ok = blah_tail_ok(tail);
-    if (ok) {
+    if (rc == 0)
         log_info("BLAH: batch %s submitted", batch);
-    } else {
-        char *msg = blah_tail_message(tail);
-        log_warn("BLAH: batch %s not submitted: %s", batch, msg ? msg : EXEC_NOMEM_MSG);
-        free(msg);
-    }
-    free(tail);
-    return ok ? 0 : 1;
+    else
+        log_warn("BLAH: batch %s not submitted: %s", batch, e.msg ? e.msg : EXEC_NOMEM_MSG);
+    int unreachable = rc != 0 && exec_err_may_pass(&e);
+    exec_err_clear(&e);
+    return unreachable ? 1 : 0;
 }
 
 /* One pass over like's project.  0, or -1 when the project did not
