@@ -672,132 +672,175 @@ static char *accepted(const char *gahp_id)
     return strbuf_detach(&sb);
 }
 
+/*
+ * What a job gets before it joins a group: the project it goes to (*on, a
+ * shallow copy of req0), its app and the output paths it claims.  1 when
+ * *tail is its answer already (a repeat of a live job gets that job's id;
+ * a job that cannot run as given is refused; *tail NULL: out of memory);
+ * 0 when it goes on to join a group.
+ */
+static int answer_before_join(exec_ctx *ctx, const gahp_request *req0, gahp_request *on,
+                              const char **app, exec_claims *claims, char **tail)
+{
+    const gahp_blah_submit *s = &req0->u.blah_submit;
+    *tail = NULL;
+    char *why = choose_project(ctx, req0, on);
+    if (why != NULL && why[0] == '\0') {
+        free(why);
+        *tail = blah_submit_fail(journal_errmsg(ctx->journal));
+        return 1;
+    }
+    if (why == NULL) {
+        /* A repeat of a live job gets its id whatever changed since (an
+         * input moved away): HTCondor renews its lease on that id. */
+        char *live = NULL;
+        int found = journal_blah_live_job(ctx->journal, on->project_id, s->job_dir, &live);
+        if (found != 0) {
+            if (found == 1)
+                log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, live);
+            *tail = found < 0 ? blah_submit_fail(journal_errmsg(ctx->journal)) : accepted(live);
+            free(live);
+            return 1;
+        }
+        why = refusal(ctx, on, app);
+    }
+    if (why == NULL && job_claims(s, claims, &why) < 0)
+        return 1;
+    if (why == NULL)
+        return 0;
+    log_info("BLAH: job %s refused: %s", s->job_dir, why);
+    *tail = blah_submit_fail(why);
+    free(why);
+    return 1;
+}
+
+/* A job's joining its group, as journal_blah_join answered it. */
+typedef struct {
+    journal_blah_join_out out;
+    blah_group *g;              /* the group in this process, or NULL (no
+                                   memory for a new one: closed at once) */
+    blah_group *led;            /* a new group this job opened: its leader
+                                   to start */
+    char *batch;                /* the batch name of a group it would open */
+} joined_group;
+
+/* Under st->mu: this process's record of the group a job just opened
+ * (the job's worker starts its leader); NULL when memory ran out. */
+static blah_group *remember_new_group(struct blah_state *st, long long group_id,
+                                      long long project_id, const char *app,
+                                      const char *batch, double memory_mb)
+{
+    blah_group *led = calloc(1, sizeof *led);
+    if (led != NULL && ((led->app = strdup(app)) == NULL ||
+                        (led->batch = strdup(batch)) == NULL)) {
+        free(led->app);
+        free(led);
+        led = NULL;
+    }
+    if (led == NULL)
+        return NULL;
+    led->id = group_id;
+    led->project_id = project_id;
+    led->memory_mb = memory_mb;
+    led->opened = blah_clock();
+    led->next = st->groups;
+    st->groups = led;
+    return led;
+}
+
+/* Under st->mu: the job's row in the journal, in the open group of its
+ * project, app and memory request, or in a new one.  0 with *jg; 1 with
+ * *tail, the job's answer (refused: a path another live job writes; or
+ * the journal failed; *tail NULL: out of memory). */
+static int join_group_locked(exec_ctx *ctx, const gahp_request *req, const char *app,
+                             const exec_claims *claims, joined_group *jg, char **tail)
+{
+    const gahp_blah_submit *s = &req->u.blah_submit;
+    struct blah_state *st = ctx->shared->blah;
+    long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
+    char *spec = job_spec(s), *fetch = fetch_args(s);
+    int rc = spec != NULL && fetch != NULL ? 0 : 1;
+    jg->g = rc == 0 ? open_group(st, req->project_id, app, s->memory_mb, max_jobs) : NULL;
+    /* a name only for a group this job would open */
+    if (rc == 0 && jg->g == NULL && (jg->batch = blah_new_batch_name()) == NULL) {
+        *tail = blah_submit_fail("no random batch name: the kernel's random source failed");
+        rc = 1;
+    }
+    if (rc == 0) {
+        journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
+                                    jg->g != NULL ? jg->g->id : 0, jg->batch, spec, fetch,
+                                    (const char *const *)claims->paths, claims->n,
+                                    journal_now() };
+        if (journal_blah_join(ctx->journal, &in, &jg->out) != 0) {
+            *tail = blah_submit_fail(journal_errmsg(ctx->journal));
+            rc = 1;
+        }
+    }
+    free(spec);
+    free(fetch);
+    if (rc == 0 && jg->out.conflict.job != NULL) {
+        /* refused: nothing was recorded, no group opened */
+        char *msg = exec_claim_refusal(jg->out.conflict.path, jg->out.conflict.job);
+        journal_claim_conflict_free(&jg->out.conflict);
+        if (msg != NULL) {
+            log_warn("BLAH: job %s refused: %s", s->job_dir, msg);
+            *tail = blah_submit_fail(msg);
+        }
+        free(msg);
+        rc = 1;
+    }
+    if (rc == 0 && !jg->out.existing && jg->g == NULL)
+        jg->g = jg->led = remember_new_group(st, jg->out.group_id, req->project_id, app,
+                                             jg->batch, s->memory_mb);
+    if (rc == 0 && !jg->out.existing && jg->g != NULL) {
+        jg->g->njobs++;
+        jg->g->last_join = blah_clock();
+        pthread_cond_broadcast(&st->cv);
+    }
+    return rc;
+}
+
 char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
 {
     const gahp_blah_submit *s = &req0->u.blah_submit;
     struct blah_state *st = ctx->shared->blah;
     const char *app = NULL;
     gahp_request on;
-    const gahp_request *req = &on;
-    char *why = choose_project(ctx, req0, &on);
-    if (why != NULL && why[0] == '\0') {
-        free(why);
-        return blah_submit_fail(journal_errmsg(ctx->journal));
-    }
-    if (why == NULL) {
-        /* A repeat of a live job gets its id whatever changed since (an
-         * input moved away): HTCondor renews its lease on that id. */
-        char *live = NULL;
-        int found = journal_blah_live_job(ctx->journal, req->project_id, s->job_dir, &live);
-        if (found < 0)
-            return blah_submit_fail(journal_errmsg(ctx->journal));
-        if (found == 1) {
-            log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, live);
-            char *tail = accepted(live);
-            free(live);
-            return tail;
-        }
-        why = refusal(ctx, req, &app);
-    }
     exec_claims claims = { NULL, 0 };
-    if (why == NULL) {
-        int crc = job_claims(s, &claims, &why);
-        if (crc < 0)
-            return NULL;
-    }
-    if (why != NULL) {
-        log_info("BLAH: job %s refused: %s", s->job_dir, why);
-        char *tail = blah_submit_fail(why);
-        free(why);
+    char *tail = NULL;
+    if (answer_before_join(ctx, req0, &on, &app, &claims, &tail) != 0) {
+        exec_claims_free(&claims);
         return tail;
     }
-    char *spec = job_spec(s), *fetch = fetch_args(s), *batch = NULL;
-    if (spec == NULL || fetch == NULL) {
-        free(spec);
-        free(fetch);
-        exec_claims_free(&claims);
-        return NULL;
-    }
-    long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
+    joined_group jg;
+    memset(&jg, 0, sizeof jg);
     pthread_mutex_lock(&st->mu);
-    blah_group *g = open_group(st, req->project_id, app, s->memory_mb, max_jobs);
-    /* a name only for a group this job would open */
-    if (g == NULL && (batch = blah_new_batch_name()) == NULL) {
-        pthread_mutex_unlock(&st->mu);
-        free(spec);
-        free(fetch);
-        exec_claims_free(&claims);
-        return blah_submit_fail("no random batch name: the kernel's random source failed");
-    }
-    journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
-                                g != NULL ? g->id : 0, batch, spec, fetch,
-                                (const char *const *)claims.paths, claims.n, journal_now() };
-    journal_blah_join_out out;
-    int rc = journal_blah_join(ctx->journal, &in, &out);
-    exec_claims_free(&claims);
-    if (rc == 0 && out.conflict.job != NULL) {
-        /* refused: nothing was recorded, no group opened */
-        pthread_mutex_unlock(&st->mu);
-        free(spec);
-        free(fetch);
-        free(batch);
-        char *msg = exec_claim_refusal(out.conflict.path, out.conflict.job);
-        journal_claim_conflict_free(&out.conflict);
-        if (msg == NULL)
-            return NULL;
-        log_warn("BLAH: job %s refused: %s", s->job_dir, msg);
-        char *tail = blah_submit_fail(msg);
-        free(msg);
-        return tail;
-    }
-    blah_group *led = NULL;
-    if (rc == 0 && !out.existing && g == NULL) {
-        /* a new group: this job's worker starts its leader */
-        led = calloc(1, sizeof *led);
-        if (led != NULL && ((led->app = strdup(app)) == NULL || (led->batch = strdup(batch)) == NULL)) {
-            free(led->app);
-            free(led);
-            led = NULL;
-        }
-        if (led != NULL) {
-            led->id = out.group_id;
-            led->project_id = req->project_id;
-            led->memory_mb = s->memory_mb;
-            led->opened = blah_clock();
-            led->next = st->groups;
-            st->groups = led;
-            g = led;
-        }
-    }
-    if (rc == 0 && !out.existing && g != NULL) {
-        g->njobs++;
-        g->last_join = blah_clock();
-        pthread_cond_broadcast(&st->cv);
-    }
+    int answered = join_group_locked(ctx, &on, app, &claims, &jg, &tail);
     pthread_mutex_unlock(&st->mu);
-    free(spec);
-    free(fetch);
-    if (rc != 0) {
-        free(batch);
-        return blah_submit_fail(journal_errmsg(ctx->journal));
+    exec_claims_free(&claims);
+    if (answered) {
+        free(jg.batch);
+        return tail;
     }
     testpoint("blah.joined");
-    if (out.existing)
-        log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, out.gahp_id);
+    if (jg.out.existing)
+        log_info("BLAH: job %s is already %s: the same job id again", s->job_dir,
+                 jg.out.gahp_id);
     else
-        log_info("BLAH: job %s is %s", s->job_dir, out.gahp_id);
-    char *tail = accepted(out.gahp_id);
-    if (led != NULL) {
-        start_leader(ctx, req, led);
-    } else if (!out.existing && g == NULL) {
+        log_info("BLAH: job %s is %s", s->job_dir, jg.out.gahp_id);
+    tail = accepted(jg.out.gahp_id);
+    if (jg.led != NULL) {
+        start_leader(ctx, &on, jg.led);
+    } else if (!jg.out.existing && jg.g == NULL) {
         /* no memory for the group in this process: close it at once */
-        gahp_request *sreq = close_group(ctx, out.group_id, batch, app, s->memory_mb, req);
+        gahp_request *sreq = close_group(ctx, jg.out.group_id, jg.batch, app, s->memory_mb,
+                                         &on);
         if (sreq != NULL)
-            blah_submit_group(ctx, sreq, batch);
+            blah_submit_group(ctx, sreq, jg.batch);
         gahp_request_free(sreq);
     }
-    free(batch);
-    free(out.gahp_id);
+    free(jg.batch);
+    free(jg.out.gahp_id);
     return tail;
 }
 
