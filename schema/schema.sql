@@ -118,6 +118,8 @@ CREATE TABLE batches (
     bad_input       TEXT,                -- (0018) the local input whose refusal failed the
                                          -- last submit attempt (NULL: none, or not one input)
     bad_input_why   TEXT,                -- (0018) why, as the job that gave it is told
+    error_msg       TEXT,                -- (0019) error as plain text (NULL: none, or journaled
+                                         -- before 0019)
     UNIQUE (project_id, name)
 );
 

@@ -119,52 +119,18 @@ char *blah_status_fail(const char *msg)
     return fail_tail(msg, " 0 NULL");
 }
 
-gahp_request *blah_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
-                           const char *args_text, const gahp_request *like)
+gahp_request *blah_record_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
+                                  const char *args_text, const gahp_request *like)
 {
-    char *line = str_printf("%s 1 %s", command, args_text);
-    if (line == NULL)
-        return NULL;
-    gahp_args args = { 0 };
-    gahp_request *req = NULL;
-    const char *why = "the line does not tokenise";
-    if (gahp_tokenize(line, strlen(line), &args) == GAHP_TOK_OK &&
-        gahp_request_parse(cmd, parse, args.argv, args.argc, &req, &why) == 0) {
-        req->project_id = like->project_id;
-        req->project_url = strdup(like->project_url);
-        req->authenticator = strdup(like->authenticator);
-        if (req->project_url == NULL || req->authenticator == NULL) {
-            gahp_request_free(req);
-            req = NULL;
-            why = EXEC_NOMEM_MSG;
-        }
-    }
+    /* request id 1: no client numbered it (internal requests are never
+     * answered on the wire) */
+    gahp_journal_record rec = { command, 1, args_text, like->project_id, like->project_url,
+                                like->authenticator };
+    const char *why = NULL;
+    gahp_request *req = gahp_request_from_record(cmd, parse, &rec, &why);
     if (req == NULL)
         log_error("BLAH: internal %s request cannot be made: %s", command, why);
-    gahp_args_free(&args);
-    free(line);
     return req;
-}
-
-int blah_tail_ok(const char *tail)
-{
-    return tail != NULL && strncmp(tail, "NULL", 4) == 0 && (tail[4] == '\0' || tail[4] == ' ');
-}
-
-char *blah_tail_message(const char *tail)
-{
-    if (tail == NULL)
-        return strdup(EXEC_NOMEM_MSG);
-    char *copy = strdup(tail);
-    if (copy == NULL)
-        return NULL;
-    gahp_args args = { 0 };
-    char *msg = NULL;
-    if (gahp_tokenize(copy, strlen(copy), &args) == GAHP_TOK_OK && args.argc > 0)
-        msg = strdup(args.argv[0]);
-    gahp_args_free(&args);
-    free(copy);
-    return msg != NULL ? msg : strdup(tail);
 }
 
 /* ---- checks before a job is accepted ------------------------------------------ */
@@ -511,7 +477,8 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
     testpoint("blah.closed");
     gahp_request *req = NULL;
     if (row > 0) {
-        req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT, args, like);
+        req = blah_record_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT,
+                                  args, like);
         if (req != NULL) {
             req->journal_id = row;
             req->background = 1;    /* no client waits: no deadline, no RESULTS */
@@ -525,27 +492,36 @@ static gahp_request *close_group(exec_ctx *ctx, long long group_id, const char *
     return req;
 }
 
+/* The internal request's result as the journal records it: its row is a
+ * BOINC_SUBMIT's (the 9.0 form), read by nobody but an auditor. */
+static char *group_result_record(int rc, exec_err *e)
+{
+    return rc == 0 ? strdup("NULL") : exec_err_result(e);
+}
+
 void blah_submit_group(exec_ctx *ctx, gahp_request *sreq, const char *batch)
 {
     double started = journal_now();
-    char *tail = exec_submit(ctx, sreq);
+    exec_err e = { 0 };
+    int rc = exec_submit_job_set(ctx, sreq, &e);
     testpoint("blah.group_submitted");
+    char *plain = rc != 0 && e.msg != NULL ? strdup(e.msg) : NULL;
+    char *record = group_result_record(rc, &e);
     journal_completion c = { sreq->journal_id, started, journal_now(),
-                             tail != NULL ? tail : EXEC_NOMEM_RESULT, 0 };
+                             record != NULL ? record : EXEC_NOMEM_RESULT, 0 };
     if (journal_requests_complete(ctx->journal, &c, 1) != 0 ||
         journal_requests_delivered(ctx->journal, &sreq->journal_id, 1, journal_now()) != 0)
         log_error("BLAH: the outcome of batch %s cannot be recorded: %s", batch,
                   journal_errmsg(ctx->journal));
-    if (blah_tail_ok(tail))
+    free(record);
+    if (rc == 0)
         log_info("BLAH: batch %s submitted", batch);
-    else {
-        char *msg = blah_tail_message(tail);
+    else
         log_warn("BLAH: batch %s not submitted: %s (its jobs wait when the project did not "
                  "answer; a job whose input was refused is held alone, the others go on; "
-                 "else they are held)", batch, msg ? msg : EXEC_NOMEM_MSG);
-        free(msg);
-    }
-    free(tail);
+                 "else they are held)", batch, plain != NULL ? plain : EXEC_NOMEM_MSG);
+    free(plain);
+    exec_err_clear(&e);
     blah_send_aborts(ctx, sreq);
 }
 
@@ -624,6 +600,22 @@ char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req)
     return strdup("0 NULL");
 }
 
+/* The internal BLAH_GROUP_LEAD of group group_id with like's project,
+ * built typed (no text: nothing journals it); NULL when memory ran out. */
+static gahp_request *lead_request(long long group_id, const gahp_request *like)
+{
+    gahp_request *r = gahp_request_new(GAHP_CMD_BLAH_LEAD, 1);
+    if (r == NULL)
+        return NULL;
+    r->u.blah_group = group_id;
+    if (gahp_request_set_project(r, like->project_id, like->project_url,
+                                 like->authenticator) != 0) {
+        gahp_request_free(r);
+        return NULL;
+    }
+    return r;
+}
+
 /* Arm group g: the group timer hands its leader to a worker when the
  * group is due (no worker sleeps through a group's window), or lead it
  * here when there is no worker queue (a unit test's context) or no
@@ -631,11 +623,7 @@ char *exec_blah_lead(exec_ctx *ctx, const gahp_request *req)
 static void start_leader(exec_ctx *ctx, const gahp_request *req, blah_group *g)
 {
     struct blah_state *st = ctx->shared->blah;
-    char num[32];
-    snprintf(num, sizeof num, "%lld", g->id);
-    gahp_request *lreq = ctx->shared->spawn != NULL
-        ? blah_request(GAHP_CMD_BLAH_LEAD, gahp_parse_blah_lead, "BLAH_GROUP_LEAD", num, req)
-        : NULL;
+    gahp_request *lreq = ctx->shared->spawn != NULL ? lead_request(g->id, req) : NULL;
     if (lreq == NULL) {
         lead(ctx, req, g);
         return;
@@ -684,132 +672,175 @@ static char *accepted(const char *gahp_id)
     return strbuf_detach(&sb);
 }
 
+/*
+ * What a job gets before it joins a group: the project it goes to (*on, a
+ * shallow copy of req0), its app and the output paths it claims.  1 when
+ * *tail is its answer already (a repeat of a live job gets that job's id;
+ * a job that cannot run as given is refused; *tail NULL: out of memory);
+ * 0 when it goes on to join a group.
+ */
+static int answer_before_join(exec_ctx *ctx, const gahp_request *req0, gahp_request *on,
+                              const char **app, exec_claims *claims, char **tail)
+{
+    const gahp_blah_submit *s = &req0->u.blah_submit;
+    *tail = NULL;
+    char *why = choose_project(ctx, req0, on);
+    if (why != NULL && why[0] == '\0') {
+        free(why);
+        *tail = blah_submit_fail(journal_errmsg(ctx->journal));
+        return 1;
+    }
+    if (why == NULL) {
+        /* A repeat of a live job gets its id whatever changed since (an
+         * input moved away): HTCondor renews its lease on that id. */
+        char *live = NULL;
+        int found = journal_blah_live_job(ctx->journal, on->project_id, s->job_dir, &live);
+        if (found != 0) {
+            if (found == 1)
+                log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, live);
+            *tail = found < 0 ? blah_submit_fail(journal_errmsg(ctx->journal)) : accepted(live);
+            free(live);
+            return 1;
+        }
+        why = refusal(ctx, on, app);
+    }
+    if (why == NULL && job_claims(s, claims, &why) < 0)
+        return 1;
+    if (why == NULL)
+        return 0;
+    log_info("BLAH: job %s refused: %s", s->job_dir, why);
+    *tail = blah_submit_fail(why);
+    free(why);
+    return 1;
+}
+
+/* A job's joining its group, as journal_blah_join answered it. */
+typedef struct {
+    journal_blah_join_out out;
+    blah_group *g;              /* the group in this process, or NULL (no
+                                   memory for a new one: closed at once) */
+    blah_group *led;            /* a new group this job opened: its leader
+                                   to start */
+    char *batch;                /* the batch name of a group it would open */
+} joined_group;
+
+/* Under st->mu: this process's record of the group a job just opened
+ * (the job's worker starts its leader); NULL when memory ran out. */
+static blah_group *remember_new_group(struct blah_state *st, long long group_id,
+                                      long long project_id, const char *app,
+                                      const char *batch, double memory_mb)
+{
+    blah_group *led = calloc(1, sizeof *led);
+    if (led != NULL && ((led->app = strdup(app)) == NULL ||
+                        (led->batch = strdup(batch)) == NULL)) {
+        free(led->app);
+        free(led);
+        led = NULL;
+    }
+    if (led == NULL)
+        return NULL;
+    led->id = group_id;
+    led->project_id = project_id;
+    led->memory_mb = memory_mb;
+    led->opened = blah_clock();
+    led->next = st->groups;
+    st->groups = led;
+    return led;
+}
+
+/* Under st->mu: the job's row in the journal, in the open group of its
+ * project, app and memory request, or in a new one.  0 with *jg; 1 with
+ * *tail, the job's answer (refused: a path another live job writes; or
+ * the journal failed; *tail NULL: out of memory). */
+static int join_group_locked(exec_ctx *ctx, const gahp_request *req, const char *app,
+                             const exec_claims *claims, joined_group *jg, char **tail)
+{
+    const gahp_blah_submit *s = &req->u.blah_submit;
+    struct blah_state *st = ctx->shared->blah;
+    long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
+    char *spec = job_spec(s), *fetch = fetch_args(s);
+    int rc = spec != NULL && fetch != NULL ? 0 : 1;
+    jg->g = rc == 0 ? open_group(st, req->project_id, app, s->memory_mb, max_jobs) : NULL;
+    /* a name only for a group this job would open */
+    if (rc == 0 && jg->g == NULL && (jg->batch = blah_new_batch_name()) == NULL) {
+        *tail = blah_submit_fail("no random batch name: the kernel's random source failed");
+        rc = 1;
+    }
+    if (rc == 0) {
+        journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
+                                    jg->g != NULL ? jg->g->id : 0, jg->batch, spec, fetch,
+                                    (const char *const *)claims->paths, claims->n,
+                                    journal_now() };
+        if (journal_blah_join(ctx->journal, &in, &jg->out) != 0) {
+            *tail = blah_submit_fail(journal_errmsg(ctx->journal));
+            rc = 1;
+        }
+    }
+    free(spec);
+    free(fetch);
+    if (rc == 0 && jg->out.conflict.job != NULL) {
+        /* refused: nothing was recorded, no group opened */
+        char *msg = exec_claim_refusal(jg->out.conflict.path, jg->out.conflict.job);
+        journal_claim_conflict_free(&jg->out.conflict);
+        if (msg != NULL) {
+            log_warn("BLAH: job %s refused: %s", s->job_dir, msg);
+            *tail = blah_submit_fail(msg);
+        }
+        free(msg);
+        rc = 1;
+    }
+    if (rc == 0 && !jg->out.existing && jg->g == NULL)
+        jg->g = jg->led = remember_new_group(st, jg->out.group_id, req->project_id, app,
+                                             jg->batch, s->memory_mb);
+    if (rc == 0 && !jg->out.existing && jg->g != NULL) {
+        jg->g->njobs++;
+        jg->g->last_join = blah_clock();
+        pthread_cond_broadcast(&st->cv);
+    }
+    return rc;
+}
+
 char *exec_blah_submit(exec_ctx *ctx, const gahp_request *req0)
 {
     const gahp_blah_submit *s = &req0->u.blah_submit;
     struct blah_state *st = ctx->shared->blah;
     const char *app = NULL;
     gahp_request on;
-    const gahp_request *req = &on;
-    char *why = choose_project(ctx, req0, &on);
-    if (why != NULL && why[0] == '\0') {
-        free(why);
-        return blah_submit_fail(journal_errmsg(ctx->journal));
-    }
-    if (why == NULL) {
-        /* A repeat of a live job gets its id whatever changed since (an
-         * input moved away): HTCondor renews its lease on that id. */
-        char *live = NULL;
-        int found = journal_blah_live_job(ctx->journal, req->project_id, s->job_dir, &live);
-        if (found < 0)
-            return blah_submit_fail(journal_errmsg(ctx->journal));
-        if (found == 1) {
-            log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, live);
-            char *tail = accepted(live);
-            free(live);
-            return tail;
-        }
-        why = refusal(ctx, req, &app);
-    }
     exec_claims claims = { NULL, 0 };
-    if (why == NULL) {
-        int crc = job_claims(s, &claims, &why);
-        if (crc < 0)
-            return NULL;
-    }
-    if (why != NULL) {
-        log_info("BLAH: job %s refused: %s", s->job_dir, why);
-        char *tail = blah_submit_fail(why);
-        free(why);
+    char *tail = NULL;
+    if (answer_before_join(ctx, req0, &on, &app, &claims, &tail) != 0) {
+        exec_claims_free(&claims);
         return tail;
     }
-    char *spec = job_spec(s), *fetch = fetch_args(s), *batch = NULL;
-    if (spec == NULL || fetch == NULL) {
-        free(spec);
-        free(fetch);
-        exec_claims_free(&claims);
-        return NULL;
-    }
-    long max_jobs = ctx->config != NULL ? ctx->config->blah_batch_max_jobs : 10000;
+    joined_group jg;
+    memset(&jg, 0, sizeof jg);
     pthread_mutex_lock(&st->mu);
-    blah_group *g = open_group(st, req->project_id, app, s->memory_mb, max_jobs);
-    /* a name only for a group this job would open */
-    if (g == NULL && (batch = blah_new_batch_name()) == NULL) {
-        pthread_mutex_unlock(&st->mu);
-        free(spec);
-        free(fetch);
-        exec_claims_free(&claims);
-        return blah_submit_fail("no random batch name: the kernel's random source failed");
-    }
-    journal_blah_join_in in = { req->project_id, s->job_dir, app, s->memory_mb,
-                                g != NULL ? g->id : 0, batch, spec, fetch,
-                                (const char *const *)claims.paths, claims.n, journal_now() };
-    journal_blah_join_out out;
-    int rc = journal_blah_join(ctx->journal, &in, &out);
-    exec_claims_free(&claims);
-    if (rc == 0 && out.conflict.job != NULL) {
-        /* refused: nothing was recorded, no group opened */
-        pthread_mutex_unlock(&st->mu);
-        free(spec);
-        free(fetch);
-        free(batch);
-        char *msg = exec_claim_refusal(out.conflict.path, out.conflict.job);
-        journal_claim_conflict_free(&out.conflict);
-        if (msg == NULL)
-            return NULL;
-        log_warn("BLAH: job %s refused: %s", s->job_dir, msg);
-        char *tail = blah_submit_fail(msg);
-        free(msg);
-        return tail;
-    }
-    blah_group *led = NULL;
-    if (rc == 0 && !out.existing && g == NULL) {
-        /* a new group: this job's worker starts its leader */
-        led = calloc(1, sizeof *led);
-        if (led != NULL && ((led->app = strdup(app)) == NULL || (led->batch = strdup(batch)) == NULL)) {
-            free(led->app);
-            free(led);
-            led = NULL;
-        }
-        if (led != NULL) {
-            led->id = out.group_id;
-            led->project_id = req->project_id;
-            led->memory_mb = s->memory_mb;
-            led->opened = blah_clock();
-            led->next = st->groups;
-            st->groups = led;
-            g = led;
-        }
-    }
-    if (rc == 0 && !out.existing && g != NULL) {
-        g->njobs++;
-        g->last_join = blah_clock();
-        pthread_cond_broadcast(&st->cv);
-    }
+    int answered = join_group_locked(ctx, &on, app, &claims, &jg, &tail);
     pthread_mutex_unlock(&st->mu);
-    free(spec);
-    free(fetch);
-    if (rc != 0) {
-        free(batch);
-        return blah_submit_fail(journal_errmsg(ctx->journal));
+    exec_claims_free(&claims);
+    if (answered) {
+        free(jg.batch);
+        return tail;
     }
     testpoint("blah.joined");
-    if (out.existing)
-        log_info("BLAH: job %s is already %s: the same job id again", s->job_dir, out.gahp_id);
+    if (jg.out.existing)
+        log_info("BLAH: job %s is already %s: the same job id again", s->job_dir,
+                 jg.out.gahp_id);
     else
-        log_info("BLAH: job %s is %s", s->job_dir, out.gahp_id);
-    char *tail = accepted(out.gahp_id);
-    if (led != NULL) {
-        start_leader(ctx, req, led);
-    } else if (!out.existing && g == NULL) {
+        log_info("BLAH: job %s is %s", s->job_dir, jg.out.gahp_id);
+    tail = accepted(jg.out.gahp_id);
+    if (jg.led != NULL) {
+        start_leader(ctx, &on, jg.led);
+    } else if (!jg.out.existing && jg.g == NULL) {
         /* no memory for the group in this process: close it at once */
-        gahp_request *sreq = close_group(ctx, out.group_id, batch, app, s->memory_mb, req);
+        gahp_request *sreq = close_group(ctx, jg.out.group_id, jg.batch, app, s->memory_mb,
+                                         &on);
         if (sreq != NULL)
-            blah_submit_group(ctx, sreq, batch);
+            blah_submit_group(ctx, sreq, jg.batch);
         gahp_request_free(sreq);
     }
-    free(batch);
-    free(out.gahp_id);
+    free(jg.batch);
+    free(jg.out.gahp_id);
     return tail;
 }
 

@@ -1,8 +1,8 @@
 /*
  * blah_internal.h - what blah.c and blah_status.c share: the server's BLAH
  * state, the result tails of the four commands, and internal requests
- * (an ordinary command's typed request, built from text, run by calling
- * its executor).
+ * (an ordinary command's typed request, rebuilt from its journaled
+ * record, run by calling its executor).
  */
 #ifndef BOINC_GAHP_BLAH_INTERNAL_H
 #define BOINC_GAHP_BLAH_INTERNAL_H
@@ -80,15 +80,12 @@ struct blah_state {
 double blah_clock(void);        /* real time in seconds */
 
 
-/* An ordinary command's request from "<command> 1 <args_text>", parsed by
- * parse, with req's project; NULL on error (logged). */
-gahp_request *blah_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
-                           const char *args_text, const gahp_request *like);
+/* An ordinary command's request from its journaled record (command and
+ * args_text, gahp_request_from_record), with like's project; NULL on
+ * error (logged). */
+gahp_request *blah_record_request(gahp_command cmd, gahp_parse_fn parse, const char *command,
+                                  const char *args_text, const gahp_request *like);
 
-/* Whether an executor's result tail says success ("NULL" first). */
-int blah_tail_ok(const char *tail);
-/* The message of an error tail (its first token, unescaped), malloc'd. */
-char *blah_tail_message(const char *tail);
 
 /* blah.c, shared with blah_isolate.c: */
 /* Why the input at path cannot be submitted (missing, unreadable, not a

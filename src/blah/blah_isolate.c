@@ -238,8 +238,8 @@ static int plan_split(const journal_blah_split_group *g, const job_list *l, spli
 static void submit_rest(exec_ctx *ctx, const gahp_request *like, const split_plan *p,
                         long long row)
 {
-    gahp_request *req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT,
-                                     p->args, like);
+    gahp_request *req = blah_record_request(GAHP_CMD_SUBMIT, gahp_parse_submit,
+                                            BLAH_GROUP_SUBMIT, p->args, like);
     if (req == NULL)
         return;     /* logged; the request is journaled: start-up resumes it */
     req->journal_id = row;

@@ -74,15 +74,15 @@ static double status_interval(const exec_ctx *ctx)
 /* ---- internal requests ------------------------------------------------------------- */
 
 /* The job's BOINC_FETCH_OUTPUT (its journaled fields after the job name)
- * with like's project; NULL on error (logged by blah_request). */
+ * with like's project; NULL on error (logged by blah_record_request). */
 static gahp_request *fetch_request(const char *gahp_id, const char *fetch_args,
                                    const gahp_request *like)
 {
     strbuf sb = STRBUF_INIT;
     gahp_request *r = NULL;
     if (gahp_escape_append(&sb, gahp_id) == 0 && strbuf_printf(&sb, " %s", fetch_args) == 0)
-        r = blah_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch, "BOINC_FETCH_OUTPUT", sb.data,
-                         like);
+        r = blah_record_request(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch, "BOINC_FETCH_OUTPUT",
+                                sb.data, like);
     strbuf_free(&sb);
     return r;
 }
@@ -336,7 +336,7 @@ static void retire_done(exec_ctx *ctx, const gahp_request *like)
  * before anything was sent (journal_blah_retry_groups): its journaled
  * request run again (the submit engine resumes where the last
  * attempt stopped, and never creates the batch twice).  0, or 1 when the
- * project did not answer again. */
+ * project did not answer again (exec_err_may_pass: the pass ends there). */
 static int submit_again(long long group_id, const char *batch, long long request_row,
                         const char *args, void *arg)
 {
@@ -344,26 +344,24 @@ static int submit_again(long long group_id, const char *batch, long long request
     exec_ctx *ctx = (exec_ctx *)pair[0];
     const gahp_request *like = pair[1];
     (void)group_id;
-    gahp_request *req = blah_request(GAHP_CMD_SUBMIT, gahp_parse_submit, BLAH_GROUP_SUBMIT,
-                                     args, like);
+    gahp_request *req = blah_record_request(GAHP_CMD_SUBMIT, gahp_parse_submit,
+                                            BLAH_GROUP_SUBMIT, args, like);
     if (req == NULL)
         return 0;                   /* logged; tried again at the next pass */
     req->journal_id = request_row;
     req->background = 1;            /* no client waits: no deadline, no RESULTS */
     log_info("BLAH: batch %s: submitted again (last time the project did not answer, or "
              "the submit failed before anything was sent)", batch);
-    char *tail = exec_submit(ctx, req);
+    exec_err e = { 0 };
+    int rc = exec_submit_job_set(ctx, req, &e);
     gahp_request_free(req);
-    int ok = blah_tail_ok(tail);
-    if (ok) {
+    if (rc == 0)
         log_info("BLAH: batch %s submitted", batch);
-    } else {
-        char *msg = blah_tail_message(tail);
-        log_warn("BLAH: batch %s not submitted: %s", batch, msg ? msg : EXEC_NOMEM_MSG);
-        free(msg);
-    }
-    free(tail);
-    return ok ? 0 : 1;
+    else
+        log_warn("BLAH: batch %s not submitted: %s", batch, e.msg ? e.msg : EXEC_NOMEM_MSG);
+    int unreachable = rc != 0 && exec_err_may_pass(&e);
+    exec_err_clear(&e);
+    return unreachable ? 1 : 0;
 }
 
 /* One pass over like's project.  0, or -1 when the project did not

@@ -182,14 +182,13 @@ static char *answer(const journal_blah_job *job)
     if (job->batch_state == 8 && job->batch_bad_input)
         return status_tail(job->gahp_id, JS_IDLE, NULL);
     if (job->batch_state == 8) {
-        /* the journal keeps the error as the 9.0 client was given it: one
-         * escaped token */
-        char *msg = job->batch_error != NULL ? blah_tail_message(job->batch_error) : NULL;
+        /* the journal's plain copy of the error (batches.error_msg): the
+         * escaped token is the 9.0 client's, never read here */
+        const char *msg = job->batch_error_msg;
         char *why = str_printf("BOINC batch %s could not be submitted: %s", job->batch,
                                msg != NULL ? msg : "unknown error");
         char *out = why != NULL ? held(job->gahp_id, why) : NULL;
         free(why);
-        free(msg);
         return out;
     }
     if (job->batch_state != 7)
@@ -267,16 +266,11 @@ char *exec_blah_cancel(exec_ctx *ctx, const gahp_request *req)
 
 char *exec_blah_ping(exec_ctx *ctx, const gahp_request *req)
 {
-    char *tail = exec_ping(ctx, req);
-    if (tail == NULL)
-        return NULL;
-    if (blah_tail_ok(tail)) {
-        free(tail);
+    exec_project project = exec_project_of(req);
+    exec_err e = { 0 };
+    if (exec_ping_op(ctx, &project, &e) == 0)
         return strdup("0 NULL");
-    }
-    char *msg = blah_tail_message(tail);
-    free(tail);
-    char *out = blah_fail(msg != NULL ? msg : "ping failed");
-    free(msg);
+    char *out = blah_fail(e.msg != NULL ? e.msg : EXEC_NOMEM_MSG);
+    exec_err_clear(&e);
     return out;
 }

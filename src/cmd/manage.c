@@ -3,7 +3,7 @@
  * (retire_batch by name) and BOINC_SET_LEASE (set_expire_time by name).
  * Each answers "NULL" or one error token; retire and lease are also
  * written to the journal's batches row when the journal knows the batch.
- * Abort, retire and lease are typed core operations (exec_*_op, used by
+ * Ping, abort, retire and lease are typed core operations (exec_*_op, used by
  * the BLAH scheduler as they are) with their BOINC_* command as a face.
  */
 #include "exec/exec_cmds.h"
@@ -13,21 +13,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* "NULL" when rc is BOINC_OK, else "<step> failed: ..." (one token). */
-static char *rpc_tail(int rc, const char *step, boinc_error *err)
-{
-    char *tail = rc == BOINC_OK ? strdup("NULL") : exec_boinc_error(step, err);
-    boinc_error_clear(err);
-    return tail;
-}
-
-char *exec_ping(exec_ctx *ctx, const gahp_request *req)
-{
-    boinc_project project = { req->project_url, req->authenticator };
-    boinc_error err = { 0 };
-    return rpc_tail(boinc_ping(ctx->client, &project, &err), "ping", &err);
-}
 
 /* The journal follows the server, never the other way round: a failure to
  * record is logged and the client still gets the server's answer. */
@@ -49,6 +34,20 @@ static int rpc_result(int rc, const char *step, boinc_error *err, exec_err *e)
 static char *face_tail(int rc, exec_err *e)
 {
     return rc == 0 ? strdup("NULL") : exec_err_result(e);
+}
+
+int exec_ping_op(exec_ctx *ctx, const exec_project *project, exec_err *e)
+{
+    boinc_project p = { project->url, project->authenticator };
+    boinc_error err = { 0 };
+    return rpc_result(boinc_ping(ctx->client, &p, &err), "ping", &err, e);
+}
+
+char *exec_ping(exec_ctx *ctx, const gahp_request *req)
+{
+    exec_project project = exec_project_of(req);
+    exec_err e = { 0 };
+    return face_tail(exec_ping_op(ctx, &project, &e), &e);
 }
 
 /*

@@ -20,6 +20,19 @@ void exec_err_clear(exec_err *e)
     e->code = EXEC_OK;
 }
 
+int exec_err_copy(exec_err *dst, const exec_err *src)
+{
+    exec_err c = { src->code, NULL, NULL, NULL };
+    if ((src->msg != NULL && (c.msg = strdup(src->msg)) == NULL) ||
+        (src->bad_input != NULL && (c.bad_input = strdup(src->bad_input)) == NULL) ||
+        (src->bad_input_why != NULL && (c.bad_input_why = strdup(src->bad_input_why)) == NULL)) {
+        exec_err_clear(&c);
+        return -1;
+    }
+    *dst = c;
+    return 0;
+}
+
 void exec_err_blame(exec_err *e, const char *path, const char *why)
 {
     char *p = strdup(path), *w = strdup(why);

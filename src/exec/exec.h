@@ -132,6 +132,9 @@ void exec_err_boinc(exec_err *e, const char *what, const boinc_error *err);
  * message; NULL when the token cannot be allocated); *e is cleared. */
 char *exec_err_result(exec_err *e);
 void exec_err_clear(exec_err *e);
+/* *dst = a copy of *src (dst not cleared first): 0, or -1 on ENOMEM with
+ * *dst untouched. */
+int exec_err_copy(exec_err *dst, const exec_err *src);
 /* Say that *e (set already) is about the input at path alone, and why
  * (copied; out of memory leaves *e as it was, blaming nothing). */
 void exec_err_blame(exec_err *e, const char *path, const char *why);

@@ -15,9 +15,15 @@
 
 #include <time.h>
 
-/* submit/submit.c: run (or resume, or answer from the journal) one
- * BOINC_SUBMIT; returns the result tail ("NULL" or one escaped error
- * token), NULL on ENOMEM. */
+/* submit/submit.c: the typed core operation that submits a job set (req
+ * is a BOINC_SUBMIT request, or a BLAH group's internal one): run it, or
+ * resume it, or answer from the journal, or attach to the run of the same
+ * batch in progress.  0 when the batch is submitted; -1 with *e (its code,
+ * plain message, and the input it was refused for: exec_err_blame; also
+ * "submit still running" at the deadline and the different-jobs refusal).
+ * The caller clears *e. */
+int exec_submit_job_set(exec_ctx *ctx, const gahp_request *req, exec_err *e);
+/* Its 9.0 face, BOINC_SUBMIT: "NULL" or the error as one escaped token. */
 char *exec_submit(exec_ctx *ctx, const gahp_request *req);
 
 /* cmd/query.c: BOINC_QUERY_BATCHES, the 9.0 face of exec_refresh_batches. */
@@ -63,10 +69,11 @@ char *exec_abort_jobs(exec_ctx *ctx, const gahp_request *req);
 char *exec_retire_batch(exec_ctx *ctx, const gahp_request *req);
 char *exec_set_lease(exec_ctx *ctx, const gahp_request *req);
 /* The typed core operations: 0, or -1 with *e (exec_err_boinc's codes).
- * Abort: the jobs are marked aborted in the journal first (whatever the
+ * Ping: one ping RPC.  Abort: the jobs are marked aborted in the journal first (whatever the
  * server answers), then one abort_jobs.  Retire and lease: the RPC, then
  * the journal's batches row when it knows the batch (a failure to record
  * is logged, not the operation's). */
+int exec_ping_op(exec_ctx *ctx, const exec_project *project, exec_err *e);
 int exec_abort_jobs_op(exec_ctx *ctx, const exec_project *project,
                        const char *const *jobs, size_t n, exec_err *e);
 int exec_retire_batch_op(exec_ctx *ctx, const exec_project *project, const char *batch,

@@ -37,7 +37,7 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     /* ---- batches ---- */
     [JSTMT_BATCH_FIND] = { "batch lookup",
         "SELECT id, project_id, name, app, server_batch_id, state, resume_state,"
-        " error, spec_md5, njobs, request_id, job_set_md5 FROM batches"
+        " error, spec_md5, njobs, request_id, job_set_md5, error_msg FROM batches"
         " WHERE project_id = ?1 AND name = ?2" },
     [JSTMT_BATCH_EXISTS] = { "batch check",
         "SELECT 1 FROM batches WHERE id = ?1" },
@@ -46,14 +46,15 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
         " request_id, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
     [JSTMT_BATCH_SET_STATE] = { "batch state",
-        "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL, may_pass = 0,"
+        "UPDATE batches SET state = ?1, resume_state = NULL, error = NULL, error_msg = NULL,"
+        " may_pass = 0,"
         " bad_input = NULL, bad_input_why = NULL,"
         " server_batch_id = CASE WHEN ?2 > 0 THEN ?2 ELSE server_batch_id END,"
         " updated_at = ?3 WHERE id = ?4" },
     [JSTMT_BATCH_SET_FAILED] = { "batch failed",
         "UPDATE batches SET state = ?1, resume_state = ?2,"
-        " error = ?3, updated_at = ?4, may_pass = ?6, bad_input = ?7, bad_input_why = ?8"
-        " WHERE id = ?5" },
+        " error = ?3, updated_at = ?4, may_pass = ?6, bad_input = ?7, bad_input_why = ?8,"
+        " error_msg = ?9 WHERE id = ?5" },
     [JSTMT_BATCH_SET_OWNER] = { "batch owner",
         "UPDATE batches SET request_id = ?1, updated_at = ?2 WHERE id = ?3" },
     [JSTMT_BATCH_SET_JOB_SET] = { "batch job set",
@@ -61,20 +62,20 @@ const journal_sql journal_sql_batches[JSTMT_COUNT] = {
     /* with its files recorded, a new batch is hashed (journal_files.c) */
     /* (and an error noted at state new, below, is over) */
     [JSTMT_BATCH_HASHED] = { "batch state",
-        "UPDATE batches SET state = ?, error = NULL, updated_at = ?"
+        "UPDATE batches SET state = ?, error = NULL, error_msg = NULL, updated_at = ?"
         " WHERE id = ? AND state = ?" },
     /* A submit that failed before its inputs were hashed (a missing or
      * unreadable input): nothing to resume from, the batch stays new, but
      * its error is kept so that audit_batches shows it failed at 'new'
      * (issue 19). */
     [JSTMT_BATCH_NOTE_ERROR] = { "batch error",
-        "UPDATE batches SET error = ?1, updated_at = ?2, bad_input = ?4, bad_input_why = ?5"
-        " WHERE id = ?3 AND state = 0" },
+        "UPDATE batches SET error = ?1, updated_at = ?2, bad_input = ?4, bad_input_why = ?5,"
+        " error_msg = ?6 WHERE id = ?3 AND state = 0" },
     [JSTMT_BATCHES_PRUNE] = { "prune batches",
         "DELETE FROM batches WHERE id IN (" JOURNAL_PRUNABLE_BATCHES ")" },
     [JSTMT_BATCH_SUBMITTED] = { "batch submitted",
         "UPDATE batches SET state = ?, resume_state = NULL,"
-        " error = NULL, updated_at = ? WHERE id = ?" },
+        " error = NULL, error_msg = NULL, updated_at = ? WHERE id = ?" },
     [JSTMT_BATCH_SERVER_ID_KNOWN] = { "server batch lookup",
         "SELECT 1 FROM batches WHERE project_id = ? AND server_batch_id = ?" },
     [JSTMT_BATCH_SET_SERVER_TIME] = { "record batch server time",
@@ -219,6 +220,7 @@ void journal_batch_free(journal_batch *b)
     free(b->name);
     free(b->app);
     free(b->error);
+    free(b->error_msg);
     free(b->spec_md5);
     free(b->job_set_md5);
     memset(b, 0, sizeof *b);
@@ -241,6 +243,7 @@ static int batch_from_row(sqlite3_stmt *st, journal_batch *out)
     out->njobs = (long)sqlite3_column_int64(st, 9);
     out->request_id = sqlite3_column_int64(st, 10);
     out->job_set_md5 = dup_col(st, 11);     /* NULL before migration 0004 */
+    out->error_msg = dup_col(st, 12);       /* NULL before migration 0019 */
     if (out->name == NULL || out->app == NULL || out->spec_md5 == NULL) {
         journal_batch_free(out);
         return -1;
@@ -300,12 +303,12 @@ int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
 }
 
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error, int may_pass,
-                             const char *bad_input, const char *bad_input_why)
+                             batch_state resume_state, const journal_batch_error *e)
 {
-    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdiitt", (long long)BATCH_FAILED,
-                           (long long)resume_state, error, journal_now(), batch_row,
-                           (long long)(may_pass != 0), bad_input, bad_input_why);
+    return journal_run_txn(j, JSTMT_BATCH_SET_FAILED, "iitdiittt", (long long)BATCH_FAILED,
+                           (long long)resume_state, e->error, journal_now(), batch_row,
+                           (long long)(e->may_pass != 0), e->bad_input, e->bad_input_why,
+                           e->error_msg);
 }
 
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id)
@@ -842,11 +845,10 @@ int journal_batch_set_client_session(journal *j, long long project_id, const cha
     return journal_txn(j, client_batch_in_txn, &c);
 }
 
-int journal_batch_note_error(journal *j, long long batch_row, const char *error,
-                             const char *bad_input, const char *bad_input_why)
+int journal_batch_note_error(journal *j, long long batch_row, const journal_batch_error *e)
 {
-    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tditt", error, journal_now(),
-                           batch_row, bad_input, bad_input_why);
+    return journal_run_txn(j, JSTMT_BATCH_NOTE_ERROR, "tdittt", e->error, journal_now(),
+                           batch_row, e->bad_input, e->bad_input_why, e->error_msg);
 }
 
 /* ---- a job's batch (fetch) ----------------------------------------------- */

@@ -32,7 +32,10 @@ typedef struct {
     long long server_batch_id;  /* 0 = not known to be created */
     batch_state state;
     batch_state resume_state;   /* state = BATCH_FAILED: where to resume */
-    char *error;                /* NULL unless state = BATCH_FAILED */
+    char *error;                /* NULL unless state = BATCH_FAILED: the 9.0
+                                   client's escaped result token */
+    char *error_msg;            /* the same as plain text (migration 0019;
+                                   NULL on rows journaled before it) */
     char *spec_md5;
     long njobs;
     long long request_id;       /* owning request row, 0 = none */
@@ -53,13 +56,23 @@ int journal_batch_create(journal *j, long long project_id, const char *name,
  * sets it. */
 int journal_batch_set_state(journal *j, long long batch_row, batch_state state,
                             long long server_batch_id);
-/* state = BATCH_FAILED, to be resumed at resume_state; may_pass: the
- * failure was the project not answering (batches.may_pass); bad_input and
+/* A failed submit attempt as the journal keeps it: error, the 9.0
+ * client's result token (escaped, exactly as given), and error_msg, the
+ * same message as plain text (migration 0019); may_pass: the failure was
+ * the project not answering (batches.may_pass); bad_input and
  * bad_input_why: the one input it was refused for, and why (NULL: none;
  * batches.bad_input, migration 0018). */
+typedef struct {
+    const char *error;
+    const char *error_msg;
+    int may_pass;
+    const char *bad_input;
+    const char *bad_input_why;
+} journal_batch_error;
+
+/* state = BATCH_FAILED, to be resumed at resume_state, with *e. */
 int journal_batch_set_failed(journal *j, long long batch_row,
-                             batch_state resume_state, const char *error, int may_pass,
-                             const char *bad_input, const char *bad_input_why);
+                             batch_state resume_state, const journal_batch_error *e);
 int journal_batch_set_owner(journal *j, long long batch_row, long long request_id);
 /* Record the batch's job-set fingerprint (batches.job_set_md5). */
 int journal_batch_set_job_set(journal *j, long long batch_row, const char *job_set_md5);
@@ -164,8 +177,7 @@ int journal_batch_set_client_session(journal *j, long long project_id, const cha
  * failed at step 'new'.  Only while the row is at state new.  bad_input
  * and bad_input_why: the input it was, and why (NULL: none;
  * batches.bad_input). */
-int journal_batch_note_error(journal *j, long long batch_row, const char *error,
-                             const char *bad_input, const char *bad_input_why);
+int journal_batch_note_error(journal *j, long long batch_row, const journal_batch_error *e);
 
 /* batches.retired = 1 for the batch (project_id, name).  *found (may be
  * NULL) is 1 if the journal knows the batch, else 0. */

@@ -31,7 +31,8 @@
 #define BLAH_JOB_SQL(where) \
     "SELECT bj.id, bj.group_id, g.project_id, bj.gahp_id, g.batch_name, g.state," \
     " bj.fetch_args, bj.cancelled_at IS NOT NULL, bj.abort_state," \
-    " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), b.error, jb.status," \
+    " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), " \
+    BLAH_BATCH_ERROR_SQL ", jb.status," \
     PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0), bj.held_reason," \
     " b.bad_input IS NOT NULL, bj.fetch_started_at IS NOT NULL, bj.held_at IS NOT NULL" \
     " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id" \
@@ -75,6 +76,15 @@
     " AND r.state IN ('completed', 'delivered')" \
     " AND EXISTS (SELECT 1 FROM blah_jobs bj WHERE bj.group_id = g.id" \
     "             AND bj.cancelled_at IS NULL AND bj.held_at IS NULL)"
+
+/* A failed batch's error as plain text (batches.error_msg); a row
+ * journaled before migration 0019 has only the escaped token, which is
+ * not un-escaped here: a plain reason of its own, that says where the
+ * error is. */
+#define BLAH_BATCH_ERROR_SQL \
+    "CASE WHEN b.error IS NULL THEN NULL ELSE coalesce(b.error_msg, 'the batch''s submit " \
+    "failed (recorded by an earlier boinc_gahp; the journal''s audit_batches view has " \
+    "its error)') END"
 
 const journal_sql journal_sql_blah[JSTMT_COUNT] = {
     /* A JobDirectory's live job: the newest not cancelled. */
@@ -428,7 +438,7 @@ void journal_blah_job_free(journal_blah_job *job)
     free(job->group_state);
     free(job->fetch_args);
     free(job->fetch_result);
-    free(job->batch_error);
+    free(job->batch_error_msg);
     free(job->boinc_status);
     free(job->held_reason);
     free(job->project_url);
@@ -452,7 +462,7 @@ static int read_job(sqlite3_stmt *st, journal_blah_job *out)
     out->fetched = sqlite3_column_int(st, 9);
     out->fetch_result = dup_col(st, 10);
     out->batch_state = sqlite3_column_int(st, 11);
-    out->batch_error = dup_col(st, 12);
+    out->batch_error_msg = dup_col(st, 12);
     out->boinc_status = dup_col(st, 13);
     out->project_url = dup_col(st, 14);
     out->authenticator = dup_col(st, 15);

@@ -95,7 +95,7 @@ typedef struct {
     int fetched;
     char *fetch_result;         /* NULL until fetched */
     int batch_state;            /* batches.state, -1 = no batch row yet */
-    char *batch_error;          /* batches.error */
+    char *batch_error_msg;      /* batches.error_msg, plain text: NULL = none */
     char *boinc_status;         /* jobs.status, NULL = not known */
     char *project_url;          /* the job's project (secret: never logged) */
     char *authenticator;

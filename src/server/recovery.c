@@ -9,11 +9,9 @@
 
 #include "blah/blah.h"
 #include "server/command.h"
-#include "wire/gahp_text.h"
 #include "journal/journal_requests.h"
 #include "base/log.h"
 #include "server/protocol.h"
-#include "base/strbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,39 +50,26 @@ typedef struct {
 } recovery_state;
 
 /*
- * Rebuild a typed request from its journal row: "<command> <id> <args>" is
- * tokenised and parsed exactly like a request line, with the row decide_row
- * found for it.
+ * Rebuild a typed request from its journal row (gahp_request_from_record:
+ * parsed exactly like a request line), with the row decide_row found for
+ * it.
  */
 static gahp_request *request_from_row(const journal_request_row *row, const command_row *cmd)
 {
-    strbuf line = STRBUF_INIT;
-    if (strbuf_printf(&line, "%s %ld%s%s", row->command, row->client_id,
-                      row->args_text[0] ? " " : "", row->args_text) != 0) {
-        strbuf_free(&line);
+    const char *why = "unknown command";
+    gahp_request *req = NULL;
+    if (cmd != NULL && cmd->sync == SYNC_NONE) {
+        gahp_journal_record rec = { row->command, row->client_id, row->args_text,
+                                    row->project_id, row->project_url, row->authenticator };
+        req = gahp_request_from_record(cmd->cmd, cmd->parse, &rec, &why);
+    }
+    if (req == NULL) {
+        log_error("recovery: journaled request %lld (%s) does not parse: %s",
+                  row->request_row, row->command, why);
         return NULL;
     }
-    gahp_args args = { 0 };
-    gahp_request *req = NULL;
-    const char *why = NULL;
-    if (gahp_tokenize(line.data, line.len, &args) == GAHP_TOK_OK &&
-        command_parse(cmd, args.argv, args.argc, &req, &why) == 0) {
-        req->journal_id = row->request_row;
-        req->project_id = row->project_id;
-        if (row->project_url != NULL) {
-            req->project_url = strdup(row->project_url);
-            req->authenticator = strdup(row->authenticator ? row->authenticator : "");
-            if (req->project_url == NULL || req->authenticator == NULL) {
-                gahp_request_free(req);
-                req = NULL;
-            }
-        }
-    } else {
-        log_error("recovery: journaled request %lld (%s) does not parse: %s",
-                  row->request_row, row->command, why ? why : "bad line");
-    }
-    gahp_args_free(&args);
-    strbuf_free(&line);
+    req->row = cmd;
+    req->journal_id = row->request_row;
     return req;
 }
 

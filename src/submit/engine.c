@@ -110,12 +110,15 @@ static int journal_failure(submit_run *r, int resume)
         if (check_transition(r, BATCH_FAILED, (batch_state)resume,
                              r->error.msg ? r->error.msg : EXEC_NOMEM_MSG) != 0)
             return -1;
-        char *tok = gahp_escape(r->error.msg ? r->error.msg : EXEC_NOMEM_MSG);
-        /* The journal keeps the error exactly as the client is given it. */
+        const char *msg = r->error.msg ? r->error.msg : EXEC_NOMEM_MSG;
+        char *tok = gahp_escape(msg);
+        /* The journal keeps the error exactly as the 9.0 client is given
+         * it, and as plain text for everyone else (migration 0019). */
+        journal_batch_error je = { tok, msg, exec_err_may_pass(&r->error), r->error.bad_input,
+                                   r->error.bad_input_why };
         if (tok != NULL &&
             journal_batch_set_failed(r->ctx->journal, r->batch.id, (batch_state)resume,
-                                     tok, exec_err_may_pass(&r->error), r->error.bad_input,
-                                     r->error.bad_input_why) == 0) {
+                                     &je) == 0) {
             /* what the row now says: a later failure is checked from here */
             engine_row_written(r, BATCH_FAILED, (batch_state)resume, 0, tok);
             tok = NULL;
@@ -207,6 +210,8 @@ void engine_row_written(submit_run *r, batch_state state, batch_state resume,
         b->server_batch_id = server_batch_id;
     free(b->error);
     b->error = error;
+    free(b->error_msg);         /* the run reads the token only */
+    b->error_msg = NULL;
     /* A failed row says where to resume, and never "at failed"; past
      * create_batch the server's batch id is known; only a failed row (or
      * a new one whose inputs could not be read) carries an error. */

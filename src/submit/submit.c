@@ -171,8 +171,9 @@ static int note_hash_failure(submit_run *r)
             ? engine_fail_record_again(r, (int)at) : -1;
     }
     char *tok = gahp_escape(r->error.msg);
-    if (tok == NULL || journal_batch_note_error(r->ctx->journal, r->batch.id, tok, r->error.bad_input,
-                                                r->error.bad_input_why) != 0)
+    journal_batch_error je = { tok, r->error.msg, 0, r->error.bad_input,
+                               r->error.bad_input_why };
+    if (tok == NULL || journal_batch_note_error(r->ctx->journal, r->batch.id, &je) != 0)
         log_warn("submit %s: could not journal the input failure", r->s->batch);
     free(tok);
     return -1;
@@ -239,15 +240,15 @@ static char *spec_digest(const gahp_request *req, char out[33])
 static const char different_jobs[] =
     "this batch name was already submitted with different jobs";
 
-/* The answer at the deadline to a submit whose run goes on. */
-static char *still_running(const exec_ctx *ctx)
+/* The outcome at the deadline of a submit whose run goes on. */
+static int still_running(const exec_ctx *ctx, exec_err *e)
 {
     char *detail = str_printf("not finished after %ld s (the client gives up at "
                               "300 s); it goes on, and a re-issue of this submit "
                               "gets its outcome", ctx->config->submit_deadline_s);
-    char *tok = exec_error("submit still running", detail ? detail : "");
+    exec_err_set(e, EXEC_E_REFUSED, "submit still running", detail ? detail : "");
     free(detail);
-    return tok;
+    return -1;
 }
 
 /*
@@ -269,46 +270,58 @@ static void supersede_owner(exec_ctx *ctx, const gahp_request *req, long long ow
                  journal_errmsg(ctx->journal));
 }
 
+/* The outcome of a run that left none, from its batch's row: only a
+ * submitted batch is a success; a failed one's plain error (batches.
+ * error_msg; a row journaled before it has a plain reason of its own). */
+static int outcome_of_row(const journal_batch *b, int found, exec_err *e)
+{
+    if (found && b->state == BATCH_SUBMITTED)
+        return 0;
+    if (found && b->error != NULL)
+        exec_err_set(e, EXEC_E_REFUSED, b->error_msg != NULL ? b->error_msg
+                     : "submit failed: recorded by an earlier boinc_gahp (the journal's "
+                       "audit_batches view has its error)", NULL);
+    else
+        exec_err_set(e, EXEC_E_REFUSED, "submit failed", "the running submit of this batch "
+                     "ended without a result");
+    return -1;
+}
+
 /*
  * A waiter whose owner finished (or was still running at the waiter's
- * deadline): the owner's result when the job set is the same.  When the
- * owner left no result, the journal row decides: only a submitted batch is
- * a success.
+ * deadline): the owner's outcome (moved from *owner) when the job set is
+ * the same.  When the owner left no outcome, the journal row decides.
  */
-static char *attached_result(exec_ctx *ctx, const gahp_request *req, const char *fp,
-                             const char *digest, submit_entry e, char *owner_result)
+static int attached_outcome(exec_ctx *ctx, const gahp_request *req, const char *fp,
+                            const char *digest, submit_entry en, exec_err *owner,
+                            exec_err *e)
 {
     journal_batch b;
-    int found = 0;
+    int found = 0, same = 1, rc = -1;
     if (journal_batch_find(ctx->journal, req->project_id, req->u.submit.batch, &b,
                            &found) != 0) {
-        free(owner_result);
-        return exec_error("journal write failed", journal_errmsg(ctx->journal));
+        exec_err_clear(owner);
+        exec_err_set(e, EXEC_E_REFUSED, "journal write failed", journal_errmsg(ctx->journal));
+        return -1;
     }
-    char *result = owner_result;
-    int same = 1;
-    if (found && submit_identity_same(ctx->journal, &b, fp, digest, &same) != 0) {
-        free(result);
-        result = exec_error("journal write failed", journal_errmsg(ctx->journal));
-    } else if (found && !same) {
-        free(result);
-        result = exec_error("submit refused", different_jobs);
-    } else if (e == SUBMIT_STILL_RUNNING) {
-        result = still_running(ctx);
-    } else if (e == SUBMIT_OWNER_NO_RESULT) {
-        if (found && b.state == BATCH_SUBMITTED)
-            result = strdup("NULL");
-        else if (found && b.error != NULL)
-            result = strdup(b.error);
-        else
-            result = exec_error("submit failed", "the running submit of this batch "
-                                "ended without a result");
+    if (found && submit_identity_same(ctx->journal, &b, fp, digest, &same) != 0)
+        exec_err_set(e, EXEC_E_REFUSED, "journal write failed", journal_errmsg(ctx->journal));
+    else if (found && !same)
+        exec_err_set(e, EXEC_E_REFUSED, "submit refused", different_jobs);
+    else if (en == SUBMIT_STILL_RUNNING)
+        still_running(ctx, e);
+    else if (en == SUBMIT_OWNER_NO_RESULT)
+        rc = outcome_of_row(&b, found, e);
+    else if ((rc = owner->code == EXEC_OK ? 0 : -1) != 0) {
+        *e = *owner;                    /* moved: the owner's copy is ours */
+        memset(owner, 0, sizeof *owner);
     }
-    if (found && same && result != NULL)
+    exec_err_clear(owner);
+    if (found && same && (rc == 0 || e->msg != NULL))
         supersede_owner(ctx, req, b.request_id);
     if (found)
         journal_batch_free(&b);
-    return result;
+    return rc;
 }
 
 /* Create or adopt the journal row; 0 or -1 with r's error set. */
@@ -331,9 +344,22 @@ static int bind_row(submit_run *r, const char *fp, const char *digest, int found
     return 0;
 }
 
-/* The owner's run: answer from the journal, refuse, or run the steps. */
-static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
-                       const char *digest)
+static void run_free(submit_run *r)
+{
+    for (size_t i = 0; i < r->ninputs; i++)
+        free(r->input_phys ? r->input_phys[i] : NULL);
+    free(r->input_phys);
+    input_hold_free(r->hold);
+    journal_batch_free(&r->batch);
+    exec_err_clear(&r->error);
+}
+
+/* The owner's run: answer from the journal, refuse, or run the steps.
+ * 0; -1 with *e; NO_OUTCOME (*e out of memory) when the run failed
+ * without saying why (waiters then read the journal). */
+#define NO_OUTCOME (-2)
+static int run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
+                     const char *digest, exec_err *e)
 {
     submit_run r = { 0 };
     r.ctx = ctx;
@@ -351,39 +377,39 @@ static char *run_owned(exec_ctx *ctx, const gahp_request *req, const char *fp,
     /* The batch's request before bind_row adopts the batch: this re-issue
      * answers it (supersede_owner). */
     long long owner_row = !failed && found && same ? r.batch.request_id : 0;
-    char *result = NULL;
+    int rc = -1;
     if (failed)
         engine_fail_journal(&r);
     else if (found && !same)
         engine_fail(&r, -1, EXEC_E_REFUSED, "submit refused", different_jobs);
     else if (found && r.batch.state == BATCH_SUBMITTED)
-        result = strdup("NULL");   /* answered from the journal */
+        rc = 0;                 /* answered from the journal */
     else if (bind_row(&r, fp, digest, found) == 0 && run_steps(&r) == 0)
-        result = strdup("NULL");
-    if (result == NULL && r.error.code != EXEC_OK)
-        result = exec_err_result(&r.error);
-    if (result != NULL)
+        rc = 0;
+    if (rc != 0 && r.error.code == EXEC_OK) {
+        rc = NO_OUTCOME;        /* a failure that set no error */
+        exec_err_nomem(e);
+    } else if (rc != 0) {
+        *e = r.error;
+        memset(&r.error, 0, sizeof r.error);
+    }
+    if (rc != NO_OUTCOME)
         supersede_owner(ctx, req, owner_row);
-    for (size_t i = 0; i < r.ninputs; i++)
-        free(r.input_phys ? r.input_phys[i] : NULL);
-    free(r.input_phys);
-    input_hold_free(r.hold);
-    journal_batch_free(&r.batch);
-    exec_err_clear(&r.error);
-    return result;
+    run_free(&r);
+    return rc;
 }
 
-/* The owner's run, its result handed to the registry (and returned). */
-static char *run_and_leave(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
-                           const char *fp, const char *digest)
+/* The owner's run, its outcome handed to the registry (and returned). */
+static int run_and_leave(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                         const char *fp, const char *digest, exec_err *e)
 {
-    char *result = run_owned(ctx, req, fp, digest);
+    int rc = run_owned(ctx, req, fp, digest, e);
     if (testfault("nomem", "submit_result")) {
-        free(result);           /* test: the result could not be copied */
-        result = NULL;
+        exec_err_nomem(e);              /* test: the outcome could not be kept */
+        rc = NO_OUTCOME;
     }
-    submit_registry_leave(owner, result);
-    return result;
+    submit_registry_leave(owner, rc == NO_OUTCOME ? NULL : e);
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- the deadline (doc/commands.md) ------------------------------------------ */
@@ -397,63 +423,68 @@ typedef struct {
 static void run_detached(exec_ctx *ctx, const gahp_request *req, void *arg)
 {
     detached_arg *a = arg;
-    free(run_and_leave(ctx, req, a->owner, a->fp, a->digest));
+    exec_err e = { 0 };
+    run_and_leave(ctx, req, a->owner, a->fp, a->digest, &e);
+    exec_err_clear(&e);
     free(a);
 }
 
 /*
  * The owner's run goes to a thread of its own; the worker answers with its
- * result, or with an error once `until` passes (the run goes on and stays
+ * outcome, or with an error once `until` passes (the run goes on and stays
  * registered under the batch name: a re-issue attaches to it, or finds its
  * outcome in the journal).  Runs in the worker when no thread can be made.
  */
-static char *run_with_deadline(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
-                               const char *fp, const char *digest,
-                               const struct timespec *until)
+static int run_with_deadline(exec_ctx *ctx, const gahp_request *req, active_submit *owner,
+                             const char *fp, const char *digest,
+                             const struct timespec *until, exec_err *e)
 {
     detached_arg *a = calloc(1, sizeof *a);
     if (a == NULL)
-        return run_and_leave(ctx, req, owner, fp, digest);
+        return run_and_leave(ctx, req, owner, fp, digest, e);
     a->owner = owner;
     memcpy(a->fp, fp, sizeof a->fp);
     memcpy(a->digest, digest, sizeof a->digest);
     submit_registry_ref(owner);         /* the worker's, for the wait below */
+    exec_err outcome = { 0 };
     if (submit_deadline_detach(ctx, req, run_detached, a) != 0) {
         free(a);
-        char *ignored = NULL;
-        char *result = run_and_leave(ctx, req, owner, fp, digest);
-        submit_registry_wait(owner, NULL, &ignored);    /* drops the reference */
-        free(ignored);
-        return result;
+        int rc = run_and_leave(ctx, req, owner, fp, digest, e);
+        submit_registry_wait(owner, NULL, &outcome);    /* drops the reference */
+        exec_err_clear(&outcome);
+        return rc;
     }
-    char *result = NULL;
-    submit_entry e = submit_registry_wait(owner, until, &result);
-    if (e == SUBMIT_ATTACHED || e == SUBMIT_NOMEM)
-        return result;
-    if (e == SUBMIT_STILL_RUNNING)
+    submit_entry en = submit_registry_wait(owner, until, &outcome);
+    if (en == SUBMIT_NOMEM)
+        return exec_err_nomem(e);
+    if (en == SUBMIT_ATTACHED) {
+        *e = outcome;
+        return e->code == EXEC_OK ? 0 : -1;
+    }
+    if (en == SUBMIT_STILL_RUNNING)
         log_warn("submit %s: still running after %ld s; answering the client, "
                  "the submit goes on", req->u.submit.batch, ctx->config->submit_deadline_s);
-    return attached_result(ctx, req, fp, digest, e, NULL);
+    return attached_outcome(ctx, req, fp, digest, en, &outcome, e);
 }
 
 /* A success the client reads in this session: it takes the batch as
  * submitted (a status query may then list only changed jobs). */
-static char *note_client_batch(exec_ctx *ctx, const gahp_request *req, char *result)
+static void note_client_batch(exec_ctx *ctx, const gahp_request *req)
 {
-    if (result != NULL && strcmp(result, "NULL") == 0 && !req->background &&
-        ctx->session_id > 0 && req->project_id > 0 &&
+    if (!req->background && ctx->session_id > 0 && req->project_id > 0 &&
         journal_batch_set_client_session(ctx->journal, req->project_id,
                                           req->u.submit.batch, ctx->session_id) != 0)
         log_warn("submit %s: could not record that the client has the batch",
                  req->u.submit.batch);
-    return result;
 }
 
-static char *submit_result(exec_ctx *ctx, const gahp_request *req)
+static int submit_outcome(exec_ctx *ctx, const gahp_request *req, exec_err *e)
 {
     char digest[33], fp[SUBMIT_IDENTITY_LEN];
-    if (spec_digest(req, digest) == NULL || submit_identity_of(&req->u.submit, fp) != 0)
-        return gahp_escape("submit failed: cannot digest the request");
+    if (spec_digest(req, digest) == NULL || submit_identity_of(&req->u.submit, fp) != 0) {
+        exec_err_set(e, EXEC_E_INTERNAL, "submit failed", "cannot digest the request");
+        return -1;
+    }
     /* Work resumed for the journal only (recovery) has nobody waiting. */
     long deadline = ctx->config != NULL && !req->background
                         ? ctx->config->submit_deadline_s : 0;
@@ -461,22 +492,33 @@ static char *submit_result(exec_ctx *ctx, const gahp_request *req)
     submit_deadline_at(deadline, &until);
 
     active_submit *owner = NULL;
-    char *attached = NULL;
-    submit_entry e = submit_registry_enter(ctx->shared->submits, req->project_id,
-                                           req->u.submit.batch,
-                                           deadline > 0 ? &until : NULL, &owner, &attached);
-    if (e == SUBMIT_NOMEM)
-        return NULL;
-    if (e != SUBMIT_OWNER)      /* same batch runs or ran in this process */
-        return attached_result(ctx, req, fp, digest, e, attached);
+    exec_err attached = { 0 };
+    submit_entry en = submit_registry_enter(ctx->shared->submits, req->project_id,
+                                            req->u.submit.batch,
+                                            deadline > 0 ? &until : NULL, &owner, &attached);
+    if (en == SUBMIT_NOMEM)
+        return exec_err_nomem(e);
+    if (en != SUBMIT_OWNER)     /* same batch runs or ran in this process */
+        return attached_outcome(ctx, req, fp, digest, en, &attached, e);
     if (deadline > 0)
-        return run_with_deadline(ctx, req, owner, fp, digest, &until);
-    return run_and_leave(ctx, req, owner, fp, digest);
+        return run_with_deadline(ctx, req, owner, fp, digest, &until, e);
+    return run_and_leave(ctx, req, owner, fp, digest, e);
+}
+
+int exec_submit_job_set(exec_ctx *ctx, const gahp_request *req, exec_err *e)
+{
+    memset(e, 0, sizeof *e);
+    int rc = submit_outcome(ctx, req, e);
+    if (rc == 0)
+        note_client_batch(ctx, req);
+    return rc;
 }
 
 char *exec_submit(exec_ctx *ctx, const gahp_request *req)
 {
-    return note_client_batch(ctx, req, submit_result(ctx, req));
+    exec_err e = { 0 };
+    /* the 9.0 face: "NULL", or the outcome's message as one token */
+    return exec_submit_job_set(ctx, req, &e) == 0 ? strdup("NULL") : exec_err_result(&e);
 }
 
 /* ==== identity of a submit ==============================================
@@ -603,26 +645,10 @@ int submit_identity_of(const gahp_submit *s, char out[SUBMIT_IDENTITY_LEN])
 
 gahp_request *submit_identity_parse_args(const char *args_text)
 {
-    strbuf line = STRBUF_INIT;
     /* The request id is irrelevant here; 1 is always a valid one. */
-    if (strbuf_printf(&line, "BOINC_SUBMIT 1%s%s", args_text[0] ? " " : "",
-                      args_text) != 0) {
-        strbuf_free(&line);
-        return NULL;
-    }
-    gahp_args args = { 0 };
-    gahp_request *req = NULL;
+    gahp_journal_record rec = { "BOINC_SUBMIT", 1, args_text, 0, NULL, NULL };
     const char *why = NULL;
-    if (gahp_tokenize(line.data, line.len, &args) != GAHP_TOK_OK ||
-        gahp_request_parse(GAHP_CMD_SUBMIT, gahp_parse_submit, args.argv, args.argc,
-                           &req, &why) != 0 ||
-        req->cmd != GAHP_CMD_SUBMIT) {
-        gahp_request_free(req);
-        req = NULL;
-    }
-    gahp_args_free(&args);
-    strbuf_free(&line);
-    return req;
+    return gahp_request_from_record(GAHP_CMD_SUBMIT, gahp_parse_submit, &rec, &why);
 }
 
 int submit_identity_of_args(const char *args_text, char out[SUBMIT_IDENTITY_LEN])

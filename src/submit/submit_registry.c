@@ -16,8 +16,9 @@ struct active_submit {
     long long project_id;
     char *name;
     int done;
-    int has_result;            /* 0: the owner left without a result */
-    char *result;              /* result tail of the owner, once done */
+    int has_result;            /* 0: the owner left without an outcome */
+    exec_err result;           /* the owner's outcome, once done (typed: a
+                                  waiter formats it in its own dialect) */
     int refs;                  /* owner + waiters */
     struct active_submit *next;
     submit_registry *reg;       /* the registry it is in */
@@ -60,7 +61,7 @@ static void unref_locked(active_submit *a)
         }
     }
     free(a->name);
-    free(a->result);
+    exec_err_clear(&a->result);
     free(a);
 }
 
@@ -78,7 +79,7 @@ static active_submit *find_running_locked(submit_registry *reg, long long projec
  * `until` to pass; the outcome for the waiter.
  */
 static submit_entry wait_locked(active_submit *a, const struct timespec *until,
-                                char **result)
+                                exec_err *result)
 {
     int timed_out = 0;
     while (!a->done && !timed_out) {
@@ -91,8 +92,7 @@ static submit_entry wait_locked(active_submit *a, const struct timespec *until,
     if (timed_out) {
         e = SUBMIT_STILL_RUNNING;
     } else if (a->has_result) {
-        *result = strdup(a->result);
-        e = *result != NULL ? SUBMIT_ATTACHED : SUBMIT_NOMEM;
+        e = exec_err_copy(result, &a->result) == 0 ? SUBMIT_ATTACHED : SUBMIT_NOMEM;
     }
     unref_locked(a);
     return e;
@@ -100,10 +100,10 @@ static submit_entry wait_locked(active_submit *a, const struct timespec *until,
 
 submit_entry submit_registry_enter(submit_registry *reg, long long project_id,
                                    const char *name, const struct timespec *until,
-                                   active_submit **owner, char **result)
+                                   active_submit **owner, exec_err *result)
 {
     *owner = NULL;
-    *result = NULL;
+    memset(result, 0, sizeof *result);
     pthread_mutex_lock(&reg->mu);
     active_submit *a = find_running_locked(reg, project_id, name);
     if (a != NULL) {
@@ -136,9 +136,9 @@ void submit_registry_ref(active_submit *a)
 }
 
 submit_entry submit_registry_wait(active_submit *a, const struct timespec *until,
-                                  char **result)
+                                  exec_err *result)
 {
-    *result = NULL;
+    memset(result, 0, sizeof *result);
     submit_registry *reg = a->reg;
     pthread_mutex_lock(&reg->mu);
     submit_entry e = wait_locked(a, until, result);
@@ -146,12 +146,12 @@ submit_entry submit_registry_wait(active_submit *a, const struct timespec *until
     return e;
 }
 
-void submit_registry_leave(active_submit *a, const char *result)
+void submit_registry_leave(active_submit *a, const exec_err *result)
 {
     submit_registry *reg = a->reg;
     pthread_mutex_lock(&reg->mu);
-    a->result = result ? strdup(result) : NULL;
-    a->has_result = a->result != NULL;
+    /* a copy that cannot be made is no outcome: waiters read the journal */
+    a->has_result = result != NULL && exec_err_copy(&a->result, result) == 0;
     a->done = 1;
     pthread_cond_broadcast(&reg->cv);
     unref_locked(a);

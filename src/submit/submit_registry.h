@@ -11,6 +11,8 @@
 #ifndef BOINC_GAHP_SUBMIT_REGISTRY_H
 #define BOINC_GAHP_SUBMIT_REGISTRY_H
 
+#include "exec/exec.h"
+
 #include <time.h>
 #include <stddef.h>
 
@@ -27,7 +29,8 @@ void submit_registry_free(submit_registry *reg);
 /* What submit_registry_enter() / submit_registry_wait() found. */
 typedef enum {
     SUBMIT_OWNER,           /* the caller runs the submit; *owner is set */
-    SUBMIT_ATTACHED,        /* another run finished; *result is its result */
+    SUBMIT_ATTACHED,        /* another run finished; *result is its outcome
+                               (code EXEC_OK: the batch was submitted) */
     SUBMIT_OWNER_NO_RESULT, /* another run finished without a result (it ran
                                out of memory forming one): the caller must
                                look at the journal, never assume success */
@@ -38,11 +41,11 @@ typedef enum {
 /*
  * Register the caller as the owner of (project, name), or wait until the
  * running owner leaves (or `until` passes; NULL = no limit) and copy its
- * result into *result (malloc'd).
+ * outcome into *result (the caller clears it).
  */
 submit_entry submit_registry_enter(submit_registry *reg, long long project_id,
                                    const char *name, const struct timespec *until,
-                                   active_submit **owner, char **result);
+                                   active_submit **owner, exec_err *result);
 
 /* One more reference to the entry (for a submit_registry_wait() to come,
  * which drops it), taken before the owner's run moves to another thread. */
@@ -52,10 +55,10 @@ void submit_registry_ref(active_submit *a);
  * reference submit_registry_ref() took.  SUBMIT_ATTACHED with *result,
  * SUBMIT_OWNER_NO_RESULT, SUBMIT_STILL_RUNNING or SUBMIT_NOMEM. */
 submit_entry submit_registry_wait(active_submit *a, const struct timespec *until,
-                                  char **result);
+                                  exec_err *result);
 
-/* The owner is done; result (may be NULL: none) is copied for waiters. */
-void submit_registry_leave(active_submit *owner, const char *result);
+/* The owner is done; its outcome (NULL: none) is copied for waiters. */
+void submit_registry_leave(active_submit *owner, const exec_err *result);
 
 /* ==== file claims =======================================================
  *

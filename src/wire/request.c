@@ -486,6 +486,57 @@ int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
     return 0;
 }
 
+gahp_request *gahp_request_new(gahp_command cmd, long id)
+{
+    gahp_request *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->cmd = cmd;
+    r->id = id;
+    atomic_init(&r->extra_refs, 0);
+    return r;
+}
+
+int gahp_request_set_project(gahp_request *r, long long project_id, const char *url,
+                             const char *authenticator)
+{
+    r->project_id = project_id;
+    if (url == NULL)
+        return 0;           /* none selected when it was journaled */
+    r->project_url = strdup(url);
+    r->authenticator = strdup(authenticator != NULL ? authenticator : "");
+    return r->project_url != NULL && r->authenticator != NULL ? 0 : -1;
+}
+
+gahp_request *gahp_request_from_record(gahp_command cmd, gahp_parse_fn parse,
+                                       const gahp_journal_record *rec, const char **why)
+{
+    /* the record is the request line as it was read, less its framing:
+     * rebuilt and parsed by the one strict parser, so that a resumed
+     * request is exactly the request that was accepted */
+    strbuf line = STRBUF_INIT;
+    *why = "out of memory";
+    if (strbuf_printf(&line, "%s %ld%s%s", rec->command, rec->id,
+                      rec->args_text[0] ? " " : "", rec->args_text) != 0) {
+        strbuf_free(&line);
+        return NULL;
+    }
+    gahp_args args = { 0 };
+    gahp_request *req = NULL;
+    if (gahp_tokenize(line.data, line.len, &args) != GAHP_TOK_OK)
+        *why = "the record does not tokenise";
+    else if (gahp_request_parse(cmd, parse, args.argv, args.argc, &req, why) == 0 &&
+             gahp_request_set_project(req, rec->project_id, rec->project_url,
+                                      rec->authenticator) != 0) {
+        gahp_request_free(req);
+        req = NULL;
+        *why = "out of memory";
+    }
+    gahp_args_free(&args);
+    strbuf_free(&line);
+    return req;
+}
+
 gahp_request *gahp_request_ref(const gahp_request *req)
 {
     gahp_request *r = (gahp_request *)req;

@@ -113,7 +113,7 @@ typedef struct {
 
 /*
  * BLAH_JOB_SUBMIT: what boinc_gahp takes from the job's ClassAd
- * (blah_request.c; doc/htcondor.md has the mapping).  Paths are absolute
+ * (blah_submit_ad.c; doc/htcondor.md has the mapping).  Paths are absolute
  * (relative ones joined to Iwd) except out and the output destinations,
  * which stay as the ad gives them: the fetch resolves them against iwd.
  */
@@ -194,7 +194,7 @@ int gahp_parse_blah_ping(gahp_cursor *c, gahp_request *r);
 int gahp_parse_blah_lead(gahp_cursor *c, gahp_request *r);
 
 /*
- * blah_request.c: the fields of a BLAH_JOB_SUBMIT ad into *s.  0; 1 with
+ * blah_submit_ad.c: the fields of a BLAH_JOB_SUBMIT ad into *s.  0; 1 with
  * *why (malloc'd) when the ad is well framed but cannot be submitted (the
  * result is then that error); -1 on ENOMEM.
  */
@@ -213,6 +213,37 @@ void gahp_blah_submit_free(gahp_blah_submit *s);
  */
 int gahp_request_parse(gahp_command cmd, gahp_parse_fn parse, char *const *argv,
                        size_t argc, gahp_request **out, const char **why);
+
+/*
+ * A journaled request, as the journal keeps it to resume it: the
+ * command's name, the request id, the escaped fields after the id, and
+ * the project it was accepted for (project_url NULL: none).
+ */
+typedef struct {
+    const char *command;
+    long id;
+    const char *args_text;
+    long long project_id;
+    const char *project_url;
+    const char *authenticator;
+} gahp_journal_record;
+
+/*
+ * The typed request of a journaled record, parsed as its request line was
+ * (gahp_request_parse of "<command> <id> <args_text>"), with the record's
+ * project copied.  NULL with *why (static) when the record does not parse
+ * or memory ran out.  Recovery and the BLAH dialect's internal requests
+ * both rebuild requests this way, and only this way.
+ */
+gahp_request *gahp_request_from_record(gahp_command cmd, gahp_parse_fn parse,
+                                       const gahp_journal_record *rec, const char **why);
+
+/* A request with no fields parsed (an internal one, built typed: the
+ * caller fills u); NULL when memory ran out. */
+gahp_request *gahp_request_new(gahp_command cmd, long id);
+/* Copy a project into r (url NULL: only the id).  0, or -1 on ENOMEM. */
+int gahp_request_set_project(gahp_request *r, long long project_id, const char *url,
+                             const char *authenticator);
 
 /* Release a reference: the last one frees the request. */
 void gahp_request_free(gahp_request *req);

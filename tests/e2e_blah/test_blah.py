@@ -512,3 +512,37 @@ def test_a_refused_ad_is_logged_with_why(client, iwd):
     assert "BLAH: job home_bl_bad.0_1 refused: input file %s/missing.txt" % iwd in log, log
     assert "BLAH_JOB_SUBMIT %d refused: %s" % (rid2, err2) in log, log
     assert "BLAH_JOB_SUBMIT %d finished: error" % rid2 in log, log
+
+
+def test_a_group_the_server_refuses_is_held_with_its_plain_journaled_error(
+        make_client, emu, iwd, journal):
+    """The project could not be asked about the app when the job came
+    (accepted: the group's submit checks it), then refuses it: the jobs
+    are held with the submit's error as plain text, which the journal
+    keeps plainly beside the 9.0 client's escaped token (batches.error_msg,
+    migration 0019).  A row journaled before that migration (error_msg
+    NULL) gets a plain reason of its own, never an un-escaped token."""
+    import sqlite3
+    c = make_client(args=("--blah-batch-window", "1", "--blah-status-interval", "0",
+                          "--retry-budget", "1"))
+    emu.fault("get_templates", "http503", probability=1)
+    stage(iwd, "in.0", "a")
+    rc, err, job = c.submit(submit_ad(iwd, "home_bl_refused.0_1", queue="no_such_app",
+                                      transfer_input="in.0"))
+    assert rc == 0, err
+    emu.clear_faults()
+    rc, err, status, sad = wait_statuses(c, [job], 5, emu=emu)[job]
+    reason = sad["HoldReason"]
+    assert "could not be submitted" in reason and "no_such_app" in reason, reason
+    assert "\\" not in reason and "\n" not in reason and len(reason) <= 300
+    db = sqlite3.connect(journal, timeout=30)
+    error, plain = db.execute("SELECT error, error_msg FROM batches").fetchone()
+    assert "\\ " in error and "\\" not in plain and "no_such_app" in plain
+    assert reason.endswith(plain) or plain.startswith(reason.split("submitted: ", 1)[1][:40])
+    # as an earlier boinc_gahp journaled it: the token alone
+    with db:
+        db.execute("UPDATE batches SET error_msg = NULL")
+    db.close()
+    rc, err, status, sad = c.status(job)
+    reason = sad["HoldReason"]
+    assert status == 5 and "earlier boinc_gahp" in reason and "\\" not in reason, reason

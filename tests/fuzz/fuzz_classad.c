@@ -1,6 +1,6 @@
 /*
  * fuzz_classad.c - libFuzzer harness for the ClassAd text of BLAH_JOB_SUBMIT
- * (wire/classad.c) and the ad's fields (wire/blah_request.c): one input is
+ * (wire/classad.c) and the ad's fields (wire/blah_submit_ad.c): one input is
  * one job ad as the line carries it, unescaped.  Checked beyond "no crash":
  * every string attribute written back as HTCondor's unparser writes it
  * (classad_put_name, classad_put_string) parses to the same name and value

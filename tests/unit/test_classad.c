@@ -1,7 +1,7 @@
 /*
  * test_classad.c - unit tests for src/wire/classad.c (the ClassAd record
  * the grid manager of HTCondor 10.0-25.x sends with BLAH_JOB_SUBMIT, V2
- * arguments, file lists) and src/wire/blah_request.c (the ad's fields),
+ * arguments, file lists) and src/wire/blah_submit_ad.c (the ad's fields),
  * on the ad the real 25.0.13 grid manager sent
  * (doc/htcondor.md) and on edge cases.
  */

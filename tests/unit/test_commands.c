@@ -204,6 +204,45 @@ static void test_abort_retire_lease(void **state)
     bad("BOINC_SET_LEASE 1 b 5 6");
 }
 
+/* A journaled record is parsed as its request line was (recovery and the
+ * BLAH dialect's internal requests): the fields, the escapes and the
+ * canonical text come back, with the record's project; a record that does
+ * not parse says why.  An internal request built typed has no text. */
+static void test_a_journaled_record_becomes_its_request(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+    gahp_journal_record rec = { "BOINC_FETCH_OUTPUT", 9, "j\\ 1 /iwd err SOME 1 a\\ b /tmp/o",
+                                4, "http://p/", NULL };
+    gahp_request *r = gahp_request_from_record(GAHP_CMD_FETCH_OUTPUT, gahp_parse_fetch, &rec,
+                                               &why);
+    assert_non_null(r);
+    assert_int_equal(r->id, 9);
+    assert_string_equal(r->u.fetch.job, "j 1");
+    assert_string_equal(r->u.fetch.specs[0].src, "a b");
+    assert_string_equal(r->args_text, rec.args_text);
+    assert_true(r->project_id == 4);
+    assert_string_equal(r->project_url, "http://p/");
+    assert_string_equal(r->authenticator, "");
+    gahp_request_free(r);
+    gahp_journal_record none = { "BOINC_RETIRE_BATCH", 1, "b", 0, NULL, NULL };
+    r = gahp_request_from_record(GAHP_CMD_RETIRE_BATCH, gahp_parse_retire, &none, &why);
+    assert_non_null(r);
+    assert_null(r->project_url);
+    gahp_request_free(r);
+    gahp_journal_record bad_rec = { "BOINC_RETIRE_BATCH", 1, "b c", 0, NULL, NULL };
+    why = NULL;
+    assert_null(gahp_request_from_record(GAHP_CMD_RETIRE_BATCH, gahp_parse_retire, &bad_rec, &why));
+    assert_string_equal(why, "extra fields");
+    gahp_request *lead = gahp_request_new(GAHP_CMD_BLAH_LEAD, 1);
+    assert_non_null(lead);
+    lead->u.blah_group = 12;
+    assert_int_equal(gahp_request_set_project(lead, 3, "http://q/", "k"), 0);
+    assert_string_equal(lead->authenticator, "k");
+    assert_null(lead->args_text);
+    gahp_request_free(lead);
+}
+
 /* Out of memory's token is its message escaped (exec/exec.h). */
 static void test_nomem_token_is_the_message_escaped(void **state)
 {
@@ -302,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_abort_retire_lease),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_a_request_has_one_holder),
+        cmocka_unit_test(test_a_journaled_record_becomes_its_request),
         cmocka_unit_test(test_nomem_token_is_the_message_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -351,11 +351,16 @@ static void test_failed_at_new_shows_in_audit(void **state)
                " created_at, updated_at) VALUES (1, 'b', 'a', 0, 'x', 1, 1, 1)");
     assert_int_equal(journal_commit(j), 0);
     long long id = query_int("SELECT id FROM batches WHERE name = 'b'");
-    assert_int_equal(journal_batch_note_error(j, id, "input\\ file:\\ /x", NULL, NULL), 0);
+    journal_batch_error je = { "input\\ file:\\ /x", "input file: /x", 0, NULL, NULL };
+    assert_int_equal(journal_batch_note_error(j, id, &je), 0);
     char *step = query_text("SELECT step || '/' || failed_step || '/' || error"
                             " FROM audit_batches");
     assert_string_equal(step, "failed/new/input\\ file:\\ /x");
     free(step);
+    /* the plain copy beside the token (migration 0019) */
+    char *plain = query_text("SELECT error_msg FROM batches WHERE name = 'b'");
+    assert_string_equal(plain, "input file: /x");
+    free(plain);
     assert_int_equal(journal_begin(j), 0);
     exec_ok(j, "UPDATE batches SET state = 1, error = NULL WHERE state = 0");
     assert_int_equal(journal_commit(j), 0);

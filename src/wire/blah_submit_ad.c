@@ -1,5 +1,5 @@
 /*
- * blah_request.c - the fields of a BLAH_JOB_SUBMIT job ad (request.h,
+ * blah_submit_ad.c - the fields of a BLAH_JOB_SUBMIT job ad (request.h,
  * gahp_blah_submit).
  *
  * HTCondor's grid manager (INFNBatchJob::buildSubmitAd) sends the job's
