@@ -123,18 +123,6 @@ static char *completed(const char *job, const char *fetch_result)
 
 /* ---- BLAH_JOB_STATUS ------------------------------------------------------------- */
 
-/* The status of a job whose batch is on the server, from its BOINC status. */
-static char *server_status(const journal_blah_job *job)
-{
-    const char *s = job->boinc_status;
-    /* DONE or ERROR: it ran; completed or held once the scheduler put its
-     * outputs or its stderr in Iwd */
-    if (s != NULL && (strcmp(s, "DONE") == 0 || strcmp(s, "ERROR") == 0 ||
-                      strcmp(s, "IN_PROGRESS") == 0))
-        return status_tail(job->gahp_id, JS_RUNNING, NULL);
-    return status_tail(job->gahp_id, JS_IDLE, NULL);
-}
-
 /* A job that failed on the project, its end delivered: held with its exit
  * code (its stderr is in Err), or with why no instance said one. */
 static char *failed_on_project(const journal_blah_job *job)
@@ -163,37 +151,41 @@ static char *failed_on_project(const journal_blah_job *job)
     return out;
 }
 
+/* A job whose batch could not be submitted, for good: held with the
+ * journal's plain copy of the error (batches.error_msg: the escaped token
+ * is the 9.0 client's, never read here). */
+static char *batch_refused(const journal_blah_job *job)
+{
+    const char *msg = job->batch_error_msg;
+    char *why = str_printf("BOINC batch %s could not be submitted: %s", job->batch,
+                           msg != NULL ? msg : "unknown error");
+    char *out = why != NULL ? held(job->gahp_id, why) : NULL;
+    free(why);
+    return out;
+}
+
+/* The answer is the job's state (journal/blah_job_state.h, derived from
+ * the same columns every journal write checks its transition from) with
+ * what that state carries: a hold's reason, a completed job's numbers. */
 static char *answer(const journal_blah_job *job)
 {
-    if (job->cancelled)
-        return status_tail(job->gahp_id, JS_REMOVED, NULL);
-    if (job->held_reason != NULL)
-        return held(job->gahp_id, job->held_reason);     /* its own problem */
-    if (job->fetched && job->boinc_status != NULL && strcmp(job->boinc_status, "ERROR") == 0)
+    blah_job_state s = journal_blah_job_state(job);
+    switch (s) {
+    case BJS_HELD_ALONE:
+        return held(job->gahp_id, job->held_reason != NULL ? job->held_reason
+                                                            : "held (no reason recorded)");
+    case BJS_HELD_FAILED:
         return failed_on_project(job);
-    if (job->fetched)
+    case BJS_COMPLETED:
         return completed(job->gahp_id, job->fetch_result);
-    if (strcmp(job->group_state, "closed") != 0 || job->batch_state < 0)
-        return status_tail(job->gahp_id, JS_IDLE, NULL);       /* gathering, submitting */
-    if (job->batch_state == 8 && job->batch_may_pass)
-        return status_tail(job->gahp_id, JS_IDLE, NULL);   /* submitted again when it answers */
-    /* refused for one job's input: the scheduler holds that job and
-     * submits the others again (blah_isolate.c); until then all wait */
-    if (job->batch_state == 8 && job->batch_bad_input)
-        return status_tail(job->gahp_id, JS_IDLE, NULL);
-    if (job->batch_state == 8) {
-        /* the journal's plain copy of the error (batches.error_msg): the
-         * escaped token is the 9.0 client's, never read here */
-        const char *msg = job->batch_error_msg;
-        char *why = str_printf("BOINC batch %s could not be submitted: %s", job->batch,
-                               msg != NULL ? msg : "unknown error");
-        char *out = why != NULL ? held(job->gahp_id, why) : NULL;
-        free(why);
-        return out;
+    case BJS_HELD_SUBMIT:
+        return batch_refused(job);
+    default:
+        /* removed (3); idle (1) while gathering, submitting, submitted
+         * again after an outage, or split; running (2) from IN_PROGRESS
+         * until its outputs are in Iwd (it ran, so it is not idle) */
+        return status_tail(job->gahp_id, blah_job_status(s), NULL);
     }
-    if (job->batch_state != 7)
-        return status_tail(job->gahp_id, JS_IDLE, NULL);
-    return server_status(job);
 }
 
 static int read_job(exec_ctx *ctx, const char *id, journal_blah_job *job, char **tail)

@@ -259,17 +259,19 @@ MUTANTS = [
       "    else if (failed && e.code == EXEC_E_REFUSED)",
       "    else if (e.code != EXEC_OK)",
       ("pytest", BLAH_SCHED + " -k outputs_cannot")),
+    # the status is the job's state (journal/blah_job_state.c) since the
+    # state machine: these two plant their defects in its derivation
     m("blah: a DONE job not delivered yet answers completed",
-      "src/blah/blah_status.c",
-      '    if (s != NULL && (strcmp(s, "DONE") == 0 || strcmp(s, "ERROR") == 0 ||',
-      '    if (s != NULL && strcmp(s, "DONE") == 0)\n'
-      '        return status_tail(job->gahp_id, JS_COMPLETED, NULL);\n'
-      '    if (s != NULL && (strcmp(s, "ERROR") == 0 ||',
+      "src/journal/blah_job_state.c",
+      '    if (is(f->boinc_status, "DONE") || is(f->boinc_status, "ERROR"))\n',
+      '    if (is(f->boinc_status, "DONE"))\n'
+      '        return BJS_COMPLETED;\n'
+      '    if (is(f->boinc_status, "ERROR"))\n',
       ("pytest", BLAH_SCHED + " -k outputs_cannot")),
     m("blah: a group the project did not answer is held",
-      "src/blah/blah_status.c",
-      "    if (job->batch_state == 8 && job->batch_may_pass)",
-      "    if (job->batch_state == 8 && job->batch_may_pass && 0)",
+      "src/journal/blah_job_state.c",
+      "        return f->batch_may_pass ? BJS_SUBMIT_WAIT",
+      "        return f->batch_may_pass && 0 ? BJS_SUBMIT_WAIT",
       ("pytest", BLAH_SCHED + " -k longer_than")),
     m("exec: an HTTP error taken for the server's refusal",
       "src/exec/exec.c",
