@@ -36,11 +36,13 @@
 #include "journal/journal_blah.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
+#include "base/tasks.h"
 #include "base/strbuf.h"
 #include "base/testpoint.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -264,18 +266,15 @@ static void send_aborts(exec_ctx *ctx, const gahp_request *like)
  * end journaled: the exit code and times, or why a failed job's end is
  * known no better.  A failure that may pass (the network, a local file)
  * is tried again at the next pass. */
-static int fetch_one(long long row, const char *gahp_id, const char *fetch_args, int failed,
-                     void *arg)
+static void fetch_one(exec_ctx *ctx, const gahp_request *like, long long row,
+                      const char *gahp_id, const char *fetch_args, int failed)
 {
-    const void *const *pair = arg;
-    exec_ctx *ctx = (exec_ctx *)pair[0];
-    const gahp_request *like = pair[1];
     /* Noted first, so that a start-up after a crash in the middle removes
      * the temp files this fetch may leave in Iwd (blah_remove_leftovers). */
     if (journal_blah_fetch_started(ctx->journal, row, journal_now()) != 0) {
         log_error("BLAH: job %s: its fetch cannot be noted: %s", gahp_id,
                   journal_errmsg(ctx->journal));
-        return 0;
+        return;
     }
     gahp_request *freq = fetch_request(gahp_id, fetch_args, like);
     exec_fetch_outcome o;
@@ -292,7 +291,7 @@ static int fetch_one(long long row, const char *gahp_id, const char *fetch_args,
         log_warn("BLAH: job %s: %s not delivered (tried again at the next pass): %s", gahp_id,
                  failed ? "its failure" : "its outputs", e.msg ? e.msg : EXEC_NOMEM_MSG);
         exec_err_clear(&e);
-        return 0;
+        return;
     }
     exec_err_clear(&e);
     if (journal_blah_fetched(ctx->journal, row, result, journal_now()) != 0)
@@ -303,14 +302,107 @@ static int fetch_one(long long row, const char *gahp_id, const char *fetch_args,
     else
         log_info("BLAH: job %s done: outputs in its Iwd", gahp_id);
     free(result);
+}
+
+/* How many fetches of one pass run at once.  A fetch mostly waits for
+ * the project (query_completed_job, get_output) and for Iwd's disk, so a
+ * few lanes hide the round trips: one at a time, a 1,000-job cluster's
+ * fetches took 7-22 s (doc/performance.md, "The 25.0 path at probe rate
+ * 1000").  Each lane but the first is a pool thread with a context of
+ * its own: a BOINC client and a journal connection belong to one thread. */
+#define BLAH_FETCH_LANES 4
+
+typedef struct {
+    long long row;
+    char *gahp_id, *fetch_args;
+    int failed;
+} fetch_item;
+
+typedef struct {
+    fetch_item *items;
+    size_t n, cap;
+    atomic_size_t next;         /* the next item a lane takes */
+    exec_ctx *ctx;              /* the scheduler's: the other lanes' model */
+    const gahp_request *like;
+    int nomem;                  /* keep_fetch ran out of memory */
+} fetch_work;
+
+/* fn of journal_blah_done_unfetched: one ended job kept for the lanes.
+ * Out of memory stops the list (the jobs kept are fetched; the rest wait
+ * for the next pass). */
+static int keep_fetch(long long row, const char *gahp_id, const char *fetch_args, int failed,
+                      void *arg)
+{
+    fetch_work *w = arg;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        fetch_item *v = realloc(w->items, cap * sizeof *v);
+        if (v == NULL)
+            return w->nomem = 1;
+        w->items = v;
+        w->cap = cap;
+    }
+    fetch_item *it = &w->items[w->n];
+    it->row = row;
+    it->failed = failed;
+    it->gahp_id = strdup(gahp_id);
+    it->fetch_args = strdup(fetch_args);
+    if (it->gahp_id == NULL || it->fetch_args == NULL) {
+        free(it->gahp_id);
+        free(it->fetch_args);
+        return w->nomem = 1;
+    }
+    w->n++;
     return 0;
+}
+
+/* Take items until none is left, in ctx. */
+static void fetch_items(fetch_work *w, exec_ctx *ctx)
+{
+    for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;)
+        fetch_one(ctx, w->like, w->items[i].row, w->items[i].gahp_id,
+                  w->items[i].fetch_args, w->items[i].failed);
+}
+
+/* A lane on a pool thread: its own context, or nothing (the other lanes
+ * take its share) when none can be had. */
+static void fetch_lane(void *arg)
+{
+    fetch_work *w = arg;
+    exec_ctx own;
+    char *err = NULL;
+    if (exec_ctx_open_like(&own, w->ctx, &err) != 0) {
+        log_warn("BLAH: a fetch lane has no context (the others go on): %s",
+                 err != NULL ? err : EXEC_NOMEM_MSG);
+        free(err);
+        return;
+    }
+    fetch_items(w, &own);
+    exec_ctx_close(&own);
 }
 
 static void fetch_finished(exec_ctx *ctx, const gahp_request *like)
 {
-    const void *pair[2] = { ctx, like };
-    if (journal_blah_done_unfetched(ctx->journal, like->project_id, fetch_one, pair) != 0)
-        log_error("BLAH: finished jobs cannot be read: %s", journal_errmsg(ctx->journal));
+    fetch_work w = { .ctx = ctx, .like = like };
+    atomic_init(&w.next, 0);
+    int rc = journal_blah_done_unfetched(ctx->journal, like->project_id, keep_fetch, &w);
+    if (rc != 0)
+        log_error("BLAH: finished jobs cannot be read%s: %s",
+                  w.n > 0 ? " (those read are fetched)" : "",
+                  w.nomem ? EXEC_NOMEM_MSG : journal_errmsg(ctx->journal));
+    task *lanes[BLAH_FETCH_LANES - 1];
+    size_t nlanes = 0;
+    for (size_t k = 1; k < BLAH_FETCH_LANES && k < w.n; k++)
+        if ((lanes[nlanes] = task_start(fetch_lane, &w)) != NULL)
+            nlanes++;
+    fetch_items(&w, ctx);       /* the scheduler's own lane */
+    for (size_t k = 0; k < nlanes; k++)
+        task_join(lanes[k]);
+    for (size_t i = 0; i < w.n; i++) {
+        free(w.items[i].gahp_id);
+        free(w.items[i].fetch_args);
+    }
+    free(w.items);
 }
 
 /* 5. */
