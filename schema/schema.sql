@@ -1,5 +1,5 @@
--- schema.sql: the current journal schema (migrations 0001 to 0009;
--- PRAGMA user_version = 9: the runner counts the files in order; since
+-- schema.sql: the current journal schema (migrations 0001 to 0020;
+-- PRAGMA user_version = 20: the runner counts the files in order; since
 -- 0009 PRAGMA auto_vacuum = INCREMENTAL), as the
 -- migrations in migrations/ build it; read this to audit a journal with sqlite3.
 -- A unit test checks that it equals the result of applying every migration.
@@ -318,19 +318,29 @@ CREATE TABLE blah_jobs (
     abort_state  INTEGER NOT NULL DEFAULT 0 CHECK (abort_state BETWEEN 0 AND 2),
     fetch_started_at REAL,
     fetched_at   REAL,
-    fetch_result TEXT,
+    fetch_result TEXT,                   -- the plain reason a job that failed on the project
+                                         -- was delivered with no instance's exit code; NULL
+                                         -- otherwise (0020: before it, also the numbers as
+                                         -- "NULL <exit> <elapsed> <cpu>", moved below)
     held_at      REAL,                   -- (0018) held alone for a problem of its own
-    held_reason  TEXT                    -- (0018) the hold reason HTCondor shows
+    held_reason  TEXT,                   -- (0018) the hold reason HTCondor shows
+    exit_code    INTEGER,                -- (0020) the exit code an instance reported, once
+                                         -- delivered; NULL: none did, or not delivered
+    wall_s       REAL,                   -- (0020) its elapsed (wall clock) seconds; NULL as
+                                         -- exit_code
+    cpu_s        REAL                    -- (0020) its CPU seconds; NULL as exit_code
 );
 CREATE INDEX blah_jobs_dir ON blah_jobs (job_dir);
 CREATE INDEX blah_jobs_group ON blah_jobs (group_id);
 CREATE INDEX blah_groups_state ON blah_groups (state);
 -- Each BLAH job with its group, batch and last status seen on the server.
--- (0018: with when a job was held alone, and why)
+-- (0018: with when a job was held alone, and why; 0020: with its exit
+-- code and times)
 CREATE VIEW audit_blah_jobs AS
 SELECT bj.gahp_id AS job_id, bj.job_dir, g.batch_name AS batch, g.app,
        g.state AS group_state, j.status AS boinc_status, bj.submitted_at,
-       bj.cancelled_at, bj.fetched_at, bj.fetch_result, bj.held_at, bj.held_reason
+       bj.cancelled_at, bj.fetched_at, bj.fetch_result, bj.held_at, bj.held_reason,
+       bj.exit_code, bj.wall_s, bj.cpu_s
 FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id
 LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name
 LEFT JOIN jobs j ON j.batch_id = b.id AND j.name = bj.gahp_id;

@@ -282,26 +282,32 @@ static void fetch_one(exec_ctx *ctx, const gahp_request *like, long long row,
     int rc = freq != NULL ? exec_fetch_job(ctx, freq, &o, &e) : exec_err_nomem(&e);
     gahp_request_free(freq);
     testpoint("blah.fetched");
-    char *result = NULL;
-    if (rc == 0)
-        result = str_printf("NULL %ld %.6f %.6f", o.exit_code, o.elapsed_s, o.cpu_s);
-    else if (failed && e.code == EXEC_E_REFUSED)
-        result = strdup(e.msg);     /* failed, no instance said how: final */
-    if (result == NULL) {
+    /* journaled typed: nothing reads a number back from text (issue 39) */
+    journal_blah_end end = { rc == 0, 0, 0, 0, NULL };
+    if (rc == 0) {
+        end.exit_code = o.exit_code;
+        end.wall_s = o.elapsed_s;
+        end.cpu_s = o.cpu_s;
+    } else if (failed && e.code == EXEC_E_REFUSED) {
+        end.reason = e.msg;         /* failed, no instance said how: final */
+    }
+    if (!end.has_numbers && end.reason == NULL) {
         log_warn("BLAH: job %s: %s not delivered (tried again at the next pass): %s", gahp_id,
                  failed ? "its failure" : "its outputs", e.msg ? e.msg : EXEC_NOMEM_MSG);
         exec_err_clear(&e);
         return;
     }
-    exec_err_clear(&e);
-    if (journal_blah_fetched(ctx->journal, row, result, journal_now()) != 0)
+    if (journal_blah_fetched(ctx->journal, row, &end, journal_now()) != 0)
         log_error("BLAH: job %s: its end cannot be recorded: %s", gahp_id,
                   journal_errmsg(ctx->journal));
+    else if (failed && end.has_numbers)
+        log_info("BLAH: job %s failed on the project (exit code %ld): held", gahp_id,
+                 end.exit_code);
     else if (failed)
-        log_info("BLAH: job %s failed on the project (%s): held", gahp_id, result);
+        log_info("BLAH: job %s failed on the project (%s): held", gahp_id, end.reason);
     else
         log_info("BLAH: job %s done: outputs in its Iwd", gahp_id);
-    free(result);
+    exec_err_clear(&e);     /* after the journal write: end.reason is e.msg */
 }
 
 /* How many fetches of one pass run at once.  A fetch mostly waits for

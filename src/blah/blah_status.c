@@ -16,10 +16,8 @@
 #include "wire/classad.h"
 #include "wire/gahp_text.h"
 #include "base/log.h"
-#include "base/num.h"
 #include "base/strbuf.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,40 +81,17 @@ static char *held(const char *job, const char *reason)
     return held_with(job, reason, NULL);
 }
 
-/* The numbers of the fetch's result "NULL <exit> <elapsed> <cpu>", read up
- * to the first that is not one (an error result leaves all three alone). */
-static void fetch_numbers(const char *r, long *exit_code, double *elapsed, double *cpu)
+/* Completed, with the exit code and times journaled at its delivery (0
+ * each when none were: the columns are typed, never read from text). */
+static char *completed(const journal_blah_job *job)
 {
-    if (r == NULL || strncmp(r, "NULL ", 5) != 0)
-        return;
-    const char *f[3];
-    size_t n[3];
-    const char *p = r + 5;
-    for (int i = 0; i < 3; i++) {
-        f[i] = p;
-        n[i] = strcspn(p, " ");
-        p += n[i];
-        if (*p == ' ')
-            p++;
-    }
-    if (num_parse_long_blanks(f[0], n[0], LONG_MIN, LONG_MAX, exit_code) == 0 &&
-        num_parse_double_blanks(f[1], n[1], elapsed) == 0)
-        (void)num_parse_double_blanks(f[2], n[2], cpu);
-}
-
-/* Completed, from the fetch's result. */
-static char *completed(const char *job, const char *fetch_result)
-{
-    long exit_code = 0;
-    double elapsed = 0, cpu = 0;
-    fetch_numbers(fetch_result, &exit_code, &elapsed, &cpu);
     /* a server's times may be huge: no fixed buffer.  Milliseconds, not
      * whole seconds: a short job's 0.3 s of CPU must not read as 0 in the
      * job's history (issue 40); the grid manager copies the expressions. */
     char *extra = str_printf("; ExitCode = %ld; ExitBySignal = false;"
                              " RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",
-                             exit_code, elapsed, cpu);
-    char *out = extra != NULL ? status_tail(job, JS_COMPLETED, extra) : NULL;
+                             job->exit_code, job->wall_s, job->cpu_s);
+    char *out = extra != NULL ? status_tail(job->gahp_id, JS_COMPLETED, extra) : NULL;
     free(extra);
     return out;
 }
@@ -127,24 +102,20 @@ static char *completed(const char *job, const char *fetch_result)
  * code (its stderr is in Err), or with why no instance said one. */
 static char *failed_on_project(const journal_blah_job *job)
 {
-    const char *r = job->fetch_result != NULL ? job->fetch_result : "";
     char *why, *extra = NULL;
-    if (strncmp(r, "NULL ", 5) == 0) {
-        long exit_code = 0;
-        double elapsed = 0, cpu = 0;
-        fetch_numbers(r, &exit_code, &elapsed, &cpu);
+    if (job->has_numbers) {
         why = str_printf("BOINC job %s failed on the project with exit code %ld (its stderr, "
                          "when the server gives it, is in the job's error file); "
                          "condor_release submits it again",
-                         job->gahp_id, exit_code);
+                         job->gahp_id, job->exit_code);
         extra = str_printf("; ExitCode = %ld; RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",
-                           exit_code, elapsed, cpu);
+                           job->exit_code, job->wall_s, job->cpu_s);
     } else {
         why = str_printf("BOINC job %s failed on the project: %s; condor_release submits it "
-                         "again", job->gahp_id, r);
+                         "again", job->gahp_id,
+                         job->fetch_result != NULL ? job->fetch_result : "");
     }
-    int numbers = strncmp(r, "NULL ", 5) == 0;
-    char *out = why != NULL && (extra != NULL || !numbers)
+    char *out = why != NULL && (extra != NULL || !job->has_numbers)
         ? held_with(job->gahp_id, why, extra) : NULL;
     free(why);
     free(extra);
@@ -177,7 +148,7 @@ static char *answer(const journal_blah_job *job)
     case BJS_HELD_FAILED:
         return failed_on_project(job);
     case BJS_COMPLETED:
-        return completed(job->gahp_id, job->fetch_result);
+        return completed(job);
     case BJS_HELD_SUBMIT:
         return batch_refused(job);
     default:

@@ -34,7 +34,9 @@
     " bj.fetched_at IS NOT NULL, bj.fetch_result, coalesce(b.state, -1), " \
     BLAH_BATCH_ERROR_SQL ", jb.status," \
     PROJECT_URL_SQL ", p.authenticator, coalesce(b.may_pass, 0), bj.held_reason," \
-    " b.bad_input IS NOT NULL, bj.fetch_started_at IS NOT NULL, bj.held_at IS NOT NULL" \
+    " b.bad_input IS NOT NULL, bj.fetch_started_at IS NOT NULL, bj.held_at IS NOT NULL," \
+    " bj.exit_code IS NOT NULL, coalesce(bj.exit_code, 0), coalesce(bj.wall_s, 0)," \
+    " coalesce(bj.cpu_s, 0)" \
     " FROM blah_jobs bj JOIN blah_groups g ON g.id = bj.group_id" \
     " JOIN projects p ON p.id = g.project_id" \
     " LEFT JOIN batches b ON b.project_id = g.project_id AND b.name = g.batch_name" \
@@ -134,6 +136,9 @@ const journal_sql journal_sql_blah[JSTMT_COUNT] = {
         "UPDATE blah_jobs SET abort_state = 2 WHERE id = ?1" },
     [JSTMT_BLAH_FETCHED] = { "record BLAH outputs",
         "UPDATE blah_jobs SET fetched_at = ?2, fetch_result = ?3 WHERE id = ?1" },
+    [JSTMT_BLAH_FETCHED_NUMBERS] = { "record BLAH fetch numbers",
+        "UPDATE blah_jobs SET fetched_at = ?2, exit_code = ?3, wall_s = ?4, cpu_s = ?5"
+        " WHERE id = ?1" },
     [JSTMT_BLAH_FETCH_START] = { "record BLAH fetch start",
         "UPDATE blah_jobs SET fetch_started_at = ?2 WHERE id = ?1" },
     [JSTMT_BLAH_INTERRUPTED_FETCHES] = { "read interrupted BLAH fetches",
@@ -471,6 +476,10 @@ static int read_job(sqlite3_stmt *st, journal_blah_job *out)
     out->batch_bad_input = sqlite3_column_int(st, 18);
     out->fetch_started = sqlite3_column_int(st, 19);
     out->held = sqlite3_column_int(st, 20);
+    out->has_numbers = sqlite3_column_int(st, 21);
+    out->exit_code = (long)sqlite3_column_int64(st, 22);   /* written from a long */
+    out->wall_s = sqlite3_column_double(st, 23);
+    out->cpu_s = sqlite3_column_double(st, 24);
     /* NOT NULL columns: a NULL copy is out of memory */
     return out->gahp_id && out->batch && out->group_state && out->fetch_args &&
            out->project_url && out->authenticator ? 0 : -1;
@@ -550,9 +559,17 @@ static int step_job(journal *j, long long row, const char *gahp_id, blah_job_eve
 typedef struct {
     long long row;
     double now;
-    int fetched;                /* 0: a cancel */
-    const char *result;
+    const journal_blah_end *fetched;    /* NULL: a cancel */
 } end_txn;
+
+/* The fetched job's end: its numbers, or the plain reason. */
+static int write_fetched(journal *j, long long row, double now, const journal_blah_end *e)
+{
+    if (e->has_numbers)
+        return journal_run(j, JSTMT_BLAH_FETCHED_NUMBERS, "ididd", row, now,
+                           (long long)e->exit_code, e->wall_s, e->cpu_s);
+    return journal_run(j, JSTMT_BLAH_FETCHED, "idt", row, now, e->reason);
+}
 
 /* A job's end (outputs delivered, or cancelled) releases its output paths
  * in the same transaction. */
@@ -560,18 +577,18 @@ static int end_job(journal *j, void *arg)
 {
     end_txn *t = arg;
     job_step st;
-    int rc = step_job(j, t->row, NULL, t->fetched ? BJE_FETCHED : BJE_CANCEL, &st);
+    int rc = step_job(j, t->row, NULL, t->fetched != NULL ? BJE_FETCHED : BJE_CANCEL, &st);
     if (rc <= 0 || st.to == st.from)
         return rc < 0 ? -1 : 0;      /* no such job, refused, or nothing changes */
-    rc = t->fetched
-                 ? journal_run(j, JSTMT_BLAH_FETCHED, "idt", t->row, t->now, t->result)
+    rc = t->fetched != NULL
+                 ? write_fetched(j, t->row, t->now, t->fetched)
                  : journal_run(j, JSTMT_BLAH_JOB_CANCEL, "id", t->row, t->now);
     return rc != 0 ? -1 : journal_claims_release_blah(j, t->row, t->now);
 }
 
 int journal_blah_cancel(journal *j, long long row, double now)
 {
-    end_txn t = { row, now, 0, NULL };
+    end_txn t = { row, now, NULL };
     return journal_txn(j, end_job, &t);
 }
 
@@ -632,9 +649,9 @@ int journal_blah_abort_done(journal *j, long long row)
     return journal_txn(j, row_step, &t);
 }
 
-int journal_blah_fetched(journal *j, long long row, const char *result, double now)
+int journal_blah_fetched(journal *j, long long row, const journal_blah_end *end, double now)
 {
-    end_txn t = { row, now, 1, result };
+    end_txn t = { row, now, end };
     return journal_txn(j, end_job, &t);
 }
 

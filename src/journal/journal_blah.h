@@ -93,7 +93,11 @@ typedef struct {
     int cancelled;
     int abort_state;
     int fetched;
-    char *fetch_result;         /* NULL until fetched */
+    char *fetch_result;         /* the plain reason a failure's end is known no
+                                   better; NULL otherwise */
+    int has_numbers;            /* exit_code, wall_s, cpu_s were journaled */
+    long exit_code;             /* as an instance reported them (0 without) */
+    double wall_s, cpu_s;
     int batch_state;            /* batches.state, -1 = no batch row yet */
     char *batch_error_msg;      /* batches.error_msg, plain text: NULL = none */
     char *boinc_status;         /* jobs.status, NULL = not known */
@@ -125,9 +129,18 @@ typedef int (*journal_blah_abort_fn)(long long row, const char *gahp_id, const c
 int journal_blah_aborts(journal *j, long long project_id, journal_blah_abort_fn fn, void *arg);
 int journal_blah_abort_done(journal *j, long long row);
 
-/* The job's end delivered: result is "NULL <exit> <elapsed> <cpu>", or
- * the plain-text reason a failed job's end is known no better. */
-int journal_blah_fetched(journal *j, long long row, const char *result, double now);
+/* A job's end as it is delivered: the numbers an instance reported, or
+ * (has_numbers 0, a job that failed on the project) the plain reason its
+ * end is known no better. */
+typedef struct {
+    int has_numbers;
+    long exit_code;
+    double wall_s, cpu_s;       /* elapsed and CPU seconds */
+    const char *reason;         /* has_numbers 0 only */
+} journal_blah_end;
+/* The job's end delivered: blah_jobs.exit_code, wall_s, cpu_s, or
+ * fetch_result with the reason (the other left NULL). */
+int journal_blah_fetched(journal *j, long long row, const journal_blah_end *end, double now);
 /* Before a fetch writes into Iwd: what start-up cleans after a crash. */
 int journal_blah_fetch_started(journal *j, long long row, double now);
 /* Jobs whose fetch started and never finished: fn(gahp_id, fetch_args);

@@ -334,10 +334,11 @@ static void test_journal_refuses_illegal(void **state)
     assert_int_equal(state_of(j, "bA-1"), BJS_CANCELLED_OWED);
     refused(j, journal_blah_fetch_started(j, a, 3.5), "bA-1",
             "cancelled_abort_owed --fetch_start-->");
-    assert_int_equal(journal_blah_fetched(j, a, "NULL 0 1 1", 4.0), 0);
+    journal_blah_end end = { 1, 0, 1, 1, NULL };
+    assert_int_equal(journal_blah_fetched(j, a, &end, 4.0), 0);
     assert_int_equal(state_of(j, "bA-1"), BJS_CANCELLED_OWED);
     assert_int_equal(query_int(j, "SELECT count(*) FROM blah_jobs WHERE fetched_at IS NOT NULL"
-                                  " OR fetch_started_at IS NOT NULL"), 0);
+                                  " OR fetch_started_at IS NOT NULL OR exit_code IS NOT NULL"), 0);
     /* an abort only of a cancelled job */
     refused(j, journal_blah_abort_done(j, b), "bA-2", "gathering --abort_sent-->");
     assert_int_equal(journal_blah_abort_done(j, a), 0);
@@ -354,7 +355,7 @@ static void test_journal_refuses_illegal(void **state)
 
     /* a completed job is not held, and a late cancel changes nothing */
     exec_sql(j, "UPDATE blah_jobs SET fetch_started_at = 7, fetched_at = 7,"
-                " fetch_result = 'NULL 0 1 1' WHERE gahp_id = 'bC-1'");
+                " exit_code = 0, wall_s = 1, cpu_s = 1 WHERE gahp_id = 'bC-1'");
     assert_int_equal(state_of(j, "bC-1"), BJS_COMPLETED);
     refused(j, journal_blah_hold(j, "bC-1", "why", 8.0), "bC-1", "completed --hold-->");
     assert_int_equal(journal_blah_cancel(j, c, 9.0), 0);
