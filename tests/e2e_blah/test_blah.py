@@ -136,11 +136,13 @@ def test_out_and_no_transfer_output_brings_every_output_to_iwd(client, emu, iwd)
     assert (iwd / "out").read_text() == "NAMED OUT\n"
 
 
-def test_status_gives_the_jobs_own_exit_code_and_times(client, emu, iwd):
+def test_status_gives_the_jobs_own_exit_code_and_times(client, emu, iwd, journal):
     """Issue 42: ExitCode, RemoteWallClockTime and RemoteUserCpu of a
     completed job are the numbers its BOINC result reports (the emulator's
     --times: elapsed 125.4 s, CPU 37.6 s), at the first status 4 and at
-    every later one (from the journal)."""
+    every later one (from the journal, where they are typed columns -
+    migration 0020 - not text the status parses back: issue 39)."""
+    import sqlite3
     stage(iwd, "in", "x\n")
     rc, err, job = client.submit(submit_ad(iwd, "home_bl_times.0_1", transfer_input="in",
                                            transfer_output="out",
@@ -151,6 +153,13 @@ def test_status_gives_the_jobs_own_exit_code_and_times(client, emu, iwd):
         assert (ad["ExitCode"], ad["RemoteWallClockTime"], ad["RemoteUserCpu"]) == \
             ("0", "125.400", "37.600"), ad
     assert "reported times: elapsed and cpu 125.4 37.6" in (iwd / "err.txt").read_text()
+    db = sqlite3.connect(journal, timeout=30)
+    try:
+        row = db.execute("SELECT exit_code, wall_s, cpu_s, fetch_result FROM blah_jobs"
+                         " WHERE gahp_id = ?", (job,)).fetchone()
+    finally:
+        db.close()
+    assert row == (0, 125.4, 37.6, None), row
 
 
 def test_max_age_closes_a_group_that_keeps_growing(make_client, emu, iwd):
