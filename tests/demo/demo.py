@@ -357,7 +357,8 @@ def run(args, tmp):
         print_view(c, "audit_batches", "SELECT name, server_batch_id, step, njobs, files,"
                                        " files_uploaded FROM audit_batches")
         print_view(c, "audit_blah_jobs", "SELECT job_id, batch, group_state, boinc_status,"
-                                         " fetch_result FROM audit_blah_jobs")
+                                         " exit_code, wall_s, cpu_s, fetch_result"
+                                         " FROM audit_blah_jobs")
     finally:
         c.close()
 
