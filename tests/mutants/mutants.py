@@ -235,10 +235,22 @@ MUTANTS = [
     m("blah: RemoteWallClockTime and RemoteUserCpu swapped",
       "src/blah/blah_status.c",
       '" RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",\n'
-      '                             exit_code, elapsed, cpu);',
+      '                             job->exit_code, job->wall_s, job->cpu_s);',
       '" RemoteWallClockTime = %.3f; RemoteUserCpu = %.3f",\n'
-      '                             exit_code, cpu, elapsed);',
+      '                             job->exit_code, job->cpu_s, job->wall_s);',
       ("pytest", BLAH + " -k own_exit_code")),
+    # the numbers are typed columns since migration 0020 (issue 39)
+    m("blah journal: a fetch's wall and CPU seconds swapped in the write",
+      "src/journal/journal_blah.c",
+      "                           (long long)e->exit_code, e->wall_s, e->cpu_s);",
+      "                           (long long)e->exit_code, e->cpu_s, e->wall_s);",
+      ("pytest", BLAH + " -k own_exit_code")),
+    m("migration 0020: an old row's exit code not converted",
+      "migrations/0020_blah_fetch_numbers.sql",
+      "    exit_code = CAST(substr(fetch_result, 6, instr(substr(fetch_result, 6), ' ') - 1)\n"
+      "                     AS INTEGER),",
+      "    exit_code = 0,",
+      ("pytest", "tests/e2e_blah/test_fetch_numbers_migration.py")),
     m("blah: max_age counted from the last join",
       "src/blah/blah.c",
       "    return g->opened + max_age < close_at ? g->opened + max_age : close_at;",
@@ -256,8 +268,8 @@ MUTANTS = [
       ("pytest", BLAH_SCHED + " -k two_hundred")),
     m("blah: any failed delivery taken as the job's end",
       "src/blah/blah_sched.c",
-      "    else if (failed && e.code == EXEC_E_REFUSED)",
-      "    else if (e.code != EXEC_OK)",
+      "    } else if (failed && e.code == EXEC_E_REFUSED) {",
+      "    } else if (e.code != EXEC_OK) {",
       ("pytest", BLAH_SCHED + " -k outputs_cannot")),
     # the status is the job's state (journal/blah_job_state.c) since the
     # state machine: these two plant their defects in its derivation
