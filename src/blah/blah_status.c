@@ -21,8 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* JobStatus values (HTCondor's). */
-enum { JS_IDLE = 1, JS_RUNNING = 2, JS_REMOVED = 3, JS_COMPLETED = 4, JS_HELD = 5 };
+/* The JobStatus values (HTCondor's) of the answers that carry more than
+ * the status; every other answer takes its state's (blah_job_status). */
+enum { JS_COMPLETED = 4, JS_HELD = 5 };
 
 
 /* ---- replies ------------------------------------------------------------------- */
