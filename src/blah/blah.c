@@ -22,6 +22,7 @@
  * makes a new BOINC job.
  */
 #include "blah/blah_internal.h"
+#include "blah/blah_asks.h"
 
 #include "exec/exec_cmds.h"
 #include "exec/job_args.h"
@@ -71,6 +72,7 @@ void blah_state_free(struct blah_state *s)
     }
     for (blah_refresh *r = s->refreshes, *n; r != NULL; r = n) {
         n = r->next;
+        blah_asks_free(r->asks);
         free(r);
     }
     for (blah_app *a = s->apps, *n; a != NULL; a = n) {

@@ -44,6 +44,8 @@ typedef struct blah_refresh {
     double backoff;             /* seconds; 0 = the last pass reached it */
     double kick_at;             /* a pass is wanted then (0 = none) ... */
     double first_kick;          /* ... asked for since then (0 = none) */
+    double pass_start;          /* when the last pass began (0 = none yet) */
+    struct blah_asks *asks;     /* HTCondor's statuses of jobs in flight, or NULL */
     struct blah_refresh *next;
 } blah_refresh;
 
@@ -123,6 +125,11 @@ void blah_split_groups(exec_ctx *ctx, const gahp_request *like);
  * context made like ctx's if it is not running.  Never waits on the
  * network. */
 void blah_send_aborts(exec_ctx *ctx, const gahp_request *like);
+/* A BLAH_JOB_STATUS of job_id, a job the next pass over project_id may
+ * move (blah_job_awaits_pass): asked again after some seconds, it brings
+ * that pass forward to that long after the last one began (never sooner
+ * than blah_status_min_interval after it).  Takes the lock; no I/O. */
+void blah_status_asked(exec_ctx *ctx, long long project_id, const char *job_id);
 /* Start the scheduler and the group timer (a context made like ctx's) if
  * they are not running.  0 when they run, -1 when they could not start
  * (logged; tried again at the next call). */

@@ -6,7 +6,11 @@
  * One task per server, started by the first BLAH command of a run (or at
  * start-up when the journal holds BLAH work), with a context of its own.
  * For each project with BLAH work it makes a pass every
- * blah_status_interval seconds, or sooner when a command kicks it:
+ * blah_status_interval seconds, sooner when a command kicks it, and as
+ * often as HTCondor asks about one of its jobs in flight again (the grid
+ * manager's GRIDMANAGER_JOB_PROBE_INTERVAL: a job asked again after g
+ * seconds wants an answer no older than g), but no more often than
+ * blah_status_min_interval (blah_status_asked):
  *
  *   1. one BOINC_QUERY_BATCHES over every live batch (query_batch2 takes
  *      them all in one request); when it fails the project is taken as
@@ -26,10 +30,12 @@
  * (BLAH_GROUP_LEAD) to a worker, which closes and submits it at once.
  *
  * Interface (blah.h, blah_internal.h): blah_sched_ensure,
- * blah_send_aborts (a kick), blah_sched_resume (start-up),
+ * blah_send_aborts (a kick), blah_status_asked (the pace),
+ * blah_sched_resume (start-up),
  * blah_sched_stop (QUIT), blah_remove_leftovers (start-up).
  */
 #include "blah/blah_internal.h"
+#include "blah/blah_asks.h"
 
 #include "exec/exec_cmds.h"
 #include "exec/exec_ctx.h"
@@ -525,8 +531,10 @@ static int visit_project(long long project_id, const char *url, const char *auth
     pthread_mutex_lock(&st->mu);
     blah_refresh *r = due_entry(st, project_id);
     int due = r == NULL || r->due <= now || (r->kick_at > 0 && r->kick_at <= now);
-    if (r != NULL && due)
+    if (r != NULL && due) {
         r->kick_at = r->first_kick = 0;     /* a kick from now on asks for one more pass */
+        r->pass_start = now;                /* a status from now on sees this pass */
+    }
     pthread_mutex_unlock(&st->mu);
     if (due) {
         gahp_request like = { 0 };
@@ -738,6 +746,37 @@ void blah_send_aborts(exec_ctx *ctx, const gahp_request *like)
         if (st->sched_wake == 0 || r->kick_at < st->sched_wake)
             st->sched_wake = r->kick_at;
         pthread_cond_broadcast(&st->cv);
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+void blah_status_asked(exec_ctx *ctx, long long project_id, const char *job_id)
+{
+    struct blah_state *st = ctx->shared != NULL ? ctx->shared->blah : NULL;
+    if (st == NULL)
+        return;
+    double interval = status_interval(ctx);
+    double floor = ctx->config != NULL ? ctx->config->blah_status_min_interval_s : 5.0;
+    pthread_mutex_lock(&st->mu);
+    blah_refresh *r = due_entry(st, project_id);
+    if (r != NULL && r->asks == NULL)
+        r->asks = blah_asks_new();
+    if (r != NULL && r->asks != NULL) {
+        double now = blah_clock();
+        /* a gap longer than the interval changes nothing: the memory
+         * need not be longer */
+        double before = blah_asks_note(r->asks, job_id, now, interval);
+        /* an unreachable project keeps its back-off; before the first
+         * pass there is nothing to bring forward */
+        if (before >= 0 && r->backoff == 0 && r->pass_start > 0) {
+            double want = r->pass_start + fmax(now - before, fmax(floor, BLAH_MIN_WAIT_S));
+            if (want < r->due) {
+                r->due = want;
+                if (st->sched_wake == 0 || want < st->sched_wake)
+                    st->sched_wake = want;
+                pthread_cond_broadcast(&st->cv);
+            }
+        }
     }
     pthread_mutex_unlock(&st->mu);
 }

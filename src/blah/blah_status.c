@@ -197,6 +197,8 @@ char *exec_blah_status(exec_ctx *ctx, const gahp_request *req)
     /* a run's first BLAH command starts the scheduler (it may be a
      * status: the jobs were submitted by an earlier run) */
     blah_sched_ensure(ctx);
+    if (blah_job_awaits_pass(journal_blah_job_state(&job)))
+        blah_status_asked(ctx, job.project_id, job.gahp_id);
     tail = answer(&job);
     journal_blah_job_free(&job);
     return tail;

@@ -60,8 +60,10 @@ typedef struct {
     double blah_batch_max_age_s;/* ... or at this age (default 60) */
     long blah_batch_max_jobs;   /* ... or at this many jobs (default 10000) */
     long blah_max_input_bytes;  /* largest input the project takes (0: not known) */
-    double blah_status_interval_s; /* BLAH_JOB_STATUS refreshes from the server at
-                                   most this often (default 30) */
+    double blah_status_interval_s; /* a BLAH pass over a project this often
+                                   (default 30) ... */
+    double blah_status_min_interval_s; /* ... or as often as HTCondor asks
+                                   about a job again, down to this (default 5) */
     char *blah_default_app;     /* app when the ad has no Queue, or NULL */
     char *blah_project_name;    /* what BatchProject may say, or NULL */
     config_project *projects;   /* the named projects, NULL = none */

@@ -103,6 +103,18 @@ int blah_job_status(blah_job_state s)
     return (unsigned)s < BJS_COUNT ? status[s] : 0;
 }
 
+int blah_job_awaits_pass(blah_job_state s)
+{
+    switch (s) {
+    case BJS_SUBMIT_WAIT: case BJS_SPLITTING:       /* pass step 0 */
+    case BJS_SUBMITTED: case BJS_RUNNING:           /* the refresh */
+    case BJS_ENDED: case BJS_FETCHING:              /* the fetch, tried again */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int blah_job_final(blah_job_state s)
 {
     return s == BJS_COMPLETED || s == BJS_CANCELLED_SENT;

@@ -67,6 +67,11 @@ int blah_job_event_by_server(blah_job_event e);
  * 4 completed, 5 held; 0 for BJS_NONE (an error: unknown job). */
 int blah_job_status(blah_job_state s);
 
+/* 1 when the scheduler's next pass over the job's project may change
+ * the job's answer (a refresh, a fetch, a submit tried again): HTCondor
+ * asking about such a job paces the passes (blah_sched.c). */
+int blah_job_awaits_pass(blah_job_state s);
+
 /* 1 for a final state (no event changes it). */
 int blah_job_final(blah_job_state s);
 

@@ -201,3 +201,62 @@ def test_a_group_window_occupies_no_worker(make_client, emu, iwd):
     done = wait_all(c, jobs, 4, emu=emu)
     assert all(s[:3] == (0, "NULL", 4) for s in done.values())
     assert len(emu.state()["batches"]) == 1
+
+
+def test_statuses_asked_again_pace_the_passes_down_to_the_floor(make_client, emu, iwd):
+    """The grid manager asking about a job again after g seconds brings the
+    project's next pass to g after the last one (GRIDMANAGER_JOB_PROBE_INTERVAL
+    sets the pace, as 9.0's own batch query does), never sooner than
+    blah_status_min_interval; nobody asking, the interval (here an hour)
+    rules."""
+    c = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "3600",
+                          "--blah-status-min-interval", "2", "--retry-budget", "5"))
+    jobs = submit_all(c, cluster(iwd, 3))
+    wait_batches(emu, 1)
+    queries = lambda: emu.counters()["rpc"]["query_batch2"]     # noqa: E731
+    # the pass a submit kicks; then nobody asks: no pass in an hour
+    assert emu.wait_until(lambda: queries() >= 1, timeout=30)
+    emu.run(max_seconds=600)                    # every job DONE on the server
+    q0 = queries()
+    time.sleep(3)
+    assert queries() == q0
+    assert all(s[2] == 1 for s in statuses(c, jobs).values())  # the journal's old answer
+    # asked every 0.2 s: the next pass comes at once, and delivers
+    done = wait_all(c, jobs, 4, timeout=60)
+    for k, j in enumerate(jobs):
+        assert done[j][:3] == (0, "NULL", 4)
+        assert (iwd / ("out.%d" % k)).read_text() == "JOB %d INPUT\n" % k
+    assert queries() > q0
+    # two more jobs asked about every 0.2 s for 8 s: a pass every 2 s
+    # (the floor), not one per status, not one an hour
+    more = submit_all(c, cluster(iwd, 2, prefix="home_bl_127.0.0.1_9618_schedd_9"))
+    wait_batches(emu, 2)
+    q1 = queries()
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:
+        statuses(c, more)
+        time.sleep(0.2)
+    passes = queries() - q1
+    assert 2 <= passes <= 6, passes
+
+
+def test_statuses_asked_again_keep_an_unreachable_projects_back_off(make_client, emu, iwd):
+    c = make_client(args=("--blah-batch-window", "0.3", "--blah-status-interval", "3600",
+                          "--blah-status-min-interval", "0.1", "--retry-budget", "1"))
+    jobs = submit_all(c, cluster(iwd, 3))
+    wait_batches(emu, 1)
+    queries = lambda: emu.counters()["rpc"]["query_batch2"]     # noqa: E731
+    assert emu.wait_until(lambda: queries() >= 1, timeout=30)  # the submit's pass
+    emu.fault("*", "http503", probability=1)    # the whole project down
+    # a cancel kicks a pass, which fails: the back-off starts (an hour,
+    # at most 300 s)
+    assert c.wait(c.start("BLAH_JOB_CANCEL", jobs[2])) == ["0", "NULL"]
+    assert emu.wait_until(lambda: queries() >= 2, timeout=30)
+    time.sleep(2)                               # the failing pass's retries end
+    q0 = queries()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        got = statuses(c, jobs[:2])
+        assert all(s[0] == 0 and s[2] in (1, 2) for s in got.values()), got
+        time.sleep(0.2)
+    assert queries() == q0                      # asked 25 times each: not one more pass

@@ -193,6 +193,42 @@ static void test_server_drives_every_waiting_state(void **state)
     assert_false(blah_job_release_helps(BJS_RUNNING));
 }
 
+/* The events a scheduler pass brings about (blah_sched.c: a submit tried
+ * again, a split, the refresh, the fetch). */
+static int pass_event(blah_job_event e)
+{
+    switch (e) {
+    case BJE_SUBMIT_START: case BJE_SPLIT_MOVED: case BJE_HOLD:
+    case BJE_SERVER_RUNNING: case BJE_SERVER_ENDED:
+    case BJE_FETCH_START: case BJE_FETCH_FAILED: case BJE_FETCHED: case BJE_FETCHED_ERROR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A status of a job the next pass may move paces the passes; exactly
+ * those states are the ones a pass event leaves (the group's own worker
+ * moves the gathering, closed and submitting ones). */
+static void test_awaits_pass(void **state)
+{
+    (void)state;
+    for (int s = BJS_GATHERING; s < BJS_COUNT; s++) {
+        int moves = 0;
+        for (int e = 0; e < BJE_COUNT; e++) {
+            blah_job_state to = blah_job_next(s, e);
+            moves |= pass_event(e) && to != BJS_ILLEGAL && to != s;
+        }
+        if (s == BJS_GATHERING || s == BJS_CLOSED || s == BJS_SUBMITTING)
+            moves = 0;      /* their hold and submit are the group worker's, not a pass's */
+        if (blah_job_awaits_pass(s) != moves)
+            fail_msg("%s: awaits a pass %d, a pass moves it %d", blah_job_state_name(s),
+                     blah_job_awaits_pass(s), moves);
+    }
+    assert_false(blah_job_awaits_pass(BJS_NONE));
+    assert_false(blah_job_awaits_pass(BJS_COUNT));
+}
+
 /* ---- statuses: doc/blah-core.md's table, row by row ------------------------------ */
 
 static void test_status_table(void **state)
@@ -383,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_matrix),
         cmocka_unit_test(test_final_is_final),
         cmocka_unit_test(test_server_drives_every_waiting_state),
+        cmocka_unit_test(test_awaits_pass),
         cmocka_unit_test(test_status_table),
         cmocka_unit_test_setup_teardown(test_journal_refuses_illegal, setup, teardown),
     };
