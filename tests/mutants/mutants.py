@@ -319,7 +319,7 @@ MUTANTS = [
     m("blah pace: blah_status_min_interval ignored",
       "src/blah/blah_sched.c",
       "fmax(now - before, fmax(floor, BLAH_MIN_WAIT_S));",
-      "fmax(now - before, BLAH_MIN_WAIT_S);",
+      "fmax(now - before, fmax(floor * 0, BLAH_MIN_WAIT_S));",
       ("pytest", BLAH_SCHED + " -k floor")),
     m("blah pace: a running job's statuses do not pace the passes",
       "src/journal/blah_job_state.c",
