@@ -756,7 +756,7 @@ void blah_status_asked(exec_ctx *ctx, long long project_id, const char *job_id)
     if (st == NULL)
         return;
     double interval = status_interval(ctx);
-    double floor = ctx->config != NULL ? ctx->config->blah_status_min_interval_s : 5.0;
+    double min_wait = ctx->config != NULL ? ctx->config->blah_status_min_interval_s : 5.0;
     pthread_mutex_lock(&st->mu);
     blah_refresh *r = due_entry(st, project_id);
     if (r != NULL && r->asks == NULL)
@@ -769,7 +769,7 @@ void blah_status_asked(exec_ctx *ctx, long long project_id, const char *job_id)
         /* an unreachable project keeps its back-off; before the first
          * pass there is nothing to bring forward */
         if (before >= 0 && r->backoff == 0 && r->pass_start > 0) {
-            double want = r->pass_start + fmax(now - before, fmax(floor, BLAH_MIN_WAIT_S));
+            double want = r->pass_start + fmax(now - before, fmax(min_wait, BLAH_MIN_WAIT_S));
             if (want < r->due) {
                 r->due = want;
                 if (st->sched_wake == 0 || want < st->sched_wake)
