@@ -1,7 +1,9 @@
 /*
  * blah_asks.c - when HTCondor last asked about each BLAH job in flight
  * (see blah_asks.h): two generations of a string set with a parallel
- * array of times, the set's insertion index naming the slot.
+ * array of times, the set's insertion index naming the slot.  A
+ * generation's set is made at its first ask (NULL until then), so
+ * starting one, at a rotation or after ENOMEM, cannot fail.
  */
 #include "blah/blah_asks.h"
 
@@ -10,7 +12,7 @@
 #include <stdlib.h>
 
 typedef struct {
-    strset *ids;
+    strset *ids;                /* NULL = empty */
     double *times;              /* times[strset_index(ids, job)] */
     size_t cap;
 } generation;
@@ -32,10 +34,6 @@ static void generation_free(generation *g)
 blah_asks *blah_asks_new(void)
 {
     blah_asks *a = calloc(1, sizeof *a);
-    if (a != NULL && (a->cur.ids = strset_new(0)) == NULL) {
-        free(a);
-        return NULL;
-    }
     if (a != NULL)
         a->cur_since = -1;
     return a;
@@ -57,20 +55,13 @@ static double noted(const generation *g, const char *job)
     return i >= 0 ? g->times[i] : -1;
 }
 
-/* cur becomes old (the old one dropped) and a new cur starts at now; -1
- * on ENOMEM (nothing changed). */
-static int rotate(blah_asks *a, double now)
+/* cur becomes old (the old one dropped) and an empty cur starts at now. */
+static void rotate(blah_asks *a, double now)
 {
-    strset *fresh = strset_new(a->cur.ids != NULL ? strset_count(a->cur.ids) : 0);
-    if (fresh == NULL)
-        return -1;
     generation_free(&a->old);
     a->old = a->cur;
-    a->cur.ids = fresh;
-    a->cur.times = NULL;
-    a->cur.cap = 0;
+    a->cur = (generation){ 0 };
     a->cur_since = now;
-    return 0;
 }
 
 /* job's slot in cur set to t; -1 on ENOMEM. */
@@ -99,8 +90,8 @@ double blah_asks_note(blah_asks *a, const char *job, double now, double memory_s
 {
     if (a->cur_since < 0)
         a->cur_since = now;
-    if (now - a->cur_since >= memory_s && rotate(a, now) != 0)
-        return -2;
+    if (now - a->cur_since >= memory_s)
+        rotate(a, now);
     double before = noted(&a->cur, job);
     if (before < 0)
         before = noted(&a->old, job);
@@ -108,7 +99,6 @@ double blah_asks_note(blah_asks *a, const char *job, double now, double memory_s
         /* an id whose slot could not be grown would read a stale slot:
          * start this generation again rather than keep it */
         generation_free(&a->cur);
-        a->cur.ids = strset_new(0);
         return -2;
     }
     return before;
